@@ -1,0 +1,27 @@
+# Helpers so that each directory turns its *_test.cc files into one doctest binary whose test cases
+# CTest lists one by one (so the closing line counts real test cases).
+include(${doctest_DIR}/doctest.cmake OPTIONAL RESULT_VARIABLE _doctest_cmake)
+if(NOT _doctest_cmake)
+  include(/usr/lib/cmake/doctest/doctest.cmake)
+endif()
+
+add_library(topofit_doctest_main OBJECT ${CMAKE_CURRENT_LIST_DIR}/../test/doctest_main.cc)
+target_link_libraries(topofit_doctest_main PUBLIC doctest::doctest)
+
+# topofit_add_test_binary(NAME <name> SOURCES <files...> LIBS <libs...> [LABELS <labels...>])
+function(topofit_add_test_binary)
+  cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
+  if(NOT T_SOURCES)
+    return()
+  endif()
+  add_executable(${T_NAME} ${T_SOURCES} $<TARGET_OBJECTS:topofit_doctest_main>)
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} doctest::doctest)
+  target_compile_definitions(${T_NAME} PRIVATE
+    TOPOFIT_FIXTURES_DIR="${TOPOFIT_FIXTURES_DIR}"
+    TOPOFIT_TRACES_DIR="${TOPOFIT_TRACES_DIR}"
+    TOPOFIT_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  if(NOT T_LABELS)
+    set(T_LABELS unit)
+  endif()
+  doctest_discover_tests(${T_NAME} TEST_PREFIX "${T_NAME}: " PROPERTIES LABELS "${T_LABELS}")
+endfunction()
