@@ -1,0 +1,59 @@
+#pragma once
+// Plain decoded views of the Kubernetes objects topofit cares about: only the fields it reads.
+//
+// Produced by the decoders in extender/k8s/ (from API JSON, `kubectl get -o json|yaml` snapshots, or
+// extender request bodies) and consumed by the cluster model. No JSON types leak past this header.
+// Quantities are already validated: `gpus` is a whole, non-negative count.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace topofit::k8s {
+
+inline constexpr const char* kGpuResource = "nvidia.com/gpu";
+// Annotations and labels topofit reads or writes.
+inline constexpr const char* kGpuIdsAnnotation = "topofit.io/gpu-ids";              // pod: "0,1,2,3"
+inline constexpr const char* kTopologyAnnotation = "topofit.io/gpu-topology";       // node: profile or topo -m text
+inline constexpr const char* kTopologyPolicyAnnotation = "topofit.io/topology-policy";  // pod
+inline constexpr const char* kMinLinkAnnotation = "topofit.io/min-link";            // pod
+inline constexpr const char* kGfdProductLabel = "nvidia.com/gpu.product";
+inline constexpr const char* kGfdCountLabel = "nvidia.com/gpu.count";
+
+struct ObjectMeta {
+  std::string name;
+  std::string namespace_;
+  std::string uid;
+  std::string resource_version;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  bool deleting = false;  // metadata.deletionTimestamp is set.
+};
+
+struct NodeObject {
+  ObjectMeta meta;
+  int64_t allocatable_gpus = 0;  // status.allocatable[nvidia.com/gpu], else capacity, else 0.
+  int64_t capacity_gpus = 0;
+  bool unschedulable = false;    // spec.unschedulable
+  // Non-GPU allocatable resources, for the bench's own fit check: "cpu" in millicores, "memory" in bytes.
+  int64_t allocatable_cpu_milli = 0;
+  int64_t allocatable_memory_bytes = 0;
+};
+
+struct PodObject {
+  ObjectMeta meta;
+  // Effective nvidia.com/gpu request, computed as upstream does for extended resources:
+  // max(sum over containers (+ restartable init containers), largest regular init container).
+  int64_t gpus = 0;
+  int64_t cpu_milli = 0;          // Effective cpu request, same rule.
+  int64_t memory_bytes = 0;       // Effective memory request, same rule.
+  std::string node_name;          // spec.nodeName; empty when not bound.
+  std::string scheduler_name;     // spec.schedulerName
+  std::string phase;              // status.phase: Pending, Running, Succeeded, Failed, Unknown
+  int32_t priority = 0;           // spec.priority (0 when absent)
+  bool terminated() const { return phase == "Succeeded" || phase == "Failed"; }
+};
+
+}  // namespace topofit::k8s
