@@ -1,0 +1,44 @@
+#pragma once
+// Explain: why a pod would (not) go where - for POST /api/v1/explain and `topofit explain`.
+//
+// For every node (or the given ones): pass/fail with the reason, the best candidate set with its
+// predicted ring bandwidth and the link classes of its pairs, and the score with its parts; plus the
+// node the pipeline would choose. Read-only: it never reserves or changes the model.
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "extender/model/pipeline.h"
+
+namespace topofit::model {
+
+struct NodeExplanation {
+  std::string node;
+  FilterCode code = FilterCode::kPass;
+  std::string reason;               // "" when passing.
+  GpuSet free;
+  std::optional<GpuSet> set;        // Best candidate set; nullopt when none.
+  double bandwidth_gbps = 0;        // Predicted ring all-reduce bandwidth of `set`.
+  std::string worst_link;           // Slowest pair of `set`, e.g. "NV1", "SYS"; "" for < 2 GPUs.
+  std::vector<std::string> links;   // Distinct link kinds among the pairs of `set`, best first.
+  int score = 0;                    // 0..10; 0 when failing.
+  std::vector<ScorePart> parts;
+};
+
+struct Explanation {
+  std::string pod;                  // "namespace/name"
+  int gpus = 0;
+  std::string policy;               // "best-effort", "required", "none"
+  std::string min_link;             // Effective min-link, "" when none.
+  std::string error;                // Invalid annotations; every node then fails with it.
+  std::vector<NodeExplanation> nodes;  // Sorted: passing first by score descending, then by name.
+  std::optional<std::string> chosen;   // Highest score (ties: first by name); nullopt if none pass.
+};
+
+// nodes empty: every node of the model.
+Explanation Explain(const Pipeline& pipeline, const PodRequest& pod, std::span<const std::string> nodes = {});
+
+}  // namespace topofit::model

@@ -1,0 +1,89 @@
+#pragma once
+// NodeState: one node of the cluster model - its resolved topology and the pods holding its GPUs.
+//
+// Concurrency contract:
+//   - spec() (topology, usable GPUs, resolution warnings) is immutable for the object's life; a node
+//     whose topology changes gets a new NodeState (ClusterModel swaps it under its exclusive lock).
+//   - free() and next_expiry() are atomics, readable without any lock: a filter over 5,000 nodes
+//     costs one atomic load per node. They are published after every change, under mu_.
+//   - Everything about holdings is guarded by mu_, the per-node lock that bind takes. Choosing and
+//     recording a reservation happen in one critical section (Reserve), so two binds can never be
+//     given the same GPU.
+// Invariant (under mu_): the `gpus` of all holdings are pairwise disjoint subsets of usable(), and
+// free() == usable() minus their union.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "extender/model/clock.h"
+#include "extender/model/holding.h"
+#include "extender/model/topology_resolver.h"
+#include "topology/gpu_set.h"
+#include "topology/result.h"
+
+namespace topofit::model {
+
+class NodeState {
+ public:
+  NodeState(std::string name, ResolvedTopology spec);
+  NodeState(const NodeState&) = delete;
+  NodeState& operator=(const NodeState&) = delete;
+
+  const std::string& name() const { return name_; }
+  const ResolvedTopology& spec() const { return spec_; }
+  const Topology* topology() const { return spec_.topology.get(); }
+  GpuSet usable() const { return spec_.usable; }
+
+  // Lock-free.
+  GpuSet free() const { return GpuSet(free_.load(std::memory_order_acquire)); }
+  TimePoint next_expiry() const { return TimePoint(Duration(next_expiry_.load(std::memory_order_acquire))); }
+  // Bumped on every change of holdings; lets readers tell whether two reads saw the same state.
+  uint64_t version() const { return version_.load(std::memory_order_acquire); }
+
+  // Adds or updates the holding with h.uid (keeping its original seq), then recounts. A bound pod
+  // replacing our own reservation/confirmation with no annotation keeps the reserved GPUs.
+  void Upsert(Holding h);
+  // Removes uid's holding; false when there was none.
+  bool Remove(std::string_view uid);
+  // Removes reservations that expired at `now`; appends their uids to `expired`.
+  void Expire(TimePoint now, std::vector<std::string>* expired);
+
+  // Picks GPUs with `choose(free)` and records a kReserved holding, atomically. If uid already holds
+  // GPUs here (a retried bind), returns those without choosing again. Errors: "no free set" when the
+  // chooser returns nullopt.
+  using Chooser = std::function<std::optional<GpuSet>(GpuSet free)>;
+  Result<GpuSet> Reserve(const std::string& uid, const std::string& pod, int count, int32_t priority,
+                         TimePoint expires, const Chooser& choose);
+  // kReserved -> kConfirmed. False when uid has no reservation here (expired, released).
+  bool Confirm(std::string_view uid);
+  // Drops uid's holding if it is a reservation or confirmation (never a bound pod): false otherwise.
+  bool ReleaseReservation(std::string_view uid);
+
+  // Copies, under mu_.
+  std::vector<Holding> Holdings() const;
+  std::optional<Holding> Find(std::string_view uid) const;
+  // Resolution warnings plus holding conflicts and over-commitment, one line each.
+  std::vector<std::string> Warnings() const;
+
+ private:
+  void RecountLocked();  // Recomputes every holding's gpus and publishes free/next_expiry/version.
+
+  const std::string name_;
+  const ResolvedTopology spec_;
+  std::atomic<uint64_t> free_;
+  std::atomic<Duration::rep> next_expiry_;
+  std::atomic<uint64_t> version_{0};
+
+  mutable std::mutex mu_;
+  std::vector<Holding> holdings_;     // In seq order.
+  std::vector<std::string> holding_warnings_;
+  static std::atomic<uint64_t> next_seq_;
+};
+
+}  // namespace topofit::model

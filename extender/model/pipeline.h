@@ -1,0 +1,105 @@
+#pragma once
+// Pipeline: the placement pipeline over a ClusterModel - filter, prioritize, reserve - the very code
+// that answers kube-scheduler and that the trace-replay bench runs in-process.
+//
+//   Filter      pre-checks (no GPU requested: every node passes; invalid annotations / unknown
+//               node: unresolvable), then the filter plugins per node (filter_plugins.h).
+//   Prioritize  filter again (the model may have moved since), PreScore, the score plugins, and the
+//               weighted sum normalised to an integer 0..10 (formula in pipeline_config.h). Nodes
+//               failing the filter score 0. Pods asking for no GPU score 0 everywhere (neutral).
+//   ReserveBest chooses the exact set with the Placer under the node's lock and reserves it; then
+//               Confirm after the API writes, or Release on failure.
+// Node lists are taken as given (names from the request) and results refer to them by index into
+// that list, so the server can answer without copying names.
+//
+// Thread-safe: every method may run concurrently with each other and with model writers.
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "extender/model/cluster_model.h"
+#include "extender/model/pipeline_config.h"
+#include "extender/model/placer.h"
+#include "extender/model/plugin.h"
+#include "topology/result.h"
+
+namespace topofit::model {
+
+struct NodeFailure {
+  uint32_t index;      // Into the node list given to Filter.
+  std::string reason;
+};
+
+struct FilterOutcome {
+  std::vector<uint32_t> passed;           // Indices, in input order.
+  std::vector<NodeFailure> failed;        // Resolvable  -> FailedNodes
+  std::vector<NodeFailure> unresolvable;  //             -> FailedAndUnresolvableNodes
+};
+
+struct NodeScore {
+  uint32_t index;
+  int score;  // 0..10
+};
+
+struct ScorePart {
+  std::string_view plugin;
+  double value = 0;   // s_p in [0, 1]
+  double weight = 0;
+};
+
+// One node's complete evaluation, for Explain and tests.
+struct NodeEvaluation {
+  std::string_view name;
+  FilterStatus status;
+  Candidate candidate;           // The set the pod would get (found == false when none).
+  int score = 0;                 // 0 when the node fails.
+  std::vector<ScorePart> parts;  // Empty when the node fails.
+};
+
+class Pipeline {
+ public:
+  // `model` must outlive the pipeline. Unknown plugin names in config.weights are ignored here;
+  // call Validate first to report them.
+  explicit Pipeline(ClusterModel* model, PipelineConfig config = {});
+  ~Pipeline();
+
+  // Weights are finite and >= 0 with a positive sum, names are known plugins, mix sizes are 1..64.
+  static Status Validate(const PipelineConfig& config);
+
+  FilterOutcome Filter(const PodRequest& pod, std::span<const std::string_view> nodes) const;
+  FilterOutcome Filter(const PodRequest& pod, std::span<const std::string> nodes) const;
+  std::vector<NodeScore> Prioritize(const PodRequest& pod, std::span<const std::string_view> nodes) const;
+  std::vector<NodeScore> Prioritize(const PodRequest& pod, std::span<const std::string> nodes) const;
+  // Filter, score and candidate of every given node; read-only.
+  std::vector<NodeEvaluation> Evaluate(const PodRequest& pod, std::span<const std::string_view> nodes) const;
+
+  Result<GpuSet> ReserveBest(const PodRequest& pod, std::string_view node);
+  Status Confirm(std::string_view uid) { return model_->Confirm(uid); }
+  Status Release(std::string_view uid) { return model_->Release(uid); }
+
+  // Runs the filter plugins on one node as if `free` were its free GPUs (preemption asks "what if").
+  FilterStatus FilterNode(const CycleState& state, const NodeView& node) const;
+  // Pod-level checks: a non-pass status here applies to every node.
+  static FilterStatus PreFilter(const PodRequest& pod);
+
+  ClusterModel& model() const { return *model_; }
+  const Placer& placer() const { return placer_; }
+  const PipelineConfig& config() const { return config_; }
+
+ private:
+  struct Weighted {
+    std::unique_ptr<ScorePlugin> plugin;
+    double weight;
+  };
+  ClusterModel* model_;
+  PipelineConfig config_;
+  Placer placer_;
+  std::vector<std::unique_ptr<FilterPlugin>> filters_;
+  std::vector<Weighted> scores_;
+  double weight_sum_ = 0;
+};
+
+}  // namespace topofit::model

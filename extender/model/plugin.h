@@ -1,0 +1,84 @@
+#pragma once
+// The plugin interfaces of the placement pipeline, shaped like kube-scheduler's framework: a filter
+// plugin says whether a node can take the pod and why not; a score plugin rates a node that passed.
+// Each idea is one small class (filter_plugins.h, score_plugins.h); Pipeline runs them in order.
+//
+// Plugins are stateless and const: everything about one pod's cycle is in CycleState, and every
+// plugin sees a node through one NodeView taken once per cycle (the same free mask for all of them).
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "extender/model/node_state.h"
+#include "extender/model/placer.h"
+#include "extender/model/pod_intent.h"
+
+namespace topofit::model {
+
+enum class FilterCode : uint8_t {
+  kPass,
+  kFail,          // Resolvable: could fit if pods were evicted (kube-scheduler's FailedNodes).
+  kUnresolvable,  // Can never fit (FailedAndUnresolvableNodes).
+};
+
+std::string_view ToString(FilterCode code);  // "pass", "fail", "unresolvable"
+
+struct FilterStatus {
+  FilterCode code = FilterCode::kPass;
+  std::string reason;  // One short line for the pod's FailedScheduling event; "" when passing.
+
+  static FilterStatus Pass() { return {}; }
+  static FilterStatus Fail(std::string r) { return {FilterCode::kFail, std::move(r)}; }
+  static FilterStatus Unresolvable(std::string r) { return {FilterCode::kUnresolvable, std::move(r)}; }
+  bool passed() const { return code == FilterCode::kPass; }
+};
+
+struct NodeView {
+  std::string_view name;
+  const NodeState* node = nullptr;  // Never null inside plugins; has a topology when usable is non-empty.
+  GpuSet free;                      // Read once per cycle.
+
+  GpuSet usable() const { return node->usable(); }
+  const Topology* topology() const { return node->topology(); }
+};
+
+class CycleState {
+ public:
+  CycleState(const PodRequest& pod, const Placer& placer) : pod_(pod), placer_(placer) {}
+  const PodRequest& pod() const { return pod_; }
+  const Placer& placer() const { return placer_; }
+  // The set the pod would get on the node now (empty candidate for nodes without GPUs).
+  Candidate CandidateFor(const NodeView& v) const { return CandidateFor(v, v.free); }
+  Candidate CandidateFor(const NodeView& v, GpuSet free) const {
+    if (!v.topology()) return {};
+    return placer_.Choose(*v.topology(), free, pod_.gpus, pod_.intent);
+  }
+
+  // Filled by PreScore: the best ring bandwidth the pod could get on any node of the request.
+  uint32_t best_ring_mbps = 0;
+
+ private:
+  const PodRequest& pod_;
+  const Placer& placer_;
+};
+
+class FilterPlugin {
+ public:
+  virtual ~FilterPlugin() = default;
+  virtual std::string_view Name() const = 0;
+  virtual FilterStatus Filter(const CycleState& state, const NodeView& node) const = 0;
+};
+
+class ScorePlugin {
+ public:
+  virtual ~ScorePlugin() = default;
+  virtual std::string_view Name() const = 0;
+  // Called once per cycle with every node about to be scored, before Score.
+  virtual void PreScore(CycleState& state, std::span<const NodeView> nodes) const {}
+  // In [0, 1]; higher is better. Called only for nodes that pass the filters.
+  virtual double Score(const CycleState& state, const NodeView& node, const Candidate& candidate) const = 0;
+};
+
+}  // namespace topofit::model

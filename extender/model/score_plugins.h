@@ -1,0 +1,37 @@
+#pragma once
+// The score plugins; the formula that combines them is in pipeline_config.h. Each returns a value in
+// [0, 1], higher is better; a new scoring idea is a new class here plus a weight in the config.
+
+#include <string_view>
+
+#include "extender/model/plugin.h"
+
+namespace topofit::model {
+
+// SetQuality: how good the set this node offers is, relative to the best the pod could get on any
+// node of the request: ring(set) / max ring. 1 for 1-GPU pods (every single GPU is as good) and for
+// policy none; halved when a best-effort pod's set misses its min-link.
+class SetQualityScore final : public ScorePlugin {
+ public:
+  std::string_view Name() const override { return "SetQuality"; }
+  void PreScore(CycleState& state, std::span<const NodeView> nodes) const override;
+  double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
+};
+
+// Packing: prefer filling partly used nodes, so whole nodes stay free for big pods:
+// (usable - free + k) / usable.
+class PackingScore final : public ScorePlugin {
+ public:
+  std::string_view Name() const override { return "Packing"; }
+  double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
+};
+
+// Fragmentation: prefer placements that keep the node useful for the expected request mix (whole
+// NVLink islands free): 1 - (Future(free) - Future(free - set)) / Future(usable).
+class FragmentationScore final : public ScorePlugin {
+ public:
+  std::string_view Name() const override { return "Fragmentation"; }
+  double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
+};
+
+}  // namespace topofit::model
