@@ -6,12 +6,23 @@
 //                 set, where a ring is as fast as its slowest hop (PairMatrix::bw, MB/s). NCCL moves
 //                 the same bytes over every hop of a ring, so the slowest hop sets the bus bandwidth.
 //                 k == 1 has quality 0 for every GPU; k == 2 is the pair's own bandwidth.
-//   2. future   = how well the GPUs left free can still serve the request-size mix: the sum over sizes
-//                 s of weight(s) * best ring of any s-subset of the remainder / best ring of any
-//                 s-subset of the whole node (scaled to an integer, see FutureScore()).
+//   2. future   = how well the GPUs left free (`free` minus the set) can still serve the request-size
+//                 mix, FutureScore(free - set, mix): the sum over mix entries (s, w) of w * ratio(s),
+//                 with R = the remaining GPUs, Best(X, s) = best ring of any s-subset of X, and
+//                   ratio(s) = 0                                   if s < 1 or s > |R|
+//                            = 1'000'000                           if s == 1 (a lone GPU needs no
+//                                                                  ring) or Best(node, s) == 0
+//                            = 1'000'000 * Best(R, s) / Best(node, s)  otherwise (integer division)
+//                 where node = all n GPUs, healthy or not. Entries are summed as listed (a size
+//                 listed twice counts twice).
 //   3. the set whose sorted index list is lexicographically smallest.
-// Constraints: only sets inside `free`; with min_link set, only sets whose every pair is at least
-// that class (NV means any NVLink).
+// Constraints: only sets inside `free` (bits >= n are ignored); with min_link set, only sets whose
+// every pair is at least that class (NV means any NVLink; a single GPU has no pair and always meets
+// it). Nodes of more than 16 GPUs use a greedy search (greedy_select.h): answers are feasible but
+// not guaranteed optimal, and ring / best-ring values there are lower bounds.
+// Cost (n <= 16): tables of about 1.5 MiB are built in the constructor (n = 16: tens of ms);
+// Best() with the default mix is memoised per (free, k, min_link), other mixes are computed each
+// time - see set_selector.cc.
 //
 // Thread-safety: immutable after construction except the query cache, which is internally
 // synchronised; Best() may be called from many threads. Owned by the Topology it was built for.
@@ -33,6 +44,7 @@ struct RequestMix {
   struct Entry {
     int size;
     uint32_t weight;
+    friend bool operator==(const Entry&, const Entry&) = default;
   };
   std::vector<Entry> entries{{1, 1}, {2, 1}, {4, 1}, {8, 1}};
   friend bool operator==(const RequestMix&, const RequestMix&) = default;
