@@ -164,7 +164,7 @@ TEST_CASE("a matrix that is not one PCIe tree is refused") {
 
 TEST_CASE("any NVLink pair is faster than any PCIe pair on every fixture") {
   for (const char* name : {"dgx1-v100-hybrid-cube-mesh.txt", "p4d-24xlarge.txt", "dgx-a100-10nic.txt"}) {
-    CAPTURE(name);
+    CAPTURE(std::string(name));
     TopoMatrix m = Fixture(name);
     NodeGraph g = BuildOk(m);
     double slowest_nv = 1e9, fastest_pcie = 0;
