@@ -1,0 +1,65 @@
+#include "extender/k8s/extender_args.h"
+
+#include <doctest/doctest.h>
+
+namespace topofit::k8s {
+
+// Upstream's canonical encodings (k8s.io/kube-scheduler extender/v1 types_test.go).
+constexpr const char* kCanonicalArgs =
+    R"({"Pod":{"metadata":{"name":"podname"},"spec":{"containers":null},"status":{}},"Nodes":{"metadata":{},"items":[{"metadata":{"name":"nodename"},"spec":{},"status":{"daemonEndpoints":{"kubeletEndpoint":{"Port":0}},"nodeInfo":{"machineID":"","systemUUID":"","bootID":"","kernelVersion":"","osImage":"","containerRuntimeVersion":"","kubeletVersion":"","kubeProxyVersion":"","operatingSystem":"","architecture":""}}}]},"NodeNames":["node1"]})";
+
+TEST_CASE("extender args: canonical encoding, both node lists") {
+  auto args = DecodeExtenderArgs(kCanonicalArgs);
+  REQUIRE_MESSAGE(args.ok(), (args.ok() ? "" : args.error()));
+  CHECK(args->pod.meta.name == "podname");
+  REQUIRE(args->node_names);
+  CHECK(*args->node_names == std::vector<std::string>{"node1"});
+  REQUIRE(args->nodes);
+  REQUIRE(args->nodes->size() == 1);
+  CHECK((*args->nodes)[0].meta.name == "nodename");
+  CHECK(args->nodes_json[0].find(R"("kubeletEndpoint":{"Port":0})") != std::string::npos);
+}
+
+TEST_CASE("extender args: lower-case keys and nulls") {
+  auto args = DecodeExtenderArgs(R"({"pod":{"metadata":{"name":"p"}},"nodes":null,"nodenames":["a","b"]})");
+  REQUIRE(args.ok());
+  CHECK_FALSE(args->nodes);
+  CHECK(args->node_names->size() == 2);
+}
+
+TEST_CASE("extender args: malformed") {
+  CHECK(DecodeExtenderArgs("not json").error().find("invalid JSON") == 0);
+  CHECK(DecodeExtenderArgs(R"({"NodeNames":["a"]})").error() == "missing Pod");
+  CHECK(DecodeExtenderArgs(R"({"Pod":null,"NodeNames":["a"]})").error() == "missing Pod");
+  CHECK(DecodeExtenderArgs(R"({"Pod":{},"NodeNames":"a"})").error().find("NodeNames") == 0);
+  CHECK(DecodeExtenderArgs(R"({"Pod":{},"NodeNames":[1]})").error().find("NodeNames[0]") == 0);
+  CHECK(DecodeExtenderArgs(R"({"Pod":[],"NodeNames":[]})").error().find("Pod") != std::string::npos);
+  CHECK_FALSE(DecodeExtenderArgs(R"([1,2])").ok());
+  CHECK_FALSE(DecodeExtenderArgs(R"({"Pod":{}} x)").ok());
+  auto frac = DecodeExtenderArgs(
+      R"({"Pod":{"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":"0.5"}}}]}},"NodeNames":["a"]})");
+  REQUIRE_FALSE(frac.ok());
+  CHECK(frac.error().find("Pod.spec.containers[0]") != std::string::npos);
+}
+
+TEST_CASE("binding and preemption args") {
+  auto bind = DecodeBindingArgs(
+      R"({"PodName":"mypodname","PodNamespace":"mypodnamespace","PodUID":"mypoduid","Node":"mynode"})");
+  REQUIRE(bind.ok());
+  CHECK(bind->pod_uid == "mypoduid");
+  CHECK(bind->node == "mynode");
+  CHECK(DecodeBindingArgs(R"({"podname":"a","node":"n"})").ok());
+  CHECK_FALSE(DecodeBindingArgs(R"({"PodName":1,"Node":"n"})").ok());
+  CHECK_FALSE(DecodeBindingArgs(R"({"PodName":"a"})").ok());
+
+  auto pre = DecodePreemptionArgs(
+      R"({"Pod":{"metadata":{"name":"p"}},"NodeNameToVictims":{"foo":{"Pods":[{"metadata":{"uid":"v1"}}],"NumPDBViolations":1}},"NodeNameToMetaVictims":{"foo":{"Pods":[{"UID":"myuid"}],"NumPDBViolations":1}}})");
+  REQUIRE_MESSAGE(pre.ok(), (pre.ok() ? "" : pre.error()));
+  CHECK(pre->node_to_victims.at("foo").uids == std::vector<std::string>{"v1"});
+  CHECK(pre->node_to_meta_victims.at("foo").uids == std::vector<std::string>{"myuid"});
+  CHECK(pre->node_to_meta_victims.at("foo").num_pdb_violations == 1);
+  CHECK_FALSE(DecodePreemptionArgs(R"({"Pod":{},"NodeNameToMetaVictims":{"foo":{"Pods":[{}]}}})").ok());
+  CHECK_FALSE(DecodePreemptionArgs(R"({"Pod":{},"NodeNameToMetaVictims":{"foo":{"NumPDBViolations":1.5}}})").ok());
+}
+
+}  // namespace topofit::k8s

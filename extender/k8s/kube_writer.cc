@@ -1,0 +1,49 @@
+#include "extender/k8s/kube_writer.h"
+
+#include <fmt/format.h>
+
+namespace topofit::k8s {
+
+Status InMemoryKubeWriter::PatchPodAnnotation(const std::string& ns, const std::string& name,
+                                              const std::string& key, const std::string& value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!fail_patch_.empty()) return Error{std::exchange(fail_patch_, {})};
+  pods_[ns + "/" + name].annotations[key] = value;
+  return Status::Ok();
+}
+
+Status InMemoryKubeWriter::Bind(const std::string& ns, const std::string& name,
+                                const std::string& uid, const std::string& node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!fail_bind_.empty()) return Error{std::exchange(fail_bind_, {})};
+  BoundPod& pod = pods_[ns + "/" + name];
+  if (!pod.node.empty()) {
+    return Error{fmt::format("pod {}/{} is already assigned to node {}", ns, name, pod.node)};
+  }
+  pod.uid = uid;
+  pod.node = node;
+  ++binds_;
+  return Status::Ok();
+}
+
+void InMemoryKubeWriter::FailNextPatch(std::string message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fail_patch_ = std::move(message);
+}
+
+void InMemoryKubeWriter::FailNextBind(std::string message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fail_bind_ = std::move(message);
+}
+
+std::map<std::string, InMemoryKubeWriter::BoundPod> InMemoryKubeWriter::Pods() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pods_;
+}
+
+size_t InMemoryKubeWriter::bind_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return binds_;
+}
+
+}  // namespace topofit::k8s

@@ -1,0 +1,190 @@
+// Single-pass On-Demand decoding of Node and Pod objects.
+#include "extender/k8s/object_decoder.h"
+
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "extender/k8s/effective_request.h"
+#include "extender/k8s/quantity.h"
+
+namespace topofit::k8s {
+namespace {
+
+using json::ForEachElement;
+using json::ForEachField;
+using json::KeyIs;
+namespace dom = json::dom;
+using json::Path;
+
+void DecodeMeta(dom::element v, const Path& path, ObjectMeta& meta) {
+  ForEachField(v, path, [&](std::string_view key, dom::element value) {
+    Path p = path.Field(key);
+    if (KeyIs(key, "name")) meta.name = json::String(value, p);
+    else if (KeyIs(key, "namespace")) meta.namespace_ = json::String(value, p);
+    else if (KeyIs(key, "uid")) meta.uid = json::String(value, p);
+    else if (KeyIs(key, "resourceVersion")) meta.resource_version = json::String(value, p);
+    else if (KeyIs(key, "labels")) json::StringMap(value, p, meta.labels);
+    else if (KeyIs(key, "annotations")) json::StringMap(value, p, meta.annotations);
+    else if (KeyIs(key, "deletionTimestamp")) meta.deleting = !json::IsNull(value);
+  });
+}
+
+struct Resources {
+  std::optional<int64_t> gpus, cpu_milli, memory_bytes;
+};
+
+// A resource list (requests, limits, allocatable, capacity): only the three resources topofit reads.
+Resources DecodeResourceList(dom::element v, const Path& path) {
+  Resources r;
+  ForEachField(v, path, [&](std::string_view key, dom::element value) {
+    bool gpu = key == kGpuResource, cpu = key == "cpu", mem = key == "memory";
+    if (!gpu && !cpu && !mem) return;
+    Path p = path.Field(key);
+    std::string text = json::ScalarText(value, p);
+    auto parsed = gpu ? ParseWholeCount(text) : cpu ? ParseMilli(text) : ParseValue(text);
+    if (!parsed) json::Fail(p, parsed.error());
+    (gpu ? r.gpus : cpu ? r.cpu_milli : r.memory_bytes) = *parsed;
+  });
+  return r;
+}
+
+ContainerRequest DecodeContainer(dom::element v, const Path& path) {
+  Resources requests, limits;
+  bool restartable = false;
+  ForEachField(v, path, [&](std::string_view key, dom::element value) {
+    Path p = path.Field(key);
+    if (KeyIs(key, "resources")) {
+      ForEachField(value, p, [&](std::string_view k, dom::element list) {
+        if (KeyIs(k, "requests")) requests = DecodeResourceList(list, p.Field("requests"));
+        else if (KeyIs(k, "limits")) limits = DecodeResourceList(list, p.Field("limits"));
+      });
+    } else if (KeyIs(key, "restartPolicy")) {
+      restartable = KeyIs(json::String(value, p), "Always");
+    }
+  });
+  if (requests.gpus && limits.gpus && *requests.gpus != *limits.gpus) {
+    json::Fail(path.Field("resources"),
+               fmt::format("{} requests ({}) must equal limits ({})", kGpuResource, *requests.gpus,
+                           *limits.gpus));
+  }
+  // A missing request takes the limit (API defaulting); otherwise zero.
+  ContainerRequest c;
+  c.gpus = requests.gpus.value_or(limits.gpus.value_or(0));
+  c.cpu_milli = requests.cpu_milli.value_or(limits.cpu_milli.value_or(0));
+  c.memory_bytes = requests.memory_bytes.value_or(limits.memory_bytes.value_or(0));
+  c.restartable = restartable;
+  return c;
+}
+
+void DecodePodSpec(dom::element v, const Path& path, PodObject& pod) {
+  std::vector<ContainerRequest> containers, inits;
+  ForEachField(v, path, [&](std::string_view key, dom::element value) {
+    Path p = path.Field(key);
+    if (KeyIs(key, "containers") || KeyIs(key, "initContainers")) {
+      auto& out = KeyIs(key, "containers") ? containers : inits;
+      ForEachElement(value, p, [&](int i, dom::element c) {
+        out.push_back(DecodeContainer(c, p.Index(i)));
+      });
+    } else if (KeyIs(key, "nodeName")) {
+      pod.node_name = json::String(value, p);
+    } else if (KeyIs(key, "schedulerName")) {
+      pod.scheduler_name = json::String(value, p);
+    } else if (KeyIs(key, "priority")) {
+      int64_t prio = json::Int(value, p);
+      if (prio < INT32_MIN || prio > INT32_MAX) json::Fail(p, "out of range");
+      pod.priority = int32_t(prio);
+    }
+  });
+  for (auto& c : containers) c.restartable = false;
+  EffectiveRequest eff = ComputeEffectiveRequest(containers, inits);
+  pod.gpus = eff.gpus;
+  pod.cpu_milli = eff.cpu_milli;
+  pod.memory_bytes = eff.memory_bytes;
+}
+
+std::string Describe(std::string_view kind, const ObjectMeta& meta) {
+  if (meta.name.empty()) return std::string(kind);
+  if (meta.namespace_.empty()) return fmt::format("{} {}", kind, meta.name);
+  return fmt::format("{} {}/{}", kind, meta.namespace_, meta.name);
+}
+
+template <typename F>
+void WithObjectContext(std::string_view kind, const ObjectMeta& meta, F&& body) {
+  try {
+    body();
+  } catch (json::DecodeError& e) {
+    e.message = fmt::format("{}: {}", Describe(kind, meta), e.message);
+    throw;
+  }
+}
+
+}  // namespace
+
+NodeObject DecodeNodeValue(dom::element v, const Path& path) {
+  NodeObject node;
+  if (v.type() != dom::element_type::OBJECT) json::Fail(path, "expected a Node object");
+  WithObjectContext("node", node.meta, [&] {
+    Resources allocatable, capacity;
+    ForEachField(v, path, [&](std::string_view key, dom::element value) {
+      Path p = path.Field(key);
+      if (KeyIs(key, "metadata")) {
+        DecodeMeta(value, p, node.meta);
+      } else if (KeyIs(key, "spec")) {
+        ForEachField(value, p, [&](std::string_view k, dom::element f) {
+          if (KeyIs(k, "unschedulable")) node.unschedulable = json::Bool(f, p.Field(k));
+        });
+      } else if (KeyIs(key, "status")) {
+        ForEachField(value, p, [&](std::string_view k, dom::element f) {
+          if (KeyIs(k, "allocatable")) allocatable = DecodeResourceList(f, p.Field(k));
+          else if (KeyIs(k, "capacity")) capacity = DecodeResourceList(f, p.Field(k));
+        });
+      }
+    });
+    node.capacity_gpus = capacity.gpus.value_or(0);
+    node.allocatable_gpus = allocatable.gpus.value_or(node.capacity_gpus);
+    node.allocatable_cpu_milli = allocatable.cpu_milli.value_or(capacity.cpu_milli.value_or(0));
+    node.allocatable_memory_bytes =
+        allocatable.memory_bytes.value_or(capacity.memory_bytes.value_or(0));
+  });
+  return node;
+}
+
+PodObject DecodePodValue(dom::element v, const Path& path) {
+  PodObject pod;
+  if (v.type() != dom::element_type::OBJECT) json::Fail(path, "expected a Pod object");
+  WithObjectContext("pod", pod.meta, [&] {
+    ForEachField(v, path, [&](std::string_view key, dom::element value) {
+      Path p = path.Field(key);
+      if (KeyIs(key, "metadata")) {
+        DecodeMeta(value, p, pod.meta);
+      } else if (KeyIs(key, "spec")) {
+        DecodePodSpec(value, p, pod);
+      } else if (KeyIs(key, "status")) {
+        ForEachField(value, p, [&](std::string_view k, dom::element f) {
+          if (KeyIs(k, "phase")) pod.phase = json::String(f, p.Field(k));
+        });
+      }
+    });
+  });
+  return pod;
+}
+
+namespace {
+template <typename T, typename F>
+Result<T> DecodeText(std::string_view text, F&& decode) {
+  simdjson::padded_string padded(text);
+  dom::parser parser;
+  return CatchDecode<T>([&]() -> Result<T> { return decode(json::Parse(parser, padded), Path{}); });
+}
+}  // namespace
+
+Result<NodeObject> DecodeNode(std::string_view json) {
+  return DecodeText<NodeObject>(json, [](dom::element v, const Path& p) { return DecodeNodeValue(v, p); });
+}
+
+Result<PodObject> DecodePod(std::string_view json) {
+  return DecodeText<PodObject>(json, [](dom::element v, const Path& p) { return DecodePodValue(v, p); });
+}
+
+}  // namespace topofit::k8s

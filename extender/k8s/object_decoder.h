@@ -1,0 +1,41 @@
+#pragma once
+// Decoders from Kubernetes JSON (camelCase, as the API server, kubectl and the scheduler write it)
+// to the plain views of objects.h.
+//
+// Quantities may be JSON strings ("4", "500m", "32Gi") or numbers. nvidia.com/gpu must be a whole,
+// non-negative count, and when a container gives both, requests must equal limits; a missing request
+// takes the limit, as API defaulting does. Errors name the object and the field, e.g.
+// "pod default/train: spec.containers[0].resources.limits[nvidia.com/gpu]: invalid quantity '0.5':
+// must be a whole number". Never throws.
+
+#include <string_view>
+
+#include "extender/k8s/json_read.h"
+#include "extender/k8s/objects.h"
+#include "topology/result.h"
+
+namespace topofit::k8s {
+
+Result<NodeObject> DecodeNode(std::string_view json);
+Result<PodObject> DecodePod(std::string_view json);
+
+// For decoders of enclosing documents (request bodies, Lists): read one object at `v`, throwing
+// json::DecodeError / simdjson_error; the caller's boundary catches.
+NodeObject DecodeNodeValue(json::dom::element v, const json::Path& path);
+PodObject DecodePodValue(json::dom::element v, const json::Path& path);
+
+// Runs `body` and turns anything it throws into an Error. The boundary every public decoder uses.
+template <typename T, typename F>
+Result<T> CatchDecode(F&& body) {
+  try {
+    return body();
+  } catch (const json::DecodeError& e) {
+    return Error{e.message};
+  } catch (const simdjson::simdjson_error& e) {
+    return Error{std::string("invalid JSON: ") + simdjson::error_message(e.error())};
+  } catch (const std::bad_alloc&) {
+    return Error{"out of memory while decoding"};
+  }
+}
+
+}  // namespace topofit::k8s
