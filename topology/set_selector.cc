@@ -2,9 +2,9 @@
 //
 // Exact path (1 <= n <= 16): RingTables gives every subset's best ring and weakest link class; the
 // default mix's future score is precomputed for every subset of the node (2^n uint64). A query
-// enumerates the k-subsets of `free` with Gosper's hack over the |free| compressed bit positions
-// (expanded back with two 256-entry tables), one ring lookup and one min-class lookup per subset;
-// the future score is looked up only for subsets tied with the best ring so far.
+// splits `free` into its lower and upper halves, lists each half's subsets by size, and scores
+// every (low j-subset | high (k-j)-subset): one ring lookup (and one min-class lookup under a
+// min-link) per k-subset; the future score is looked up only for subsets tied with the best ring.
 //
 // Cache: answers for the default mix are memoised in QueryCache, a dense lock-free table indexed by
 // (k, min-link slot, free mask); slices of 2^n words are allocated on first use of a (k, min-link)
@@ -82,6 +82,28 @@ class QueryCache {
   std::vector<std::atomic<std::atomic<uint32_t>*>> slices_;
 };
 
+// The subsets of up to 8 GPUs (node indices pos[0..bits)) as node masks, grouped by size:
+// masks[start[j] .. start[j + 1]) are the j-GPU subsets.
+struct HalfSubsets {
+  uint32_t masks[256];
+  uint16_t start[10];
+  int bits = 0;
+
+  void Build(const int* pos, int count) {
+    bits = count;
+    uint32_t by_code[256];
+    uint16_t fill[10] = {};
+    by_code[0] = 0;
+    for (uint32_t c = 0; c < (uint32_t{1} << count); ++c) {
+      if (c) by_code[c] = by_code[c & (c - 1)] | (uint32_t{1} << pos[std::countr_zero(c)]);
+      ++fill[std::popcount(c)];
+    }
+    start[0] = 0;
+    for (int j = 0; j <= 8; ++j) start[j + 1] = uint16_t(start[j] + fill[j]), fill[j] = start[j];
+    for (uint32_t c = 0; c < (uint32_t{1} << count); ++c) masks[fill[std::popcount(c)]++] = by_code[c];
+  }
+};
+
 }  // namespace
 
 struct SetSelector::Impl {
@@ -135,18 +157,12 @@ struct SetSelector::Impl {
 
 std::optional<SetChoice> SetSelector::Impl::ExactBest(uint32_t free, int k, int slot,
                                                       const RequestMix* custom) const {
-  // Compressed index c (bit j = j-th free GPU) -> node mask, one byte of c at a time.
   int pos[RingTables::kMaxGpus];
   const int m = std::popcount(free);
   for (uint32_t f = free, j = 0; f; f &= f - 1) pos[j++] = std::countr_zero(f);
-  uint32_t lo[256], hi[256];
-  lo[0] = hi[0] = 0;
-  const int span = 1 << std::min(m, 8);
-  for (int c = 1; c < span; ++c) {
-    const int b = std::countr_zero(unsigned(c));
-    lo[c] = lo[c & (c - 1)] | (uint32_t{1} << pos[b]);
-    hi[c] = m > 8 + b ? hi[c & (c - 1)] | (uint32_t{1} << pos[8 + b]) : 0;
-  }
+  HalfSubsets low, high;
+  low.Build(pos, (m + 1) / 2);  // Even halves: 2 * 2^(m/2) list entries, at most 256 each.
+  high.Build(pos + low.bits, m - low.bits);
 
   std::vector<Term> terms;
   if (custom) terms = Resolve(*custom);
@@ -157,26 +173,30 @@ std::optional<SetChoice> SetSelector::Impl::ExactBest(uint32_t free, int k, int 
 
   const uint32_t* ring = tables->ring_data();
   const uint8_t* min_class = tables->min_class_data();
-  const uint8_t need = slot ? uint8_t(slot - 1) : 0;  // Every class is at least Sys (0).
+  const uint8_t need = slot ? uint8_t(slot - 1) : 0;  // 0 (Sys): every pair qualifies.
   bool found = false, future_known = false;
   uint32_t best = 0, best_ring = 0;
   uint64_t best_future = 0;
-  const uint32_t limit = uint32_t{1} << m;
-  for (uint32_t c = (uint32_t{1} << k) - 1; c < limit;) {
-    const uint32_t s = lo[c & 0xff] | hi[c >> 8];
-    if (min_class[s] >= need) {
-      const uint32_t r = ring[s];
-      if (!found || r > best_ring) {
-        found = true, future_known = false, best = s, best_ring = r;
-      } else if (r == best_ring) {
+  // Every k-subset of free is (j low GPUs) | (k - j high GPUs); no loop-carried dependency, so
+  // the table loads of successive subsets overlap.
+  for (int j = std::max(0, k - high.bits); j <= std::min(k, low.bits); ++j) {
+    const uint32_t* hb = high.masks + high.start[k - j];
+    const uint32_t* he = high.masks + high.start[k - j + 1];
+    for (const uint32_t* a = low.masks + low.start[j]; a != low.masks + low.start[j + 1]; ++a) {
+      for (const uint32_t* b = hb; b != he; ++b) {
+        const uint32_t s = *a | *b;
+        if (need && min_class[s] < need) continue;
+        const uint32_t r = ring[s];
+        if (r < best_ring) continue;  // The common case once a good set is known.
+        if (!found || r > best_ring) {
+          found = true, future_known = false, best = s, best_ring = r;
+          continue;
+        }
         if (!future_known) best_future = future(best), future_known = true;
         const uint64_t f = future(s);
         if (f > best_future || (f == best_future && LexLess(s, best))) best = s, best_future = f;
       }
     }
-    // Gosper's hack: the next larger integer with the same number of set bits.
-    const uint32_t low = c & (~c + 1), up = c + low;
-    c = up | (((c ^ up) >> 2) >> std::countr_zero(low));
   }
   if (!found) return std::nullopt;
   if (!future_known) best_future = future(best);
@@ -234,6 +254,7 @@ std::optional<SetChoice> SetSelector::Best(GpuSet free, int k, const SelectOptio
   const uint32_t f = uint32_t(free.mask());
   const int slot = LinkSlot(options.min_link);
   if (!default_mix) return im.ExactBest(f, k, slot, options.mix);
+  if (options.bypass_cache) return im.ExactBest(f, k, slot, nullptr);
   uint32_t word = im.cache->Get(f, k, slot);
   if (word == 0) {
     std::optional<SetChoice> choice = im.ExactBest(f, k, slot, nullptr);

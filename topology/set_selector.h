@@ -53,6 +53,7 @@ struct RequestMix {
 struct SelectOptions {
   std::optional<LinkClass> min_link;  // Every pair of the chosen set must be at least this class.
   const RequestMix* mix = nullptr;    // nullptr means the selector's default mix.
+  bool bypass_cache = false;          // Recompute even if memoised (benchmarks, diagnostics).
 };
 
 struct SetChoice {
