@@ -1,0 +1,12 @@
+# Sourced by run.sh and hack/*.sh: the Go toolchain and the persistent caches of the e2e suite.
+# Everything that is slow to make (modules, build cache, the upstream binaries) lives under
+# ${TOPOFIT_E2E_CACHE:-/var/cache/topofit-e2e}, outside the repository, so a second run is fast.
+export TOPOFIT_E2E_CACHE=${TOPOFIT_E2E_CACHE:-/var/cache/topofit-e2e}
+export GOMODCACHE=${GOMODCACHE:-$TOPOFIT_E2E_CACHE/gomod}
+export GOCACHE=${GOCACHE:-$TOPOFIT_E2E_CACHE/gobuild}
+export GOFLAGS=${GOFLAGS:--buildvcs=false}
+export CGO_ENABLED=${CGO_ENABLED:-0}
+for d in /usr/local/go/bin /usr/lib/go/bin "$HOME/go/bin"; do
+  case ":$PATH:" in *":$d:"*) ;; *) [ -d "$d" ] && PATH="$PATH:$d" ;; esac
+done
+export PATH

@@ -1,0 +1,111 @@
+package harness
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// PKI holds the files the control plane needs: a CA, the apiserver's serving cert and key, and
+// the service-account signing key. All PEM files live in Dir.
+type PKI struct {
+	Dir            string
+	CACert         string // path
+	CAData         []byte // PEM
+	ServingCert    string
+	ServingKey     string
+	ServiceAccount string // RSA private key; the apiserver derives the public key from it
+}
+
+// NewPKI writes a fresh CA, a serving certificate for 127.0.0.1/localhost signed by it, and an RSA
+// service-account key into dir.
+func NewPKI(dir string) (*PKI, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	p := &PKI{Dir: dir,
+		CACert:         filepath.Join(dir, "ca.crt"),
+		ServingCert:    filepath.Join(dir, "apiserver.crt"),
+		ServingKey:     filepath.Join(dir, "apiserver.key"),
+		ServiceAccount: filepath.Join(dir, "sa.key"),
+	}
+	now := time.Now()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "topofit-e2e-ca"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageCRLSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return nil, err
+	}
+	p.CAData = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+	if err := os.WriteFile(p.CACert, p.CAData, 0o600); err != nil {
+		return nil, err
+	}
+
+	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	srvTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "kube-apiserver"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")},
+	}
+	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(p.ServingCert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER}), 0o600); err != nil {
+		return nil, err
+	}
+	if err := writeECKey(p.ServingKey, srvKey); err != nil {
+		return nil, err
+	}
+
+	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	saDER := x509.MarshalPKCS1PrivateKey(saKey)
+	if err := os.WriteFile(p.ServiceAccount, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: saDER}), 0o600); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func writeECKey(path string, k *ecdsa.PrivateKey) error {
+	der, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		return fmt.Errorf("marshal key: %w", err)
+	}
+	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600)
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs topofit's end-to-end suite against real kube-apiserver and kube-scheduler:
+# installs Go if needed (install-go.sh), builds the upstream binaries once (build.sh, cached under
+# ${TOPOFIT_E2E_CACHE:-/var/cache/topofit-e2e}), then `go test` in this module.
+#   test/e2e/run.sh                         # everything
+#   test/e2e/run.sh -run TestSmoke          # extra arguments go to `go test`
+# TOPOFIT_BINARY=path/to/topofit enables the scenarios that run the real topofit (CTest sets it).
+set -euo pipefail
+cd "$(dirname "$0")"
+. ./env.sh
+gobin=$(./install-go.sh)
+export PATH="$gobin:$PATH"
+echo "run.sh: $(go version); cache $TOPOFIT_E2E_CACHE; TOPOFIT_BINARY=${TOPOFIT_BINARY:-<unset>}"
+TOPOFIT_E2E_BIN_DIR=$(./build.sh)
+export TOPOFIT_E2E_BIN_DIR
+export TOPOFIT_E2E_ARTIFACTS=${TOPOFIT_E2E_ARTIFACTS:-$TOPOFIT_E2E_CACHE/artifacts}
+mkdir -p "$TOPOFIT_E2E_ARTIFACTS"
+start=$(date +%s)
+set +e
+go test -count=1 -timeout 50m -v ./... "$@"
+rc=$?
+set -e
+echo "run.sh: go test exited $rc after $(( $(date +%s) - start ))s; logs of each test's cluster under $TOPOFIT_E2E_ARTIFACTS"
+exit $rc

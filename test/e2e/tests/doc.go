@@ -1,0 +1,5 @@
+// Package tests holds topofit's end-to-end scenarios against real kube-apiserver and kube-scheduler
+// (see ../harness). smoke_test.go proves the harness with a fake extender in the test process;
+// topofit_test.go runs the real topofit binary and is skipped until $TOPOFIT_BINARY offers
+// `serve --kubeconfig --listen`.
+package tests

@@ -1,0 +1,278 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"topofit.dev/e2e/harness"
+)
+
+// The scenarios below run the real topofit (`topofit serve --kubeconfig K --listen ADDR`) as the
+// extender of testdata/scheduler-config.yaml. They are skipped while $TOPOFIT_BINARY is unset or its
+// `serve --help` lacks --kubeconfig/--listen.
+//
+// What they assume of topofit: it binds pods itself and records the chosen GPU indices in the pod
+// annotation topofit.io/gpu-ids (a list of indices; see parseGPUIDs); it reads node topology from
+// the annotation topofit.io/gpu-topology (a built-in profile name) or GFD labels; a pod annotated
+// topofit.io/topology-policy: required only gets an NVLink-connected set; its filter reasons reach
+// the pod's FailedScheduling event.
+
+func startTopofit(t *testing.T, nodes ...harness.NodeSpec) (*harness.Cluster, *harness.TopofitExtender) {
+	t.Helper()
+	ext := &harness.TopofitExtender{Binary: harness.TopofitBinary(t)}
+	c := harness.Start(t, harness.Options{Extender: ext})
+	c.CreateNodes(context.Background(), nodes...)
+	// Give topofit's informers a moment to see the nodes before the first pod.
+	time.Sleep(500 * time.Millisecond)
+	return c, ext
+}
+
+// scheduled waits for a pod to be bound and returns its node and GPU indices (checked for count,
+// range and duplicates against the pod's request).
+func scheduled(t *testing.T, c *harness.Cluster, name string, gpus, nodeGPUs int) (string, []int) {
+	t.Helper()
+	p, err := c.WaitForPod(context.Background(), name, harness.DefaultWait, "bound with "+harness.AnnotationGPUIDs,
+		func(p *corev1.Pod) bool { return p.Spec.NodeName != "" && p.Annotations[harness.AnnotationGPUIDs] != "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := parseGPUIDs(p.Annotations[harness.AnnotationGPUIDs])
+	if len(ids) != gpus {
+		t.Fatalf("pod %s: %s=%q has %d GPUs, want %d", name, harness.AnnotationGPUIDs,
+			p.Annotations[harness.AnnotationGPUIDs], len(ids), gpus)
+	}
+	for i, id := range ids {
+		if id < 0 || id >= nodeGPUs || (i > 0 && ids[i-1] == id) {
+			t.Fatalf("pod %s: bad GPU set %v on a %d-GPU node", name, ids, nodeGPUs)
+		}
+	}
+	return p.Spec.NodeName, ids
+}
+
+func mustCreate(t *testing.T, c *harness.Cluster, spec harness.PodSpec) {
+	t.Helper()
+	if _, err := c.CreatePod(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustDelete(t *testing.T, c *harness.Cluster, name string) {
+	t.Helper()
+	if err := c.DeletePod(context.Background(), name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// 1/2/4/8-GPU pods, each alone on an empty cluster of an NVLink node and a PCIe node, land on the
+// NVLink node with a set of the best NVLink total; a GFD-labelled A100 node takes an 8-GPU pod whole.
+func TestTopofitOptimalPlacement(t *testing.T) {
+	c, _ := startTopofit(t,
+		harness.GPUNode("dgx1", 8, "dgx1-v100"),
+		harness.GPUNode("pcie", 8, "pcie-8-dual-socket"),
+	)
+	m := nvlinks(t, "dgx1-v100")
+	for _, n := range []int{1, 2, 4, 8} {
+		name := fmt.Sprintf("gpus-%d", n)
+		mustCreate(t, c, harness.GPUPod(name, n))
+		node, ids := scheduled(t, c, name, n, 8)
+		t.Logf("%d GPUs -> %s %v", n, node, ids)
+		if n > 1 {
+			if node != "dgx1" {
+				t.Errorf("%d-GPU pod on %s, want dgx1 (NVLink beats PCIe)", n, node)
+			} else if got, best := nvlinkSum(m, ids), bestNVLinkSum(m, n); got != best {
+				t.Errorf("%d-GPU pod got %v with %d NVLinks, best set has %d", n, ids, got, best)
+			}
+		}
+		mustDelete(t, c, name)
+	}
+
+	t.Run("GFD labels", func(t *testing.T) {
+		if _, err := c.CreateNode(context.Background(), harness.GFDNode("gfd-a100", 8, "NVIDIA-A100-SXM4-80GB")); err != nil {
+			t.Fatal(err)
+		}
+		// Fill the other nodes so only the GFD node has 8 free GPUs.
+		mustCreate(t, c, harness.GPUPod("fill-dgx1", 7))
+		mustCreate(t, c, harness.GPUPod("fill-pcie", 7))
+		scheduled(t, c, "fill-dgx1", 7, 8)
+		scheduled(t, c, "fill-pcie", 7, 8)
+		mustCreate(t, c, harness.GPUPod("whole-a100", 8))
+		if node, _ := scheduled(t, c, "whole-a100", 8, 8); node != "gfd-a100" {
+			t.Errorf("8-GPU pod on %s, want gfd-a100", node)
+		}
+	})
+}
+
+// Hundreds of pods of 1, 2 and 4 GPUs with deletions between: no GPU is ever given to two live pods.
+func TestTopofitNoDoubleAllocation(t *testing.T) {
+	const nodes, perNode = 4, 8
+	var specs []harness.NodeSpec
+	for i := 0; i < nodes; i++ {
+		specs = append(specs, harness.GPUNode(fmt.Sprintf("a100-%d", i), perNode, "hgx-a100-8"))
+	}
+	c, _ := startTopofit(t, specs...)
+	ctx := context.Background()
+	rng := rand.New(rand.NewSource(42))
+	type alloc struct {
+		node string
+		ids  []int
+	}
+	live := map[string]alloc{}
+	used := map[string]int{} // node/gpu -> count of live pods holding it
+	free := nodes * perNode
+	total := 300
+	if testing.Short() {
+		total = 60
+	}
+	for i := 0; i < total; i++ {
+		size := []int{1, 1, 2, 2, 4}[rng.Intn(5)]
+		for free < size+4 || (len(live) > 0 && rng.Intn(4) == 0) {
+			// Delete a random live pod.
+			for name, a := range live {
+				mustDelete(t, c, name)
+				for _, id := range a.ids {
+					used[fmt.Sprintf("%s/%d", a.node, id)]--
+				}
+				free += len(a.ids)
+				delete(live, name)
+				break
+			}
+		}
+		name := fmt.Sprintf("p-%03d", i)
+		mustCreate(t, c, harness.GPUPod(name, size))
+		node, ids := scheduled(t, c, name, size, perNode)
+		for _, id := range ids {
+			k := fmt.Sprintf("%s/%d", node, id)
+			if used[k] > 0 {
+				t.Fatalf("pod %s got %s, already held by a live pod (live: %v)", name, k, live)
+			}
+			used[k]++
+		}
+		live[name] = alloc{node, ids}
+		free -= size
+	}
+	// Cross-check with the apiserver's view.
+	pods, err := c.ListPods(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, p := range pods {
+		for _, id := range parseGPUIDs(p.Annotations[harness.AnnotationGPUIDs]) {
+			k := fmt.Sprintf("%s/%d", p.Spec.NodeName, id)
+			if other, dup := seen[k]; dup {
+				t.Errorf("%s held by %s and %s", k, other, p.Name)
+			}
+			seen[k] = p.Name
+		}
+	}
+}
+
+// A pod that fits nowhere stays Pending, with a FailedScheduling event carrying topofit's reason.
+func TestTopofitUnschedulableReason(t *testing.T) {
+	c, _ := startTopofit(t, harness.GPUNode("pcie", 8, "pcie-8-dual-socket"))
+	spec := harness.GPUPod("needs-nvlink", 2)
+	spec.Annotations = map[string]string{harness.AnnotationPolicy: "required"}
+	mustCreate(t, c, spec)
+	ev, err := c.WaitForFailedScheduling(context.Background(), "needs-nvlink", 60*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := strings.ToLower(ev.Message)
+	if !strings.Contains(msg, "nvlink") && !strings.Contains(msg, "topolog") {
+		t.Errorf("FailedScheduling does not carry topofit's reason: %q", ev.Message)
+	}
+	t.Logf("FailedScheduling: %s", ev.Message)
+}
+
+// A `topology-policy: required` pod waits until an NVLink-connected set exists, then gets one.
+func TestTopofitRequiredPolicyWaits(t *testing.T) {
+	c, _ := startTopofit(t, harness.GPUNode("pcie", 8, "pcie-8-dual-socket"))
+	spec := harness.GPUPod("required-4", 4)
+	spec.Annotations = map[string]string{harness.AnnotationPolicy: "required"}
+	mustCreate(t, c, spec)
+	if _, err := c.WaitForFailedScheduling(context.Background(), "required-4", 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// Add a DGX-1: its quads 0-3 and 4-7 are NVLink-connected, so now the pod fits.
+	c.CreateNodes(context.Background(), harness.GPUNode("dgx1", 8, "dgx1-v100"))
+	node, ids := scheduled(t, c, "required-4", 4, 8)
+	if node != "dgx1" || !nvlinkConnected(nvlinks(t, "dgx1-v100"), ids) {
+		t.Errorf("required pod got %s %v, want an NVLink-connected set on dgx1", node, ids)
+	}
+}
+
+// topofit killed mid-run and restarted recovers its allocations from the pods' annotations.
+func TestTopofitRestartRecovers(t *testing.T) {
+	c, ext := startTopofit(t, harness.GPUNode("a100-0", 8, "hgx-a100-8"), harness.GPUNode("a100-1", 8, "hgx-a100-8"))
+	ctx := context.Background()
+	held := map[string]string{}
+	hold := func(name string, n int) {
+		node, ids := scheduled(t, c, name, n, 8)
+		for _, id := range ids {
+			k := fmt.Sprintf("%s/%d", node, id)
+			if other, dup := held[k]; dup {
+				t.Fatalf("%s: %s already held by %s", name, k, other)
+			}
+			held[k] = name
+		}
+	}
+	for i, n := range []int{2, 1, 4, 1} {
+		name := fmt.Sprintf("before-%d", i)
+		mustCreate(t, c, harness.GPUPod(name, n))
+		hold(name, n)
+	}
+	if err := ext.Stop(true); err != nil {
+		t.Fatal(err)
+	}
+	// A pod created while topofit is down waits (the scheduler's extender calls fail).
+	mustCreate(t, c, harness.GPUPod("during-outage", 2))
+	time.Sleep(3 * time.Second)
+	if p, err := c.GetPod(ctx, "during-outage"); err != nil || p.Spec.NodeName != "" {
+		t.Fatalf("pod scheduled while topofit was down: %v %v", p.Spec.NodeName, err)
+	}
+	if err := ext.Start(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	hold("during-outage", 2)
+	for i, n := range []int{2, 2} { // 16 - 8 - 2 = 6 GPUs left: these fit only without double counting
+		name := fmt.Sprintf("after-%d", i)
+		mustCreate(t, c, harness.GPUPod(name, n))
+		hold(name, n)
+	}
+}
+
+// A watch broken by an apiserver restart recovers: deletions made after it are seen by topofit.
+func TestTopofitWatchRecoversAfterAPIServerRestart(t *testing.T) {
+	c, _ := startTopofit(t, harness.GPUNode("a100", 8, "hgx-a100-8"))
+	ctx := context.Background()
+	for i := 0; i < 8; i++ {
+		mustCreate(t, c, harness.GPUPod(fmt.Sprintf("one-%d", i), 1))
+	}
+	owner := map[int]string{}
+	for i := 0; i < 8; i++ {
+		name := fmt.Sprintf("one-%d", i)
+		_, ids := scheduled(t, c, name, 1, 8)
+		owner[ids[0]] = name
+	}
+	if err := c.RestartAPIServer(ctx, 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var freed []int
+	for id := 0; id < 4; id++ {
+		mustDelete(t, c, owner[id])
+		freed = append(freed, id)
+	}
+	mustCreate(t, c, harness.GPUPod("four", 4))
+	_, ids := scheduled(t, c, "four", 4, 8)
+	for _, id := range ids {
+		if id > 3 {
+			t.Errorf("4-GPU pod got %v; only %v were freed", ids, freed)
+		}
+	}
+}
