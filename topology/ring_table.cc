@@ -4,48 +4,74 @@
 #include <bit>
 #include <cassert>
 #include <climits>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace topofit {
 
 namespace {
 
+// max over v < 16 of min(a[v], b[v]): the best bottleneck of one hop appended to 16 path ends.
+inline uint8_t MaxMin16(const uint8_t* a, const uint8_t* b) {
+#if defined(__SSE2__)
+  __m128i x = _mm_min_epu8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a)),
+                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(b)));
+  x = _mm_max_epu8(x, _mm_srli_si128(x, 8));
+  x = _mm_max_epu8(x, _mm_srli_si128(x, 4));
+  x = _mm_max_epu8(x, _mm_srli_si128(x, 2));
+  x = _mm_max_epu8(x, _mm_srli_si128(x, 1));
+  return uint8_t(_mm_cvtsi128_si32(x));
+#else
+  uint8_t best = 0;
+  for (int v = 0; v < 16; ++v) best = std::max(best, std::min(a[v], b[v]));
+  return best;
+#endif
+}
+
 // Held-Karp over bottleneck paths. A ring through `mask` is rooted at its lowest GPU `low` (every
-// ring passes through it, so nothing is lost). path[mask * k + v] is the best bottleneck of a path
-// that starts at low(mask), visits exactly `mask` and ends at v; growing a path only by GPUs above
-// low keeps low(mask) the root. ring(mask) closes the best path back to the root.
-// bw(a, b) gives the bandwidth between local indices a and b; ring receives 2^k entries.
+// ring passes through it, so nothing is lost). path[mask][v] is the best bottleneck of a path that
+// starts at low(mask), visits exactly `mask` and ends at v; it is pulled from the paths over
+// mask - {v}, whose root is the same GPU. ring(mask) closes the best path back to the root.
+//
+// Bandwidths are first replaced by their rank among the distinct values (a bottleneck only compares
+// values), so a path row is 16 bytes: the table is 2^k * 16 bytes (1 MiB at k = 16, cache friendly)
+// and the max-min over a row vectorises. Entries for GPUs outside the mask stay 0, so rows are
+// scanned densely. bw(a, b) gives the bandwidth between local indices a and b; ring receives 2^k.
 template <typename Bw>
 void BottleneckRingDp(int k, Bw bw, uint32_t* ring) {
+  constexpr int kRow = 16;
+  constexpr uint8_t kRoot = 255;  // A lone root: no hop yet, so no bottleneck.
+  std::vector<uint32_t> values{0};
+  for (int a = 0; a < k; ++a)
+    for (int b = a + 1; b < k; ++b) values.push_back(bw(a, b));
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());  // <= 121 at k = 16.
+  alignas(16) uint8_t rank[kRow][kRow] = {};
+  for (int a = 0; a < k; ++a)
+    for (int b = 0; b < k; ++b)
+      if (a != b) {
+        rank[a][b] = uint8_t(std::lower_bound(values.begin(), values.end(), bw(a, b)) - values.begin());
+      }
+
   const uint32_t full = (uint32_t{1} << k) - 1;
-  std::vector<uint32_t> path((size_t(full) + 1) * k, 0);
+  std::vector<uint8_t> path((size_t(full) + 1) * kRow, 0);
   ring[0] = 0;
   for (uint32_t mask = 1; mask <= full; ++mask) {
     const int low = std::countr_zero(mask);
-    uint32_t* row = &path[size_t(mask) * k];
+    uint8_t* row = &path[size_t(mask) * kRow];
     if (mask == (uint32_t{1} << low)) {
-      row[low] = UINT32_MAX;  // A lone root: no hop yet, so no bottleneck.
+      row[low] = kRoot;
       ring[mask] = 0;
-    } else {
-      uint32_t best = 0;
-      for (uint32_t m = mask & (mask - 1); m; m &= m - 1) {
-        const int v = std::countr_zero(m);
-        best = std::max(best, std::min(row[v], bw(v, low)));
-      }
-      ring[mask] = best;
+      continue;
     }
-    // Extend to every absent GPU above the root.
-    const uint32_t grow = full & ~mask & ~((uint32_t{2} << low) - 1);
-    if (!grow) continue;
-    for (uint32_t m = mask; m; m &= m - 1) {
-      const int v = std::countr_zero(m);
-      const uint32_t here = row[v];
-      if (here == 0) continue;  // Unreachable (or a 0 MB/s hop): extensions stay 0 anyway.
-      for (uint32_t g = grow; g; g &= g - 1) {
-        const int u = std::countr_zero(g);
-        uint32_t& next = path[size_t(mask | (uint32_t{1} << u)) * k + u];
-        next = std::max(next, std::min(here, bw(v, u)));
-      }
+    for (uint32_t m = mask & (mask - 1); m; m &= m - 1) {
+      const int u = std::countr_zero(m);
+      const uint8_t* prev = &path[size_t(mask & ~(uint32_t{1} << u)) * kRow];
+      row[u] = MaxMin16(prev, rank[u]);
     }
+    // row[low] is 0 here: the root only ends the path of its lone self.
+    ring[mask] = values[MaxMin16(row, rank[low])];
   }
 }
 

@@ -11,7 +11,7 @@
 // Ring and MinClass are built in the constructor (O(2^n n^2) Held-Karp bottleneck DP, O(2^n n));
 // BestSub is built per size on first use (O(2^n n) each), so a selector only pays for the request
 // sizes it is asked about. Memory for n = 16: Ring 256 KiB + MinClass 64 KiB + 256 KiB per BestSub
-// size used; the DP's 4 MiB scratch is freed before the constructor returns.
+// size used; the DP's 1 MiB scratch is freed before the constructor returns.
 //
 // Thread-safety: immutable after construction except the lazily built BestSub tables, whose first
 // build is guarded by std::call_once; all accessors may be called from many threads.

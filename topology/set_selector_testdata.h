@@ -5,6 +5,7 @@
 // NV2 50000, NV12 300000), PIX 12000, PXB 11000, PHB 10000, NODE 8000, SYS 6000. Test-only code;
 // header-only so that the test binary and the benchmark share it without a library.
 
+#include <algorithm>
 #include <random>
 #include <utility>
 #include <vector>
