@@ -1,0 +1,144 @@
+#include "extender/bench/bench_runner.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "extender/bench/gpu_models.h"
+#include "extender/bench/openb_csv.h"
+#include "extender/bench/paper_driver.h"
+#include "extender/bench/plots.h"
+#include "extender/bench/progress_bar.h"
+#include "extender/bench/report_writer.h"
+#include "extender/bench/sim_cluster.h"
+#include "extender/bench/summary.h"
+#include "extender/bench/timed_driver.h"
+
+namespace topofit::bench {
+
+Result<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
+  std::vector<uint64_t> out;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    if (part.empty()) continue;
+    try {
+      size_t dash = part.find('-');
+      if (dash == std::string::npos) {
+        out.push_back(std::stoull(part));
+      } else {
+        uint64_t a = std::stoull(part.substr(0, dash)), b = std::stoull(part.substr(dash + 1));
+        if (b < a || b - a > 10000) return Error{"bad seed range '" + part + "'"};
+        for (uint64_t s = a; s <= b; ++s) out.push_back(s);
+      }
+    } catch (const std::exception&) {
+      return Error{"bad seed '" + part + "': expected N, N-M or a comma-separated list"};
+    }
+  }
+  if (out.empty()) return Error{"no seeds given"};
+  return out;
+}
+
+std::string ListPoliciesText() {
+  std::string out;
+  for (const auto& p : AllPolicies()) out += fmt::format("{:<20} {}\n", p.name, p.description);
+  return out;
+}
+
+namespace {
+
+std::string Stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
+
+// Prints the table and writes every requested output; the shared tail of all subcommands.
+int Report(const ReportContext& ctx, const std::vector<RunMetrics>& runs, const OutputOptions& out) {
+  auto rows = Summarize(runs);
+  std::fputs(FormatTable(ctx, rows).c_str(), stdout);
+  std::printf("wall time %.1f s\n", ctx.wall_seconds);
+  int status = 0;
+  for (const auto& r : rows)
+    if (!r.error.empty()) status = 1;
+  if (!out.csv.empty()) {
+    if (auto st = WriteTextFile(out.csv, FormatCsv(ctx, rows)); !st) {
+      std::fprintf(stderr, "topofit bench: %s\n", st.error().c_str());
+      status = 1;
+    }
+  }
+  if (!out.json.empty()) {
+    if (auto st = WriteTextFile(out.json, FormatJson(ctx, rows)); !st) {
+      std::fprintf(stderr, "topofit bench: %s\n", st.error().c_str());
+      status = 1;
+    }
+  }
+  if (!out.plots_dir.empty()) {
+    auto pngs = WritePlots(out.plots_dir, ctx, rows);
+    if (!pngs) {
+      std::fprintf(stderr, "topofit bench: plots: %s\n", pngs.error().c_str());
+      status = 1;
+    } else {
+      for (const auto& p : *pngs) std::printf("wrote %s\n", p.c_str());
+    }
+  }
+  return status;
+}
+
+Result<GpuModelMap> LoadMap(const CommonArgs& c) {
+  return GpuModelMap::Load(c.gpu_models.empty() ? GpuModelMap::DefaultPath() : c.gpu_models);
+}
+
+}  // namespace
+
+int RunCommon(const std::string& trace, SimCluster& cluster, const std::vector<PodSpec>& pods, const CommonArgs& c,
+              const std::vector<uint64_t>& seeds, bool time_ordered, double stop_ratio) {
+  auto policies = SelectPolicies(c.policies);
+  if (!policies) {
+    std::fprintf(stderr, "topofit bench: %s\n", policies.error().c_str());
+    return 2;
+  }
+  ProgressBar bar("bench " + trace);
+  auto progress = [&](int done, int total) { bar.Update(done, total); };
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<RunMetrics> runs;
+  if (time_ordered) {
+    runs = RunTimeOrderedAll(cluster, pods, *policies, seeds, c.policy, c.jobs, progress);
+  } else {
+    PaperOptions o;
+    o.seeds = seeds;
+    o.stop_ratio = stop_ratio;
+    o.jobs = c.jobs;
+    o.policy = c.policy;
+    o.on_progress = progress;
+    runs = RunPaperProtocol(cluster, pods, *policies, o);
+  }
+  bar.Finish();
+  ReportContext ctx;
+  ctx.trace = trace;
+  ctx.mode = time_ordered ? "time-ordered" : "paper";
+  ctx.x_label = time_ordered ? "hours since the first arrival" : "arrived GPU request, % of capacity";
+  ctx.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return Report(ctx, runs, c.out);
+}
+
+int RunOpenbBench(const OpenbArgs& a) {
+  auto seeds = ParseSeeds(a.seeds);
+  auto map = LoadMap(a.common);
+  auto nodes = ReadOpenbNodes(a.nodes);
+  auto pods = ReadOpenbPods(a.pods);
+  for (const std::string* err : {seeds ? nullptr : &seeds.error(), map ? nullptr : &map.error(),
+                                 nodes ? nullptr : &nodes.error(), pods ? nullptr : &pods.error()}) {
+    if (err) {
+      std::fprintf(stderr, "topofit bench: %s\n", err->c_str());
+      return 2;
+    }
+  }
+  auto cluster = SimCluster::Build(std::move(nodes).value(), *map);
+  if (!cluster) {
+    std::fprintf(stderr, "topofit bench: %s\n", cluster.error().c_str());
+    return 2;
+  }
+  return RunCommon(Stem(a.pods), **cluster, *pods, a.common, *seeds, a.time_ordered, a.stop_ratio);
+}
+
+}  // namespace topofit::bench

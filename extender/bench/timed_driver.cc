@@ -1,0 +1,90 @@
+#include "extender/bench/timed_driver.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+namespace topofit::bench {
+
+RunMetrics RunTimeOrdered(SimCluster& cluster, Policy& policy, const std::vector<PodSpec>& pods, uint64_t seed) {
+  RunMetrics m;
+  m.seed = seed;
+  cluster.Reset();
+  if (auto st = policy.Reset(cluster, seed); !st) {
+    m.policy = policy.name();
+    m.error = st.error();
+    return m;
+  }
+  RecordingReplayer replay(&cluster, &policy, &m);
+  struct Event {
+    int64_t time;
+    int kind;  // 0 departure, 1 arrival: departures first at equal times.
+    int pod;
+  };
+  std::vector<Event> events;
+  for (int i = 0; i < int(pods.size()); ++i) {
+    events.push_back({pods[i].creation_time, 1, i});
+    if (pods[i].deletion_time) events.push_back({std::max(*pods[i].deletion_time, pods[i].creation_time), 0, i});
+  }
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+    return a.time != b.time ? a.time < b.time : a.kind < b.kind;
+  });
+  // A departure of a pod that had not arrived yet at equal times must follow its arrival.
+  std::vector<Placement> placed(pods.size());
+  std::vector<bool> arrived(pods.size(), false);
+  const double cap = std::max<double>(1, double(cluster.gpu_capacity()));
+  const int64_t t0 = events.empty() ? 0 : events.front().time;
+  double weighted = 0, last_t = double(t0), unalloc = 100;
+  auto advance = [&](int64_t t) {
+    weighted += unalloc * (double(t) - last_t);
+    last_t = double(t);
+  };
+  for (const auto& e : events) {
+    advance(e.time);
+    if (e.kind == 1) {
+      arrived[e.pod] = true;
+      placed[e.pod] = replay.Arrive(pods[e.pod]);
+      m.curve.push_back({double(e.time - t0) / 3600.0, 100.0 * double(cluster.gpus_allocated()) / cap});
+    } else if (arrived[e.pod] && placed[e.pod].ok()) {
+      replay.Depart(pods[e.pod], placed[e.pod]);
+      placed[e.pod] = Placement{};
+    }
+    unalloc = 100.0 - 100.0 * double(cluster.gpus_allocated()) / cap;
+  }
+  double span = last_t - double(t0);
+  m.unallocated_pct_at_100 = span > 0 ? weighted / span : unalloc;
+  m.failed_pods_at_100 = m.failed_pods;
+  return m;
+}
+
+std::vector<RunMetrics> RunTimeOrderedAll(const SimCluster& cluster, const std::vector<PodSpec>& pods,
+                                          const std::vector<const PolicyInfo*>& policies,
+                                          const std::vector<uint64_t>& seeds, const PolicyOptions& options, int jobs,
+                                          const std::function<void(int, int)>& on_progress) {
+  const int runs = int(policies.size() * seeds.size());
+  std::vector<RunMetrics> results(runs);
+  std::atomic<int> next{0};
+  std::mutex mu;
+  int done = 0;
+  auto worker = [&] {
+    auto local = cluster.Clone();
+    for (int r; (r = next.fetch_add(1)) < runs;) {
+      auto policy = policies[size_t(r) / seeds.size()]->make(options);
+      results[r] = RunTimeOrdered(*local, *policy, pods, seeds[size_t(r) % seeds.size()]);
+      if (on_progress) {
+        std::lock_guard<std::mutex> lock(mu);
+        on_progress(++done, runs);
+      }
+    }
+  };
+  if (jobs <= 0) jobs = int(std::max(1u, std::thread::hardware_concurrency()));
+  jobs = std::max(1, std::min(jobs, runs));
+  std::vector<std::thread> threads;
+  for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  return results;
+}
+
+}  // namespace topofit::bench

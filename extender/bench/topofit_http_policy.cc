@@ -1,0 +1,147 @@
+#include "extender/bench/topofit_http_policy.h"
+
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "extender/bench/topofit_policy.h"
+#include "extender/k8s/objects.h"
+
+namespace topofit::bench {
+namespace {
+
+using nlohmann::json;
+
+json PodJson(const PodSpec& pod) {
+  json requests = {{"cpu", std::to_string(pod.cpu_milli) + "m"}, {"memory", std::to_string(pod.memory_mib) + "Mi"}};
+  json limits = json::object();
+  if (pod.gpus > 0) {
+    requests[k8s::kGpuResource] = std::to_string(pod.gpus);
+    limits[k8s::kGpuResource] = std::to_string(pod.gpus);
+  }
+  return {{"metadata", {{"name", pod.name}, {"namespace", "bench"}, {"uid", pod.name}}},
+          {"spec",
+           {{"schedulerName", "topofit-scheduler"},
+            {"containers", json::array({{{"name", "main"}, {"resources", {{"requests", requests}, {"limits", limits}}}}})}}},
+          {"status", {{"phase", "Pending"}}}};
+}
+
+class TopofitHttpPolicy final : public Policy {
+ public:
+  explicit TopofitHttpPolicy(const PolicyOptions& o) : weight_(o.extender_weight) {
+    std::string url = o.via_http;
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    // Split "http://host:port/prefix" into the client's base and the path prefix.
+    size_t scheme = url.find("://");
+    size_t slash = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+    base_ = slash == std::string::npos ? url : url.substr(0, slash);
+    prefix_ = slash == std::string::npos ? "" : url.substr(slash);
+    client_ = std::make_unique<httplib::Client>(base_);
+    client_->set_keep_alive(true);
+    client_->set_connection_timeout(5);
+    client_->set_read_timeout(5);
+  }
+  std::string name() const override { return "topofit"; }
+
+  Status Reset(const SimCluster& cluster, uint64_t seed) override {
+    rng_.seed(seed);
+    names_.clear();
+    for (const auto& n : cluster.nodes()) names_.push_back(n.spec->name);
+    return Status::Ok();
+  }
+
+  Placement Place(const SimCluster& cluster, const PodSpec& pod, std::span<const int> feasible) override {
+    Placement p;
+    if (pod.gpus <= 0) {
+      p.node = Pick(cluster, pod, std::vector<int>(feasible.begin(), feasible.end()), {});
+      return p;
+    }
+    json args = {{"Pod", PodJson(pod)}, {"Nodes", nullptr}, {"NodeNames", json::array()}};
+    std::unordered_map<std::string, int> index;
+    for (int i : feasible) {
+      args["NodeNames"].push_back(names_[i]);
+      index[names_[i]] = i;
+    }
+    auto filtered = Post("/filter", args);
+    if (!filtered || !filtered->contains("NodeNames") || !(*filtered)["NodeNames"].is_array()) return p;
+    std::vector<int> passed;
+    json kept = json::array();
+    for (const auto& n : (*filtered)["NodeNames"]) {
+      auto it = index.find(n.get<std::string>());
+      if (it != index.end()) {
+        passed.push_back(it->second);
+        kept.push_back(n);
+      }
+    }
+    if (passed.empty()) return p;
+    std::unordered_map<int, int> ext;
+    if (passed.size() > 1) {  // kube-scheduler skips prioritize for a single node.
+      args["NodeNames"] = kept;
+      if (auto scores = Post("/prioritize", args); scores && scores->is_array()) {
+        for (const auto& s : *scores) ext[index[s.value("Host", "")]] += s.value("Score", 0);
+      }
+    }
+    int choice = Pick(cluster, pod, passed, ext);
+    json bind = {{"PodName", pod.name}, {"PodNamespace", "bench"}, {"PodUID", pod.name}, {"Node", names_[choice]}};
+    auto bound = Post("/bind", bind);
+    if (!bound || !bound->value("Error", std::string()).empty()) return p;
+    auto gpus = GrantedSet(pod);
+    if (!gpus || gpus->size() != pod.gpus || !gpus->IsSubsetOf(cluster.node(choice).free)) return p;
+    p.node = choice;
+    p.gpus = *gpus;
+    return p;
+  }
+
+ private:
+  std::optional<json> Post(const std::string& verb, const json& body) {
+    auto res = client_->Post(prefix_ + verb, body.dump(), "application/json");
+    if (!res || res->status != 200) return std::nullopt;
+    auto j = json::parse(res->body, nullptr, false);
+    if (j.is_discarded()) return std::nullopt;
+    return j;
+  }
+
+  std::optional<GpuSet> GrantedSet(const PodSpec& pod) {
+    auto res = client_->Get("/api/v1/pods/bench/" + pod.name);
+    if (!res || res->status != 200) return std::nullopt;
+    auto j = json::parse(res->body, nullptr, false);
+    if (j.is_discarded()) return std::nullopt;
+    GpuSet s;
+    if (j.contains("gpus") && j["gpus"].is_array()) {
+      for (const auto& g : j["gpus"]) s.Add(g.get<int>());
+      return s;
+    }
+    return std::nullopt;
+  }
+
+  int Pick(const SimCluster& cluster, const PodSpec& pod, const std::vector<int>& nodes,
+           const std::unordered_map<int, int>& ext) {
+    int best = -1, ties = 0;
+    int64_t best_score = 0;
+    for (int i : nodes) {
+      int64_t s = InTreeDefaultScore(cluster.node(i), pod);
+      if (auto it = ext.find(i); it != ext.end()) s += int64_t(it->second) * weight_ * 10;
+      if (best < 0 || s > best_score) {
+        best = i, best_score = s, ties = 1;
+      } else if (s == best_score && std::uniform_int_distribution<int>(0, ties++)(rng_) == 0) {
+        best = i;
+      }
+    }
+    return best;
+  }
+
+  int weight_;
+  std::string base_, prefix_;
+  std::unique_ptr<httplib::Client> client_;
+  std::mt19937_64 rng_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> MakeTopofitHttpPolicy(const PolicyOptions& options) {
+  return std::make_unique<TopofitHttpPolicy>(options);
+}
+
+}  // namespace topofit::bench

@@ -1,0 +1,70 @@
+// `topofit bench`: the trace replay bench. Options only; the work is in extender/bench/bench_runner.h.
+#include <cstdio>
+#include <memory>
+
+#include "extender/bench/bench_runner.h"
+#include "extender/cli/command.h"
+
+namespace topofit::cli {
+namespace {
+
+void AddCommon(CLI::App* app, bench::CommonArgs* c) {
+  app->add_option("--policies", c->policies, "Comma-separated policies (default: all; see --list-policies)");
+  app->add_option("--gpu-models", c->gpu_models, "GPU model -> topology map (default: gpu-models.csv beside topofit)");
+  app->add_option("--jobs,-j", c->jobs, "Parallel runs (default: number of CPUs)");
+  app->add_option("--via-http", c->policy.via_http,
+                  "Send topofit's filter/prioritize/bind to a running `topofit serve` at this URL prefix");
+  app->add_option("--extender-weight", c->policy.extender_weight, "The extender's weight in the scheduler config")
+      ->capture_default_str();
+  app->add_option("--json", c->out.json, "Write the result table as JSON");
+  app->add_option("--csv", c->out.csv, "Write the result table as CSV");
+  app->add_option("--plots", c->out.plots_dir, "Write PNG plots (gnuplot) into this directory");
+}
+
+const CommandRegistration kBench(
+    "bench", "Replay pod traces through topofit and baseline policies, side by side", 30, [](CLI::App& sub) {
+      auto list = std::make_shared<bool>(false);
+      auto openb = std::make_shared<bench::OpenbArgs>();
+      auto replay = std::make_shared<bench::ReplayArgs>();
+      auto synth = std::make_shared<bench::SyntheticArgs>();
+      sub.add_flag("--list-policies", *list, "Name the policies and exit");
+      sub.require_subcommand(0, 1);
+
+      CLI::App* o = sub.add_subcommand("openb", "The openb paper protocol (or --time-ordered) on openb CSVs");
+      o->add_option("--nodes", openb->nodes, "Node list CSV (openb_node_list_*.csv)")->required();
+      o->add_option("--pods", openb->pods, "Pod list CSV (openb_pod_list_*.csv)")->required();
+      o->add_option("--seeds", openb->seeds, "Seeds: N, N-M or a list")->capture_default_str();
+      o->add_option("--stop", openb->stop_ratio, "Stop when the arrived GPU request reaches this x capacity")
+          ->capture_default_str();
+      o->add_flag("--time-ordered", openb->time_ordered, "Replay creation/deletion times instead");
+      AddCommon(o, &openb->common);
+
+      CLI::App* r = sub.add_subcommand("replay", "Time-ordered replay of a snapshot plus a JSON-lines trace");
+      r->add_option("--snapshot", replay->snapshot, "Nodes (and bound pods): JSON from kubectl or topofit")->required();
+      r->add_option("--trace", replay->trace, "JSON-lines trace, e.g. `topofit serve --record` output")->required();
+      AddCommon(r, &replay->common);
+
+      CLI::App* s = sub.add_subcommand("synthetic", "A seeded synthetic cluster and workload");
+      s->add_option("--node-mix", synth->node_mix, "profile:count,...")->capture_default_str();
+      s->add_option("--size-mix", synth->size_mix, "gpus:weight,...")->capture_default_str();
+      s->add_option("--pods", synth->pods, "Pods in the generated list")->capture_default_str();
+      s->add_option("--seed", synth->seed, "Generator seed")->capture_default_str();
+      s->add_option("--seeds", synth->seeds, "Replay seeds")->capture_default_str();
+      s->add_flag("--time-ordered", synth->time_ordered, "Generate arrivals and departures and replay them in time");
+      AddCommon(s, &synth->common);
+
+      return CommandRun([&sub, o, r, s, list, openb, replay, synth]() -> int {
+        if (*list) {
+          std::fputs(bench::ListPoliciesText().c_str(), stdout);
+          return 0;
+        }
+        if (o->parsed()) return bench::RunOpenbBench(*openb);
+        if (r->parsed()) return bench::RunReplayBench(*replay);
+        if (s->parsed()) return bench::RunSyntheticBench(*synth);
+        std::fputs(sub.help().c_str(), stdout);
+        return 2;
+      });
+    });
+
+}  // namespace
+}  // namespace topofit::cli
