@@ -64,7 +64,7 @@ class ClusterModel {
   void DeletePod(std::string_view uid);
 
   // ---- Bind support (Pipeline::ReserveBest supplies the chooser) ----
-  // Chooses with `choose(free)` and reserves under the node's lock. Idempotent: if the pod already
+  // Chooses with `choose(node, free)` and reserves under the node's lock. Idempotent: if the pod already
   // holds GPUs on `node` the same GPUs come back; if it holds a reservation on another node, that one
   // is released first. Errors: "unknown node", "no GPUs requested", or the chooser's "no free set".
   Result<GpuSet> Reserve(const PodRequest& pod, std::string_view node, const NodeState::Chooser& choose);

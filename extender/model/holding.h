@@ -29,6 +29,7 @@ struct Holding {
   std::string pod;             // "namespace/name"
   int count = 0;               // GPUs the pod holds.
   GpuSet claimed;              // Empty when the pod named no GPUs.
+  std::string claim_error;     // The annotation was there but unusable ("'0,x' is not a GPU list").
   GpuSet gpus;                 // Counted against the node (see above).
   bool unknown_identity = false;
   std::string conflict;        // Why `claimed` was not honoured; "" when it was (or there was none).

@@ -54,10 +54,10 @@ class NodeState {
   // Removes reservations that expired at `now`; appends their uids to `expired`.
   void Expire(TimePoint now, std::vector<std::string>* expired);
 
-  // Picks GPUs with `choose(free)` and records a kReserved holding, atomically. If uid already holds
+  // Picks GPUs with `choose(*this, free)` and records a kReserved holding, atomically. If uid already holds
   // GPUs here (a retried bind), returns those without choosing again. Errors: "no free set" when the
   // chooser returns nullopt.
-  using Chooser = std::function<std::optional<GpuSet>(GpuSet free)>;
+  using Chooser = std::function<std::optional<GpuSet>(const NodeState& node, GpuSet free)>;
   Result<GpuSet> Reserve(const std::string& uid, const std::string& pod, int count, int32_t priority,
                          TimePoint expires, const Chooser& choose);
   // kReserved -> kConfirmed. False when uid has no reservation here (expired, released).

@@ -75,8 +75,9 @@ class ScorePlugin {
  public:
   virtual ~ScorePlugin() = default;
   virtual std::string_view Name() const = 0;
-  // Called once per cycle with every node about to be scored, before Score.
-  virtual void PreScore(CycleState& state, std::span<const NodeView> nodes) const {}
+  // Called once per cycle with every node about to be scored (and its candidate), before Score.
+  virtual void PreScore(CycleState& state, std::span<const NodeView> nodes,
+                        std::span<const Candidate> candidates) const {}
   // In [0, 1]; higher is better. Called only for nodes that pass the filters.
   virtual double Score(const CycleState& state, const NodeView& node, const Candidate& candidate) const = 0;
 };

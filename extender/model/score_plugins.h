@@ -14,7 +14,8 @@ namespace topofit::model {
 class SetQualityScore final : public ScorePlugin {
  public:
   std::string_view Name() const override { return "SetQuality"; }
-  void PreScore(CycleState& state, std::span<const NodeView> nodes) const override;
+  void PreScore(CycleState& state, std::span<const NodeView> nodes,
+                std::span<const Candidate> candidates) const override;
   double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
 };
 

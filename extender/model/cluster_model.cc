@@ -1,0 +1,430 @@
+#include "extender/model/cluster_model.h"
+
+#include <algorithm>
+#include <charconv>
+#include <mutex>
+
+#include <fmt/format.h>
+
+namespace topofit::model {
+
+namespace {
+
+// The inputs of topology resolution; a node whose inputs did not change is not re-resolved.
+std::string ResolutionInputs(const k8s::NodeObject& node) {
+  auto get = [](const std::map<std::string, std::string>& m, const char* key) {
+    auto it = m.find(key);
+    return it == m.end() ? std::string("\x01") : it->second;
+  };
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}", node.allocatable_gpus, get(node.meta.annotations, k8s::kTopologyAnnotation),
+                     get(node.meta.labels, k8s::kGfdProductLabel), get(node.meta.labels, k8s::kGfdCountLabel));
+}
+
+// "0,1,2,3" -> {0,1,2,3}. Spaces around entries are tolerated; duplicates, negatives, >= 64 are not.
+Result<GpuSet> ParseGpuIds(std::string_view text) {
+  GpuSet out;
+  if (text.find_first_not_of(" \t") == std::string_view::npos) return Error{"is empty"};
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    std::string_view item = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+    int v = -1;
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v < 0 || v >= GpuSet::kMaxGpus ||
+        out.contains(v)) {
+      return Error{fmt::format("'{}' is not a GPU list like 0,1,2,3", text)};
+    }
+    out.Add(v);
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+PodGpuInfo ToInfo(const Holding& h, const std::string& node) {
+  PodGpuInfo p;
+  p.uid = h.uid;
+  p.pod = h.pod;
+  p.node = node;
+  p.gpus = h.gpus;
+  p.count = h.count;
+  p.kind = h.kind;
+  p.unknown_identity = h.unknown_identity;
+  p.conflict = h.conflict;
+  p.priority = h.priority;
+  return p;
+}
+
+}  // namespace
+
+ClusterModel::ClusterModel(ModelOptions options)
+    : clock_(options.clock ? options.clock : SystemClock::Get()),
+      options_(options),
+      resolver_(&registry_),
+      pending_(clock_, options.pending_capacity, options.pending_ttl) {}
+
+ClusterModel::~ClusterModel() = default;
+
+// ---------------------------------------------------------------------------------------------------
+// Writers
+
+void ClusterModel::ApplyNode(const k8s::NodeObject& node) {
+  const std::string& name = node.meta.name;
+  if (name.empty()) return;
+  std::string inputs = ResolutionInputs(node);
+  {
+    std::shared_lock lock(nodes_mu_);
+    auto it = node_inputs_.find(name);
+    if (it != node_inputs_.end() && it->second == inputs && nodes_.count(name)) return;
+  }
+  ResolvedTopology spec = resolver_.Resolve(node);  // Outside the lock: parsing may take a while.
+  auto fresh = std::make_shared<NodeState>(name, std::move(spec));
+  std::unique_lock lock(nodes_mu_);
+  auto it = nodes_.find(name);
+  if (it != nodes_.end()) {
+    for (Holding& h : it->second->Holdings()) fresh->Upsert(std::move(h));
+    it->second = std::move(fresh);
+  } else {
+    std::vector<Holding> parked;
+    {
+      std::lock_guard ilock(index_mu_);
+      if (auto p = parked_.find(name); p != parked_.end()) {
+        parked = std::move(p->second);
+        parked_.erase(p);
+      }
+    }
+    for (Holding& h : parked) fresh->Upsert(std::move(h));
+    nodes_.emplace(name, std::move(fresh));
+  }
+  node_inputs_.insert_or_assign(name, std::move(inputs));
+}
+
+void ClusterModel::DeleteNode(std::string_view name) {
+  std::unique_lock lock(nodes_mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return;
+  std::vector<Holding> holdings = it->second->Holdings();
+  std::string key(name);
+  nodes_.erase(it);
+  node_inputs_.erase(key);
+  std::lock_guard ilock(index_mu_);
+  for (Holding& h : holdings) {
+    if (h.kind == HoldingKind::kReserved) {
+      pods_.erase(h.uid);
+      continue;
+    }
+    // The pod may outlive the node object (re-registration); keep it for when the node returns.
+    parked_[key].push_back(std::move(h));
+  }
+}
+
+void ClusterModel::ApplyPod(const k8s::PodObject& pod) {
+  const std::string& uid = pod.meta.uid;
+  if (uid.empty()) return;
+  if (pod.gpus <= 0 || pod.terminated() || pod.meta.deleting) {
+    DeletePod(uid);
+    return;
+  }
+  if (pod.node_name.empty()) {
+    pending_.Put(MakePodRequest(pod));
+    return;
+  }
+  pending_.Erase(uid);
+
+  Holding h;
+  h.uid = uid;
+  h.pod = pod.meta.namespace_ + "/" + pod.meta.name;
+  h.count = static_cast<int>(std::min<int64_t>(pod.gpus, GpuSet::kMaxGpus));
+  h.kind = HoldingKind::kBound;
+  h.priority = pod.priority;
+  if (auto it = pod.meta.annotations.find(k8s::kGpuIdsAnnotation); it != pod.meta.annotations.end()) {
+    auto ids = ParseGpuIds(it->second);
+    if (ids.ok()) {
+      h.claimed = *ids;
+    } else {
+      h.claim_error = fmt::format("{} {}", k8s::kGpuIdsAnnotation, ids.error());
+    }
+  }
+
+  std::shared_lock lock(nodes_mu_);
+  std::optional<PodLocation> old;
+  {
+    std::lock_guard ilock(index_mu_);
+    if (auto it = pods_.find(uid); it != pods_.end()) old = it->second;
+  }
+  if (old && old->node != pod.node_name) DetachPodLocked(uid, /*reservations_only=*/false);
+  if (auto it = nodes_.find(pod.node_name); it != nodes_.end()) {
+    it->second->Upsert(h);
+    std::lock_guard ilock(index_mu_);
+    pods_.insert_or_assign(uid, PodLocation{pod.node_name, h.pod});
+    uid_by_pod_.insert_or_assign(h.pod, uid);
+  } else {
+    std::lock_guard ilock(index_mu_);
+    auto& list = parked_[pod.node_name];
+    auto p = std::find_if(list.begin(), list.end(), [&](const Holding& o) { return o.uid == uid; });
+    if (p == list.end()) {
+      list.push_back(h);
+    } else {
+      *p = h;
+    }
+    pods_.insert_or_assign(uid, PodLocation{pod.node_name, h.pod});
+    uid_by_pod_.insert_or_assign(h.pod, uid);
+  }
+}
+
+void ClusterModel::DeletePod(std::string_view uid) {
+  pending_.Erase(uid);
+  std::shared_lock lock(nodes_mu_);
+  DetachPodLocked(std::string(uid), /*reservations_only=*/false);
+}
+
+void ClusterModel::RemoveFromIndexLocked(const std::string& uid) {
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) return;
+  if (auto p = uid_by_pod_.find(it->second.pod); p != uid_by_pod_.end() && p->second == uid) uid_by_pod_.erase(p);
+  pods_.erase(it);
+}
+
+void ClusterModel::DetachPodLocked(const std::string& uid, bool reservations_only) {
+  std::optional<PodLocation> loc;
+  {
+    std::lock_guard ilock(index_mu_);
+    if (auto it = pods_.find(uid); it != pods_.end()) loc = it->second;
+  }
+  if (!loc) return;
+  bool removed = false;
+  if (auto it = nodes_.find(loc->node); it != nodes_.end()) {
+    removed = reservations_only ? it->second->ReleaseReservation(uid) : it->second->Remove(uid);
+  }
+  std::lock_guard ilock(index_mu_);
+  if (!reservations_only) {
+    if (auto p = parked_.find(loc->node); p != parked_.end()) {
+      auto& list = p->second;
+      auto before = list.size();
+      std::erase_if(list, [&](const Holding& h) { return h.uid == uid; });
+      removed |= list.size() != before;
+      if (list.empty()) parked_.erase(p);
+    }
+  }
+  if (removed || !reservations_only) RemoveFromIndexLocked(uid);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Bind support
+
+Result<GpuSet> ClusterModel::Reserve(const PodRequest& pod, std::string_view node, const NodeState::Chooser& choose) {
+  if (pod.gpus <= 0) return Error{"no GPUs requested"};
+  if (pod.uid.empty()) return Error{"pod has no UID"};
+  const TimePoint now = clock_->Now();
+  std::shared_lock lock(nodes_mu_);
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return Error{"unknown node"};
+  NodeState& target = *it->second;
+  if (now >= target.next_expiry()) ExpireNode(target, now);
+
+  std::optional<PodLocation> old;
+  {
+    std::lock_guard ilock(index_mu_);
+    if (auto p = pods_.find(pod.uid); p != pods_.end()) old = p->second;
+  }
+  if (old && old->node != node) {
+    // A new attempt on another node: the old reservation is stale. A bound pod stays where it is.
+    auto other = nodes_.find(old->node);
+    if (other != nodes_.end()) {
+      auto h = other->second->Find(pod.uid);
+      if (h && h->kind == HoldingKind::kBound) {
+        return Error{fmt::format("pod is already bound to node {}", old->node)};
+      }
+    }
+    DetachPodLocked(pod.uid, /*reservations_only=*/true);
+  }
+  std::string key = pod.key();
+  auto r = target.Reserve(pod.uid, key, pod.gpus, pod.priority, now + options_.reservation_ttl, choose);
+  if (r.ok()) {
+    std::lock_guard ilock(index_mu_);
+    pods_.insert_or_assign(pod.uid, PodLocation{std::string(node), key});
+    uid_by_pod_.insert_or_assign(key, pod.uid);
+  }
+  return r;
+}
+
+Status ClusterModel::Confirm(std::string_view uid) {
+  std::shared_lock lock(nodes_mu_);
+  std::optional<PodLocation> loc;
+  {
+    std::lock_guard ilock(index_mu_);
+    if (auto it = pods_.find(uid); it != pods_.end()) loc = it->second;
+  }
+  if (loc) {
+    if (auto it = nodes_.find(loc->node); it != nodes_.end() && it->second->Confirm(uid)) return Status::Ok();
+  }
+  return Error{fmt::format("no reservation for pod {} (expired or released)", uid)};
+}
+
+Status ClusterModel::Release(std::string_view uid) {
+  std::shared_lock lock(nodes_mu_);
+  DetachPodLocked(std::string(uid), /*reservations_only=*/true);
+  return Status::Ok();
+}
+
+void ClusterModel::ExpireNode(const NodeState& node, TimePoint now) const {
+  std::vector<std::string> expired;
+  // NodeStates are never created const; readers see them as const only to keep plugins read-only.
+  const_cast<NodeState&>(node).Expire(now, &expired);
+  if (expired.empty()) return;
+  auto* self = const_cast<ClusterModel*>(this);
+  std::lock_guard ilock(index_mu_);
+  for (const std::string& uid : expired) {
+    auto it = self->pods_.find(uid);
+    if (it != self->pods_.end() && it->second.node == node.name()) self->RemoveFromIndexLocked(uid);
+  }
+}
+
+size_t ClusterModel::ExpireReservations() {
+  const TimePoint now = clock_->Now();
+  std::shared_lock lock(nodes_mu_);
+  size_t before = 0, after = 0;
+  for (const auto& [name, node] : nodes_) {
+    if (now < node->next_expiry()) continue;
+    for (const Holding& h : node->Holdings()) before += h.kind == HoldingKind::kReserved;
+    ExpireNode(*node, now);
+    for (const Holding& h : node->Holdings()) after += h.kind == HoldingKind::kReserved;
+  }
+  return before - after;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Readers
+
+ClusterModel::Reader::Reader(const ClusterModel* model)
+    : model_(model), lock_(model->nodes_mu_), now_(model->clock_->Now()) {}
+
+void ClusterModel::Reader::MaybeExpire(const NodeState& node) const {
+  if (now_ >= node.next_expiry()) model_->ExpireNode(node, now_);
+}
+
+const NodeState* ClusterModel::Reader::Find(std::string_view name) const {
+  auto it = model_->nodes_.find(name);
+  if (it == model_->nodes_.end()) return nullptr;
+  MaybeExpire(*it->second);
+  return it->second.get();
+}
+
+FreeShapes ClusterModel::ShapesOf(const NodeState& node) const {
+  return shapes_.Count(node.spec().topology, node.free());
+}
+
+NodeInfo ClusterModel::InfoOf(const NodeState& node) const {
+  NodeInfo info;
+  const ResolvedTopology& spec = node.spec();
+  info.name = node.name();
+  info.topology = spec.topology;
+  info.source = spec.source;
+  info.profile = spec.profile;
+  info.gpu_count = spec.topology ? spec.topology->gpu_count() : 0;
+  info.allocatable = spec.allocatable;
+  info.usable = spec.usable;
+  for (const Holding& h : node.Holdings()) info.pods.push_back(ToInfo(h, node.name()));
+  info.free = node.free();
+  info.warnings = node.Warnings();
+  info.free_shapes = shapes_.Count(spec.topology, info.free);
+  return info;
+}
+
+std::optional<NodeInfo> ClusterModel::Node(std::string_view name) const {
+  Reader reader = Read();
+  const NodeState* node = reader.Find(name);
+  if (!node) return std::nullopt;
+  return InfoOf(*node);
+}
+
+std::vector<NodeInfo> ClusterModel::Nodes() const {
+  std::vector<NodeInfo> out;
+  {
+    Reader reader = Read();
+    out.reserve(reader.size());
+    reader.ForEach([&](const NodeState& node) { out.push_back(InfoOf(node)); });
+  }
+  std::sort(out.begin(), out.end(), [](const NodeInfo& a, const NodeInfo& b) { return a.name < b.name; });
+  return out;
+}
+
+std::vector<std::string> ClusterModel::NodeNames() const {
+  std::vector<std::string> out;
+  {
+    std::shared_lock lock(nodes_mu_);
+    out.reserve(nodes_.size());
+    for (const auto& [name, node] : nodes_) out.push_back(name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<PodGpuInfo> ClusterModel::PodByUid(std::string_view uid) const {
+  Reader reader = Read();
+  std::optional<PodLocation> loc;
+  {
+    std::lock_guard ilock(index_mu_);
+    auto it = pods_.find(uid);
+    if (it == pods_.end()) return std::nullopt;
+    loc = it->second;
+    if (!nodes_.count(loc->node)) {  // Parked: the node is not known; report the claim.
+      auto p = parked_.find(loc->node);
+      if (p == parked_.end()) return std::nullopt;
+      for (const Holding& h : p->second) {
+        if (h.uid != uid) continue;
+        PodGpuInfo info = ToInfo(h, loc->node);
+        info.gpus = h.claimed;
+        info.unknown_identity = h.claimed.empty();
+        return info;
+      }
+      return std::nullopt;
+    }
+  }
+  const NodeState* node = reader.Find(loc->node);
+  if (!node) return std::nullopt;
+  auto h = node->Find(uid);
+  if (!h) return std::nullopt;
+  return ToInfo(*h, node->name());
+}
+
+std::optional<PodGpuInfo> ClusterModel::PodByName(std::string_view namespace_, std::string_view name) const {
+  std::string uid;
+  {
+    std::lock_guard ilock(index_mu_);
+    auto it = uid_by_pod_.find(fmt::format("{}/{}", namespace_, name));
+    if (it == uid_by_pod_.end()) return std::nullopt;
+    uid = it->second;
+  }
+  return PodByUid(uid);
+}
+
+ClusterTotals ClusterModel::Totals() const {
+  ClusterTotals t;
+  {
+    Reader reader = Read();
+    reader.ForEach([&](const NodeState& node) {
+      ++t.nodes;
+      GpuSet usable = node.usable();
+      if (!usable.empty()) ++t.gpu_nodes;
+      t.usable_gpus += usable.size();
+      t.free_gpus += node.free().size();
+      for (const Holding& h : node.Holdings()) {
+        if (h.kind == HoldingKind::kReserved) {
+          t.reserved_gpus += h.gpus.size();
+        } else {
+          t.held_gpus += h.gpus.size();
+        }
+        if (h.unknown_identity) t.unknown_identity_gpus += h.gpus.size();
+      }
+      if (!node.Warnings().empty()) ++t.nodes_with_warnings;
+      t.free_shapes += ShapesOf(node);
+    });
+  }
+  t.pending_pods = static_cast<int>(pending_.size());
+  return t;
+}
+
+}  // namespace topofit::model

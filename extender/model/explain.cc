@@ -1,0 +1,64 @@
+#include "extender/model/explain.h"
+
+#include <algorithm>
+#include <set>
+
+namespace topofit::model {
+
+Explanation Explain(const Pipeline& pipeline, const PodRequest& pod, std::span<const std::string> nodes) {
+  Explanation out;
+  out.pod = pod.key();
+  out.gpus = pod.gpus;
+  out.policy = std::string(ToString(pod.intent.policy));
+  if (auto min = pod.intent.EffectiveMinLink()) out.min_link = std::string(ToString(*min));
+  out.error = pod.error;
+
+  std::vector<std::string> all;
+  if (nodes.empty()) {
+    all = pipeline.model().NodeNames();
+    nodes = all;
+  }
+  std::vector<std::string_view> names(nodes.begin(), nodes.end());
+  std::vector<NodeEvaluation> evals = pipeline.Evaluate(pod, names);
+
+  auto reader = pipeline.model().Read();
+  for (const NodeEvaluation& e : evals) {
+    NodeExplanation n;
+    n.node = std::string(e.name);
+    n.code = e.status.code;
+    n.reason = e.status.reason;
+    n.score = e.score;
+    n.parts = e.parts;
+    const NodeState* node = reader.Find(e.name);
+    if (node) n.free = node->free();
+    if (e.candidate.found) {
+      n.set = e.candidate.gpus;
+      n.bandwidth_gbps = e.candidate.bandwidth_gbps();
+      if (node && node->topology() && e.candidate.gpus.size() >= 2) {
+        std::vector<int> idx = e.candidate.gpus.Indices();
+        std::set<Link> kinds;
+        Link worst{LinkClass::Self, 0};
+        for (size_t a = 0; a < idx.size(); ++a) {
+          for (size_t b = a + 1; b < idx.size(); ++b) {
+            Link l = node->topology()->link(idx[a], idx[b]);
+            kinds.insert(l);
+            if (l < worst) worst = l;
+          }
+        }
+        n.worst_link = ToString(worst);
+        for (auto it = kinds.rbegin(); it != kinds.rend(); ++it) n.links.push_back(ToString(*it));
+      }
+    }
+    out.nodes.push_back(std::move(n));
+  }
+  std::stable_sort(out.nodes.begin(), out.nodes.end(), [](const NodeExplanation& a, const NodeExplanation& b) {
+    bool pa = a.code == FilterCode::kPass, pb = b.code == FilterCode::kPass;
+    if (pa != pb) return pa;
+    if (a.score != b.score) return a.score > b.score;
+    return a.node < b.node;
+  });
+  if (!out.nodes.empty() && out.nodes.front().code == FilterCode::kPass) out.chosen = out.nodes.front().node;
+  return out;
+}
+
+}  // namespace topofit::model

@@ -1,0 +1,83 @@
+#include "extender/model/pod_intent.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace topofit::model {
+
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::string_view ToString(TopologyPolicy policy) {
+  switch (policy) {
+    case TopologyPolicy::kBestEffort: return "best-effort";
+    case TopologyPolicy::kRequired: return "required";
+    case TopologyPolicy::kNone: return "none";
+  }
+  return "?";
+}
+
+Result<PodIntent> ParsePodIntent(const std::map<std::string, std::string>& annotations) {
+  PodIntent intent;
+  std::vector<std::string> errors;
+  if (auto it = annotations.find(k8s::kTopologyPolicyAnnotation); it != annotations.end()) {
+    std::string v = Lower(Trim(it->second));
+    if (v == "best-effort" || v == "besteffort") {
+      intent.policy = TopologyPolicy::kBestEffort;
+    } else if (v == "required") {
+      intent.policy = TopologyPolicy::kRequired;
+    } else if (v == "none") {
+      intent.policy = TopologyPolicy::kNone;
+    } else {
+      errors.push_back(fmt::format("invalid {} '{}': expected best-effort, required or none",
+                                   k8s::kTopologyPolicyAnnotation, it->second));
+    }
+  }
+  if (auto it = annotations.find(k8s::kMinLinkAnnotation); it != annotations.end()) {
+    std::string_view v = Trim(it->second);
+    auto cls = ParseLinkClassName(v);
+    if (cls) {
+      intent.min_link = *cls;
+    } else {
+      errors.push_back(fmt::format("invalid {} '{}': expected NV, PIX, PXB, PHB, NODE or SYS",
+                                   k8s::kMinLinkAnnotation, it->second));
+    }
+  }
+  if (!errors.empty()) return Error{fmt::format("{}", fmt::join(errors, "; "))};
+  return intent;
+}
+
+PodRequest MakePodRequest(const k8s::PodObject& pod) {
+  PodRequest r;
+  r.uid = pod.meta.uid;
+  r.namespace_ = pod.meta.namespace_;
+  r.name = pod.meta.name;
+  r.gpus = static_cast<int>(std::clamp<int64_t>(pod.gpus, 0, 1 << 20));
+  r.priority = pod.priority;
+  auto intent = ParsePodIntent(pod.meta.annotations);
+  if (intent.ok()) {
+    r.intent = *intent;
+  } else {
+    r.error = intent.error();
+  }
+  return r;
+}
+
+}  // namespace topofit::model

@@ -1,0 +1,39 @@
+#include "extender/model/score_plugins.h"
+
+#include <algorithm>
+
+namespace topofit::model {
+
+void SetQualityScore::PreScore(CycleState& state, std::span<const NodeView> nodes,
+                               std::span<const Candidate> candidates) const {
+  uint32_t best = 0;
+  for (const Candidate& c : candidates)
+    if (c.found) best = std::max(best, c.ring_mbps);
+  state.best_ring_mbps = best;
+}
+
+double SetQualityScore::Score(const CycleState& state, const NodeView& node, const Candidate& c) const {
+  const PodRequest& pod = state.pod();
+  if (pod.gpus < 2 || pod.intent.policy == TopologyPolicy::kNone) return 1.0;
+  if (!c.found) return 0.0;
+  double s = state.best_ring_mbps == 0 ? 1.0 : double(c.ring_mbps) / state.best_ring_mbps;
+  if (!c.meets_min_link) s *= 0.5;
+  return std::clamp(s, 0.0, 1.0);
+}
+
+double PackingScore::Score(const CycleState& state, const NodeView& node, const Candidate& c) const {
+  const int usable = node.usable().size();
+  if (usable == 0) return 0.0;
+  const int used_after = usable - node.free.size() + state.pod().gpus;
+  return std::clamp(double(used_after) / usable, 0.0, 1.0);
+}
+
+double FragmentationScore::Score(const CycleState& state, const NodeView& node, const Candidate& c) const {
+  if (!node.topology() || !c.found) return 0.0;
+  const uint64_t full = state.placer().FullFuture(*node.topology(), node.usable());
+  if (full == 0) return 1.0;
+  const uint64_t loss = c.future_before > c.future_after ? c.future_before - c.future_after : 0;
+  return std::clamp(1.0 - double(loss) / double(full), 0.0, 1.0);
+}
+
+}  // namespace topofit::model

@@ -1,0 +1,168 @@
+#include "extender/model/topology_resolver.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "topology/profiles.h"
+#include "topology/topo_parser.h"
+
+namespace topofit::model {
+
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// Errors can be multi-line (parser context); a warning is one line.
+std::string FirstLine(std::string_view s) {
+  auto nl = s.find('\n');
+  return std::string(nl == std::string_view::npos ? s : s.substr(0, nl));
+}
+
+bool LooksLikeMatrix(std::string_view s) {
+  return s.find('\n') != std::string_view::npos || s.find("GPU0") != std::string_view::npos;
+}
+
+std::string Range(int n) { return n == 1 ? "GPU 0" : fmt::format("GPUs 0-{}", n - 1); }
+
+}  // namespace
+
+std::string_view ToString(TopologySource source) {
+  switch (source) {
+    case TopologySource::kNone: return "none";
+    case TopologySource::kAnnotationProfile: return "annotation-profile";
+    case TopologySource::kAnnotationMatrix: return "annotation-matrix";
+    case TopologySource::kGfdLabels: return "gfd-labels";
+    case TopologySource::kGenericFallback: return "generic-fallback";
+  }
+  return "?";
+}
+
+TopologyResolver::TopologyResolver(TopologyRegistry* registry) : registry_(registry) {}
+
+Result<std::shared_ptr<const Topology>> TopologyResolver::FromProfile(const std::string& name) {
+  std::string key = "profile:" + name;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  }
+  Result<std::shared_ptr<const Topology>> out = Error{""};
+  auto matrix = ProfileMatrix(name);
+  if (!matrix.ok()) {
+    out = Error{matrix.error()};
+  } else {
+    out = registry_->Intern(std::move(matrix).value());
+  }
+  std::lock_guard lock(mu_);
+  if (memo_.size() >= kMemoLimit) memo_.clear();
+  memo_.insert_or_assign(key, out);
+  return out;
+}
+
+Result<std::shared_ptr<const Topology>> TopologyResolver::FromText(const std::string& text) {
+  std::string key = "text:" + text;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  }
+  Result<std::shared_ptr<const Topology>> out = Error{""};
+  auto matrix = ParseTopoMatrix(text);
+  if (!matrix.ok()) {
+    out = Error{matrix.error()};
+  } else {
+    out = registry_->Intern(std::move(matrix).value());
+  }
+  std::lock_guard lock(mu_);
+  if (memo_.size() >= kMemoLimit) memo_.clear();
+  memo_.insert_or_assign(key, out);
+  return out;
+}
+
+ResolvedTopology TopologyResolver::Resolve(const k8s::NodeObject& node) {
+  ResolvedTopology r;
+  int64_t alloc = std::max<int64_t>(node.allocatable_gpus, 0);
+  if (alloc > GpuSet::kMaxGpus) {
+    r.warnings.push_back(fmt::format("{} allocatable GPUs; topofit models at most {}", alloc, GpuSet::kMaxGpus));
+    alloc = GpuSet::kMaxGpus;
+  }
+  r.allocatable = static_cast<int>(alloc);
+  if (alloc == 0) return r;
+
+  // Accepts `t` from `source` if it can describe the node; otherwise adds a warning and says no.
+  auto accept = [&](Result<std::shared_ptr<const Topology>> t, TopologySource source, std::string profile,
+                    std::string_view what) {
+    if (!t.ok()) {
+      r.warnings.push_back(fmt::format("{}: {}; falling back", what, FirstLine(t.error())));
+      return false;
+    }
+    int count = (*t)->gpu_count();
+    if (count < alloc) {
+      r.warnings.push_back(fmt::format("{} describes {} GPUs but the node has {} allocatable; falling back",
+                                       what, count, alloc));
+      return false;
+    }
+    if (count > alloc) {
+      r.warnings.push_back(fmt::format("{} describes {} GPUs but the node has {} allocatable; using {}", what,
+                                       count, alloc, Range(r.allocatable)));
+    }
+    r.topology = *t;
+    r.source = source;
+    r.profile = std::move(profile);
+    r.usable = GpuSet::FirstN(r.allocatable);
+    return true;
+  };
+
+  const auto& ann = node.meta.annotations;
+  if (auto it = ann.find(k8s::kTopologyAnnotation); it != ann.end() && !Trim(it->second).empty()) {
+    std::string_view value = Trim(it->second);
+    if (LooksLikeMatrix(value)) {
+      if (accept(FromText(it->second), TopologySource::kAnnotationMatrix, "",
+                 fmt::format("{} (topo matrix)", k8s::kTopologyAnnotation)))
+        return r;
+    } else {
+      std::string name = Lower(value);
+      if (accept(FromProfile(name), TopologySource::kAnnotationProfile, name,
+                 fmt::format("{} '{}'", k8s::kTopologyAnnotation, value)))
+        return r;
+    }
+  }
+
+  const auto& labels = node.meta.labels;
+  if (auto it = labels.find(k8s::kGfdProductLabel); it != labels.end() && !Trim(it->second).empty()) {
+    int count = r.allocatable;
+    if (auto c = labels.find(k8s::kGfdCountLabel); c != labels.end()) {
+      std::string_view v = Trim(c->second);
+      int parsed = 0;
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
+      if (ec == std::errc() && end == v.data() + v.size() && parsed > 0) {
+        count = parsed;
+      } else {
+        r.warnings.push_back(fmt::format("label {} '{}' is not a GPU count; using allocatable {}",
+                                         k8s::kGfdCountLabel, c->second, r.allocatable));
+      }
+    }
+    std::string name = ProfileForProduct(Trim(it->second), count);
+    if (accept(FromProfile(name), TopologySource::kGfdLabels, name,
+               fmt::format("GFD labels ({} x{} -> {})", Trim(it->second), count, name)))
+      return r;
+  }
+
+  std::string generic = fmt::format("generic-pcie-{}", r.allocatable);
+  if (accept(FromProfile(generic), TopologySource::kGenericFallback, generic, generic)) return r;
+  return r;  // No topology at all: the node has no usable GPUs (the warning says why).
+}
+
+}  // namespace topofit::model
