@@ -21,7 +21,7 @@ const SchedulerName = "topofit-scheduler"
 
 // Options choose what a Cluster runs.
 type Options struct {
-	// SchedulerConfig is a KubeSchedulerConfiguration file; default testdata/scheduler-config.yaml.
+	// SchedulerConfig is a KubeSchedulerConfiguration file; default manifests/base/scheduler-config.yaml.
 	SchedulerConfig string
 	// Extender serves the extender verbs (FakeExtender, TopofitExtender); nil runs none (the
 	// scheduler's calls to it then fail).
@@ -123,7 +123,7 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 	}
 	src := opts.SchedulerConfig
 	if src == "" {
-		src = filepath.Join(ModuleRoot(), "testdata", "scheduler-config.yaml")
+		src = filepath.Join(ModuleRoot(), "..", "..", "manifests", "base", "scheduler-config.yaml") // the deployed config
 	}
 	rendered := filepath.Join(c.Dir, "scheduler-config.yaml")
 	if err := RenderSchedulerConfig(src, rendered, c.Kubeconfig("kube-scheduler"), c.ExtenderAddr); err != nil {
