@@ -1,0 +1,83 @@
+// Explain: every node's verdict, candidate set, bandwidth, links and score parts - without changes.
+#include "extender/model/explain.h"
+
+#include <doctest/doctest.h>
+
+#include "extender/model/cluster_model.h"
+#include "extender/model/model_test_util.h"
+
+namespace topofit::model {
+namespace {
+
+using testing::MakeNode;
+using testing::MakePod;
+using testing::Request;
+using testing::Required;
+
+TEST_CASE("explain: verdicts, sets, bandwidth and links for every node, best first") {
+  ClusterModel model;
+  Pipeline pipeline(&model);
+  model.ApplyNode(MakeNode("dgx", 8, "dgx1-v100"));
+  model.ApplyNode(MakeNode("pcie", 8, "pcie-8-dual-socket"));
+  model.ApplyNode(MakeNode("small", 2, "phb-2-workstation"));
+  Explanation e = Explain(pipeline, Request("p", 4));
+  CHECK(e.pod == "default/pod-p");
+  CHECK(e.gpus == 4);
+  CHECK(e.policy == "best-effort");
+  CHECK(e.min_link.empty());
+  REQUIRE(e.nodes.size() == 3);
+  CHECK(e.nodes[0].node == "dgx");
+  REQUIRE(e.chosen);
+  CHECK(*e.chosen == "dgx");
+  const NodeExplanation& dgx = e.nodes[0];
+  CHECK(dgx.code == FilterCode::kPass);
+  REQUIRE(dgx.set);
+  CHECK(dgx.set->size() == 4);
+  CHECK(dgx.bandwidth_gbps > 0);
+  CHECK(dgx.worst_link.rfind("NV", 0) == 0);
+  CHECK_FALSE(dgx.links.empty());
+  CHECK(dgx.parts.size() == 3);
+  CHECK(dgx.score > e.nodes[1].score);
+  const NodeExplanation& small = e.nodes[2];
+  CHECK(small.node == "small");
+  CHECK(small.code == FilterCode::kUnresolvable);
+  CHECK(small.reason == "4 GPUs requested, node has 2");
+  CHECK_FALSE(small.set);
+  CHECK(small.score == 0);
+}
+
+TEST_CASE("explain: a given node list, unknown names and annotation errors") {
+  ClusterModel model;
+  Pipeline pipeline(&model);
+  model.ApplyNode(MakeNode("pcie", 4, "pcie-4-single-socket"));
+  std::vector<std::string> names{"pcie", "ghost"};
+  Explanation e = Explain(pipeline, Request("p", 2, Required()), names);
+  CHECK(e.policy == "required");
+  CHECK(e.min_link == "NV");
+  REQUIRE(e.nodes.size() == 2);
+  CHECK(e.nodes[0].reason == "unknown node");  // Sorted by name among failures.
+  CHECK(e.nodes[1].reason == "required: no NVLink-connected set of 2 on this node");
+  CHECK_FALSE(e.chosen);
+  Explanation bad = Explain(pipeline, Request("p", 2, {{k8s::kMinLinkAnnotation, "fast"}}), names);
+  CHECK(bad.error == "invalid topofit.io/min-link 'fast': expected NV, PIX, PXB, PHB, NODE or SYS");
+  for (const auto& n : bad.nodes) CHECK(n.code == FilterCode::kUnresolvable);
+}
+
+TEST_CASE("explain: does not change the model") {
+  ClusterModel model;
+  Pipeline pipeline(&model);
+  model.ApplyNode(MakeNode("dgx", 8, "dgx1-v100"));
+  model.ApplyPod(MakePod("a", 2, "dgx", "0,1"));
+  uint64_t version = model.Read().Find("dgx")->version();
+  auto before = model.Node("dgx");
+  for (int k = 1; k <= 8; ++k) (void)Explain(pipeline, Request("p" + std::to_string(k), k));
+  auto after = model.Node("dgx");
+  CHECK(after->free == before->free);
+  CHECK(after->pods.size() == 1);
+  CHECK(model.Read().Find("dgx")->version() == version);
+  CHECK(model.Totals().reserved_gpus == 0);
+  CHECK_FALSE(model.PodByUid("p4"));
+}
+
+}  // namespace
+}  // namespace topofit::model

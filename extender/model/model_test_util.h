@@ -1,0 +1,52 @@
+#pragma once
+// Builders shared by the model tests: k8s objects as the decoders would produce them.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "extender/k8s/objects.h"
+#include "extender/model/pod_intent.h"
+
+namespace topofit::model::testing {
+
+inline k8s::NodeObject MakeNode(const std::string& name, int gpus, const std::string& topology = "",
+                                std::map<std::string, std::string> labels = {}) {
+  k8s::NodeObject n;
+  n.meta.name = name;
+  n.meta.uid = "node-" + name;
+  n.allocatable_gpus = gpus;
+  n.capacity_gpus = gpus;
+  n.meta.labels = std::move(labels);
+  if (!topology.empty()) n.meta.annotations[k8s::kTopologyAnnotation] = topology;
+  return n;
+}
+
+inline k8s::PodObject MakePod(const std::string& uid, int gpus, const std::string& node = "",
+                              const std::string& gpu_ids = "", int32_t priority = 0,
+                              std::map<std::string, std::string> annotations = {}) {
+  k8s::PodObject p;
+  p.meta.uid = uid;
+  p.meta.name = "pod-" + uid;
+  p.meta.namespace_ = "default";
+  p.meta.annotations = std::move(annotations);
+  if (!gpu_ids.empty()) p.meta.annotations[k8s::kGpuIdsAnnotation] = gpu_ids;
+  p.gpus = gpus;
+  p.node_name = node;
+  p.phase = node.empty() ? "Pending" : "Running";
+  p.priority = priority;
+  return p;
+}
+
+inline PodRequest Request(const std::string& uid, int gpus, std::map<std::string, std::string> annotations = {},
+                          int32_t priority = 0) {
+  return MakePodRequest(MakePod(uid, gpus, "", "", priority, std::move(annotations)));
+}
+
+inline std::map<std::string, std::string> Required(const std::string& min_link = "") {
+  std::map<std::string, std::string> a{{k8s::kTopologyPolicyAnnotation, "required"}};
+  if (!min_link.empty()) a[k8s::kMinLinkAnnotation] = min_link;
+  return a;
+}
+
+}  // namespace topofit::model::testing
