@@ -10,6 +10,8 @@ set -euo pipefail
 bin=${1:?usage: $0 TOPOFIT_BINARY DOCKERFILE}
 dockerfile=${2:?usage: $0 TOPOFIT_BINARY DOCKERFILE}
 command -v dpkg >/dev/null || { echo "skip: dpkg not available"; exit 0; }
+libs=$(ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }') || { echo "FAIL: ldd $bin" >&2; exit 1; }
+[ -n "$libs" ] || { echo "FAIL: ldd lists no libraries for $bin" >&2; exit 1; }
 
 listed=$(sed -n '/# runtime-packages-begin/,/# runtime-packages-end/p' "$dockerfile" |
          grep -v '#' | tr -d '\\' | xargs -n1 | sort -u)
@@ -45,6 +47,6 @@ while read -r soname path; do
   else
     echo "FAIL: $soname <- $owner is not installed by the Dockerfile's runtime stage" >&2; status=1
   fi
-done < <(ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }')
+done <<< "$libs"
 [ $status -eq 0 ] && echo "PASS: every library of $(basename "$bin") is in the runtime image"
 exit $status
