@@ -1,0 +1,78 @@
+#include "extender/kube/live_cluster.h"
+
+#include <cstdio>
+
+namespace topofit::kube {
+namespace {
+
+LogFn OrStderr(LogFn log) {
+  if (log) return log;
+  return [](const std::string& msg) { std::fprintf(stderr, "topofit: kube: %s\n", msg.c_str()); };
+}
+
+ReflectorOptions WatchOptions(const LiveOptions& o, const char* kind, const char* path,
+                              const char* selector) {
+  ReflectorOptions r;
+  r.kind = kind;
+  r.path = path;
+  r.field_selector = selector;
+  r.page_size = o.page_size;
+  r.backoff_initial = o.backoff_initial;
+  r.backoff_max = o.backoff_max;
+  r.watch_timeout_min = o.watch_timeout_min;
+  r.read_slack = o.read_slack;
+  LogFn log = OrStderr(o.log);
+  r.log = [log, kind = std::string(kind)](const std::string& msg) { log("watch " + kind + ": " + msg); };
+  return r;
+}
+
+}  // namespace
+
+Result<ClusterConfig> ResolveClusterConfig(const LiveOptions& options) {
+  if (!options.kubeconfig.empty()) return LoadKubeconfig(options.kubeconfig, options.context);
+  if (options.in_cluster) return InClusterConfig(options.secrets_dir);
+  return Error{"no API server: give --kubeconfig or run in a pod (--in-cluster)"};
+}
+
+Result<std::unique_ptr<LiveCluster>> LiveCluster::Start(const LiveOptions& options, ClusterSink& sink) {
+  return Start(options, sink, nullptr);
+}
+
+Result<std::unique_ptr<LiveCluster>> LiveCluster::Start(const LiveOptions& options,
+                                                        std::unique_ptr<ClusterSink> sink) {
+  ClusterSink& ref = *sink;
+  return Start(options, ref, std::move(sink));
+}
+
+Result<std::unique_ptr<LiveCluster>> LiveCluster::Start(const LiveOptions& options, ClusterSink& sink,
+                                                        std::unique_ptr<ClusterSink> owned) {
+  auto cfg = ResolveClusterConfig(options);
+  if (!cfg.ok()) return Error{cfg.error()};
+  auto api = ApiClient::Create(std::move(*cfg), options.api);
+  if (!api.ok()) return Error{api.error()};
+  std::unique_ptr<LiveCluster> live(new LiveCluster(std::move(*api), sink, std::move(owned), options));
+  live->nodes_->Start();
+  live->pods_->Start(live->nodes_.get());
+  return live;
+}
+
+LiveCluster::LiveCluster(std::unique_ptr<ApiClient> api, ClusterSink& sink,
+                         std::unique_ptr<ClusterSink> owned, const LiveOptions& options)
+    : owned_sink_(std::move(owned)),
+      api_(std::move(api)),
+      writer_(*api_),
+      node_store_(sink, OrStderr(options.log)),
+      pod_store_(sink, OrStderr(options.log)) {
+  nodes_ = std::make_unique<Reflector>(*api_, node_store_, WatchOptions(options, "nodes", "/api/v1/nodes", ""));
+  pods_ = std::make_unique<Reflector>(*api_, pod_store_,
+                                      WatchOptions(options, "pods", "/api/v1/pods", kLivePodFieldSelector));
+}
+
+LiveCluster::~LiveCluster() { Stop(); }
+
+void LiveCluster::Stop() {
+  pods_->Stop();
+  nodes_->Stop();
+}
+
+}  // namespace topofit::kube
