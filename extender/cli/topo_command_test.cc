@@ -1,0 +1,159 @@
+// Runs the built `topofit topo` and checks what it prints and its exit status.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "topology/profiles.h"
+
+namespace {
+
+struct Run {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+// A fresh file name under TMPDIR (the file exists and is empty).
+std::string TempPath(const char* suffix) {
+  const char* dir = std::getenv("TMPDIR");
+  std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/topofit-topo-XXXXXX" + suffix;
+  int fd = mkstemps(tmpl.data(), static_cast<int>(std::string(suffix).size()));
+  REQUIRE(fd >= 0);
+  close(fd);
+  return tmpl;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Runs `topofit <args>` through the shell (args are trusted test strings), capturing stdout and stderr.
+Run Topofit(const std::string& args) {
+  std::string err_path = TempPath(".err");
+  std::string cmd = std::string("'") + TOPOFIT_BINARY + "' " + args + " 2>'" + err_path + "'";
+  Run r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) r.out.append(buf, n);
+  int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = Slurp(err_path);
+  std::remove(err_path.c_str());
+  return r;
+}
+
+std::string Fixture(const std::string& name) { return std::string("'") + TOPOFIT_FIXTURES_DIR + "/topo/" + name + "'"; }
+
+nlohmann::json Json(const Run& r) {
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  REQUIRE_MESSAGE(!j.is_discarded(), r.out);
+  REQUIRE(j.is_object());
+  return j;
+}
+
+TEST_CASE("topo --json on the p4d fixture: links, bandwidths, NUMA, best sets") {
+  nlohmann::json j = Json(Topofit("topo --json " + Fixture("p4d-24xlarge.txt")));
+  CHECK(j["gpu_count"] == 8);
+  CHECK(j["nic_count"] == 0);
+  REQUIRE(j["links"].size() == 8);
+  CHECK(j["links"][0][0] == "X");
+  CHECK(j["links"][0][1] == "NV12");
+  CHECK(j["links"][7][3] == "NV12");
+  CHECK(j["bandwidth_gbps"][0][0] == 0);
+  CHECK(j["bandwidth_gbps"][2][5].get<double>() == doctest::Approx(300.0));
+  CHECK(j["numa"][0] == 0);
+  CHECK(j["numa"][5] == 1);
+  CHECK(j["nvswitch"] == true);
+  for (int k = 1; k <= 8; ++k) {
+    const auto& set = j["best_sets"][std::to_string(k)];
+    REQUIRE(set.is_array());
+    CHECK(set.size() == static_cast<size_t>(k));
+  }
+  CHECK(j["best_set_bandwidth_gbps"]["4"].get<double>() == doctest::Approx(300.0));
+}
+
+TEST_CASE("topo --json on the DGX-1 fixture: SYS pairs, unknown NUMA, the PIX NIC, an NV2 pair first") {
+  nlohmann::json j = Json(Topofit("topo --json " + Fixture("dgx1-v100-hybrid-cube-mesh.txt")));
+  CHECK(j["gpu_count"] == 8);
+  CHECK(j["nic_count"] == 1);
+  CHECK(j["nics"][0] == "mlx5_0");
+  CHECK(j["links"][0][5] == "SYS");
+  CHECK(j["links"][1][2] == "NV2");
+  CHECK(j["numa"][3].is_null());
+  CHECK(j["nearest_nics"][2] == nlohmann::json::array({"mlx5_0"}));
+  CHECK(j["gpu_nic_links"][2][0] == "PIX");
+  const auto& pair = j["best_sets"]["2"];
+  REQUIRE(pair.size() == 2);
+  CHECK(j["links"][pair[0].get<int>()][pair[1].get<int>()] == "NV2");
+  CHECK(j["bandwidth_gbps"][0][5].get<double>() < j["bandwidth_gbps"][0][1].get<double>());
+}
+
+TEST_CASE("topo reads stdin and prints a readable summary") {
+  Run r = Topofit("topo - < " + Fixture("dgx-a100-10nic.txt"));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out.find("<stdin>: 8 GPUs, 10 NICs, NVSwitch fabric") != std::string::npos);
+  CHECK(r.out.find("nearest NIC NIC0,NIC1 (PXB)") != std::string::npos);
+  CHECK(r.out.find("NUMA node 3") != std::string::npos);
+  CHECK(r.out.find("k=8") != std::string::npos);
+  CHECK(r.out.find("300.0") != std::string::npos);
+}
+
+TEST_CASE("malformed input: exit status 2 and the line/column message on stderr") {
+  std::string path = TempPath(".txt");
+  {
+    std::ofstream out(path);
+    out << "        GPU0    GPU1\nGPU0     X      NV2\nGPU1    NV1      X\n";
+  }
+  Run r = Topofit("topo --json '" + path + "'");
+  std::remove(path.c_str());
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("line 3, column 9: expected 'NV2' between GPU1 and GPU0") != std::string::npos);
+
+  Run missing = Topofit("topo /nonexistent/topo.txt");
+  CHECK(missing.status == 2);
+  CHECK(missing.err.find("cannot open") != std::string::npos);
+
+  Run empty = Topofit("topo - < /dev/null");
+  CHECK(empty.status == 2);
+  CHECK(empty.err.find("line 1, column 1: expected a header row") != std::string::npos);
+}
+
+TEST_CASE("--profile and --list-profiles") {
+  Run list = Topofit("topo --list-profiles");
+  REQUIRE(list.status == 0);
+  for (const auto& p : topofit::ListProfiles()) {
+    CAPTURE(p.name);
+    CHECK(list.out.find(p.name) != std::string::npos);
+  }
+  nlohmann::json h100 = Json(Topofit("topo --profile hgx-h100-8 --json"));
+  CHECK(h100["gpu_count"] == 8);
+  CHECK(h100["nic_count"] == 8);
+  CHECK(h100["links"][0][7] == "NV18");
+  CHECK(h100["nearest_nics"][5] == nlohmann::json::array({"NIC5"}));
+  nlohmann::json generic = Json(Topofit("topo --profile generic-pcie-12 --json"));
+  CHECK(generic["gpu_count"] == 12);
+  CHECK(generic["links"][3][11] == "NODE");
+  CHECK(generic["best_sets"]["12"].size() == 12);
+
+  Run unknown = Topofit("topo --profile dgx-9000");
+  CHECK(unknown.status == 2);
+  CHECK(unknown.err.find("unknown profile 'dgx-9000'") != std::string::npos);
+  CHECK(unknown.err.find("hgx-a100-8") != std::string::npos);
+
+  Run neither = Topofit("topo");
+  CHECK(neither.status == 2);
+}
+
+}  // namespace
