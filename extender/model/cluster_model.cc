@@ -85,6 +85,7 @@ void ClusterModel::ApplyNode(const k8s::NodeObject& node) {
   auto it = nodes_.find(name);
   if (it != nodes_.end()) {
     for (Holding& h : it->second->Holdings()) fresh->Upsert(std::move(h));
+    by_name_.Put(fresh.get());
     it->second = std::move(fresh);
   } else {
     std::vector<Holding> parked;
@@ -96,6 +97,7 @@ void ClusterModel::ApplyNode(const k8s::NodeObject& node) {
       }
     }
     for (Holding& h : parked) fresh->Upsert(std::move(h));
+    by_name_.Put(fresh.get());
     nodes_.emplace(name, std::move(fresh));
   }
   node_inputs_.insert_or_assign(name, std::move(inputs));
@@ -107,6 +109,7 @@ void ClusterModel::DeleteNode(std::string_view name) {
   if (it == nodes_.end()) return;
   std::vector<Holding> holdings = it->second->Holdings();
   std::string key(name);
+  by_name_.Erase(name);
   nodes_.erase(it);
   node_inputs_.erase(key);
   std::lock_guard ilock(index_mu_);
@@ -306,10 +309,9 @@ void ClusterModel::Reader::MaybeExpire(const NodeState& node) const {
 }
 
 const NodeState* ClusterModel::Reader::Find(std::string_view name) const {
-  auto it = model_->nodes_.find(name);
-  if (it == model_->nodes_.end()) return nullptr;
-  MaybeExpire(*it->second);
-  return it->second.get();
+  const NodeState* node = model_->by_name_.Find(name);
+  if (node) MaybeExpire(*node);
+  return node;
 }
 
 FreeShapes ClusterModel::ShapesOf(const NodeState& node) const {

@@ -32,6 +32,7 @@
 #include "extender/model/clock.h"
 #include "extender/model/free_shapes.h"
 #include "extender/model/model_views.h"
+#include "extender/model/node_index.h"
 #include "extender/model/node_state.h"
 #include "extender/model/pending_pods.h"
 #include "extender/model/pod_intent.h"
@@ -138,6 +139,7 @@ class ClusterModel {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
   std::unordered_map<std::string, std::shared_ptr<NodeState>, SvHash, std::equal_to<>> nodes_;
+  NodeIndex by_name_;  // The same nodes, for the hot-path lookup.
   // The inputs the spec was resolved from, to skip re-resolving unchanged nodes (heartbeats).
   std::unordered_map<std::string, std::string, SvHash, std::equal_to<>> node_inputs_;
 

@@ -23,6 +23,10 @@ std::string SetPhrase(int k, LinkClass min_link) {
 FilterStatus GpuCountFilter::Filter(const CycleState& state, const NodeView& node) const {
   const int k = state.pod().gpus;
   const GpuSet usable = node.usable();
+  if (!state.wants_reasons()) {
+    if (usable.empty() || k > usable.size()) return {FilterCode::kUnresolvable, {}};
+    return k > node.free.size() ? FilterStatus{FilterCode::kFail, {}} : FilterStatus::Pass();
+  }
   if (usable.empty()) return FilterStatus::Unresolvable(fmt::format("{} requested, node has none", Gpus(k)));
   if (k > usable.size()) return FilterStatus::Unresolvable(fmt::format("{} requested, node has {}", Gpus(k), usable.size()));
   if (k > node.free.size()) return FilterStatus::Fail(fmt::format("{} requested, {}", Gpus(k), FreeList(node.free)));
@@ -34,9 +38,13 @@ FilterStatus TopologyRequirementFilter::Filter(const CycleState& state, const No
   if (pod.intent.policy != TopologyPolicy::kRequired || pod.gpus < 2 || !node.topology()) return FilterStatus::Pass();
   const LinkClass min = *pod.intent.EffectiveMinLink();
   if (!state.CandidateFor(node, node.usable()).found) {
+    if (!state.wants_reasons()) return {FilterCode::kUnresolvable, {}};
     return FilterStatus::Unresolvable(fmt::format("required: no {} on this node", SetPhrase(pod.gpus, min)));
   }
-  if (!state.CandidateFor(node).found) return FilterStatus::Fail(fmt::format("no {} free", SetPhrase(pod.gpus, min)));
+  if (!state.CandidateFor(node).found) {
+    if (!state.wants_reasons()) return {FilterCode::kFail, {}};
+    return FilterStatus::Fail(fmt::format("no {} free", SetPhrase(pod.gpus, min)));
+  }
   return FilterStatus::Pass();
 }
 

@@ -25,7 +25,12 @@ std::string_view ToString(HoldingKind kind) {
 }
 
 NodeState::NodeState(std::string name, ResolvedTopology spec)
-    : name_(std::move(name)), spec_(std::move(spec)), free_(spec_.usable.mask()), next_expiry_(kNever) {}
+    : free_(spec.usable.mask()),
+      next_expiry_(kNever),
+      usable_(spec.usable),
+      topology_(spec.topology.get()),
+      name_(std::move(name)),
+      spec_(std::move(spec)) {}
 
 void NodeState::RecountLocked() {
   const GpuSet usable = spec_.usable;

@@ -30,7 +30,7 @@ double PackingScore::Score(const CycleState& state, const NodeView& node, const 
 
 double FragmentationScore::Score(const CycleState& state, const NodeView& node, const Candidate& c) const {
   if (!node.topology() || !c.found) return 0.0;
-  const uint64_t full = state.placer().FullFuture(*node.topology(), node.usable());
+  const uint64_t full = state.FullFuture(node);
   if (full == 0) return 1.0;
   const uint64_t loss = c.future_before > c.future_after ? c.future_before - c.future_after : 0;
   return std::clamp(1.0 - double(loss) / double(full), 0.0, 1.0);

@@ -1,0 +1,40 @@
+#pragma once
+// NodeIndex: name -> NodeState lookup for the hot path (filter and prioritize look up every node of
+// a request, up to 5,000 per call).
+//
+// Open addressing with linear probing over a flat array of {hash, node} slots: a lookup is one probe
+// into a cache-resident array plus the NodeState itself, which the caller reads next anyway (its
+// name and free mask share a cache line). Not synchronised: ClusterModel mutates it only under its
+// exclusive lock and reads it under the shared lock. Does not own the nodes.
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace topofit::model {
+
+class NodeState;
+
+class NodeIndex {
+ public:
+  static uint64_t Hash(std::string_view s);
+
+  NodeState* Find(std::string_view name) const;
+  // Inserts, or replaces the node with the same name.
+  void Put(NodeState* node);
+  void Erase(std::string_view name);
+  size_t size() const { return size_; }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    NodeState* node = nullptr;  // nullptr: empty.
+  };
+  void Grow();
+  size_t mask() const { return slots_.size() - 1; }
+
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
+};
+
+}  // namespace topofit::model
