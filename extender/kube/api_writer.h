@@ -7,9 +7,10 @@
 // it reads the pod back and reports success if the pod is already bound to `node` (a bind retried
 // after its reply was lost), otherwise an Error with the Status message ("409: pod p is already
 // assigned to node n"). The caller releases its reservation on any Error. Thread-safe; borrows the
-// ApiClient, which must outlive it.
+// ApiClient (which must then outlive it) or shares it.
 
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include "extender/k8s/kube_writer.h"
@@ -21,6 +22,7 @@ namespace topofit::kube {
 class ApiWriter final : public k8s::KubeWriter {
  public:
   explicit ApiWriter(ApiClient& api) : api_(api) {}
+  explicit ApiWriter(std::shared_ptr<ApiClient> api) : api_(*api), owned_(std::move(api)) {}
 
   Status PatchPodAnnotation(const std::string& namespace_, const std::string& name, const std::string& key,
                             const std::string& value) override;
@@ -29,6 +31,7 @@ class ApiWriter final : public k8s::KubeWriter {
 
  private:
   ApiClient& api_;
+  std::shared_ptr<ApiClient> owned_;
 };
 
 // "/api/v1/namespaces/<ns>/pods/<name>" with both parts percent-encoded.

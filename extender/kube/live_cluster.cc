@@ -34,38 +34,52 @@ Result<ClusterConfig> ResolveClusterConfig(const LiveOptions& options) {
   return Error{"no API server: give --kubeconfig or run in a pod (--in-cluster)"};
 }
 
-Result<std::unique_ptr<LiveCluster>> LiveCluster::Start(const LiveOptions& options, ClusterSink& sink) {
-  return Start(options, sink, nullptr);
-}
-
-Result<std::unique_ptr<LiveCluster>> LiveCluster::Start(const LiveOptions& options,
-                                                        std::unique_ptr<ClusterSink> sink) {
-  ClusterSink& ref = *sink;
-  return Start(options, ref, std::move(sink));
-}
-
-Result<std::unique_ptr<LiveCluster>> LiveCluster::Start(const LiveOptions& options, ClusterSink& sink,
-                                                        std::unique_ptr<ClusterSink> owned) {
+Result<std::shared_ptr<ApiClient>> ConnectApi(const LiveOptions& options) {
   auto cfg = ResolveClusterConfig(options);
   if (!cfg.ok()) return Error{cfg.error()};
   auto api = ApiClient::Create(std::move(*cfg), options.api);
   if (!api.ok()) return Error{api.error()};
-  std::unique_ptr<LiveCluster> live(new LiveCluster(std::move(*api), sink, std::move(owned), options));
-  live->nodes_->Start();
-  live->pods_->Start(live->nodes_.get());
+  return std::shared_ptr<ApiClient>(std::move(*api));
+}
+
+Result<std::unique_ptr<LiveCluster>> LiveCluster::Start(const LiveOptions& options, ClusterSink& sink) {
+  auto api = ConnectApi(options);
+  if (!api.ok()) return Error{api.error()};
+  std::unique_ptr<LiveCluster> live(new LiveCluster(std::move(*api), sink, nullptr, options));
+  live->Launch();
   return live;
 }
 
-LiveCluster::LiveCluster(std::unique_ptr<ApiClient> api, ClusterSink& sink,
+std::unique_ptr<LiveCluster> LiveCluster::Start(const LiveOptions& options, std::shared_ptr<ApiClient> api,
+                                                std::unique_ptr<ClusterSink> sink) {
+  ClusterSink& ref = *sink;
+  std::unique_ptr<LiveCluster> live(new LiveCluster(std::move(api), ref, std::move(sink), options));
+  live->Launch();
+  return live;
+}
+
+LiveCluster::LiveCluster(std::shared_ptr<ApiClient> api, ClusterSink& sink,
                          std::unique_ptr<ClusterSink> owned, const LiveOptions& options)
     : owned_sink_(std::move(owned)),
       api_(std::move(api)),
       writer_(*api_),
+      on_ready_(options.on_ready),
       node_store_(sink, OrStderr(options.log)),
       pod_store_(sink, OrStderr(options.log)) {
-  nodes_ = std::make_unique<Reflector>(*api_, node_store_, WatchOptions(options, "nodes", "/api/v1/nodes", ""));
+  auto synced = [this] { OnSynced(); };
+  nodes_ = std::make_unique<Reflector>(*api_, node_store_, WatchOptions(options, "nodes", "/api/v1/nodes", ""),
+                                       synced);
   pods_ = std::make_unique<Reflector>(*api_, pod_store_,
-                                      WatchOptions(options, "pods", "/api/v1/pods", kLivePodFieldSelector));
+                                      WatchOptions(options, "pods", "/api/v1/pods", kLivePodFieldSelector), synced);
+}
+
+void LiveCluster::Launch() {
+  nodes_->Start();
+  pods_->Start(nodes_.get());
+}
+
+void LiveCluster::OnSynced() {
+  if (ready() && on_ready_ && !ready_fired_.exchange(true)) on_ready_();
 }
 
 LiveCluster::~LiveCluster() { Stop(); }

@@ -11,6 +11,7 @@
 // watch keeps serving the last state while it reconnects). Scheduler calls read the model and never
 // wait on the watch threads. Stop() (or the destructor) ends both threads promptly.
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -40,19 +41,23 @@ struct LiveOptions {
   std::chrono::milliseconds read_slack{30000};
   int page_size = 500;
   LogFn log;  // nullptr: stderr.
+  // Called once, from a watch thread, when ready() turns true (e.g. the server's SetReady).
+  std::function<void()> on_ready;
 };
 
 // The ClusterConfig LiveOptions point at (kubeconfig file or in-cluster).
 Result<ClusterConfig> ResolveClusterConfig(const LiveOptions& options);
+// A client for that API server, to share between the LiveCluster and the bind path's ApiWriter.
+Result<std::shared_ptr<ApiClient>> ConnectApi(const LiveOptions& options);
 
 class LiveCluster {
  public:
   // Connects lazily: Start() returns once the threads run; errors here are configuration errors
   // (unreadable kubeconfig, bad PEM). API server failures are retried by the threads.
   static Result<std::unique_ptr<LiveCluster>> Start(const LiveOptions& options, ClusterSink& sink);
-  // Same, owning the sink (an adapter such as ModelSink).
-  static Result<std::unique_ptr<LiveCluster>> Start(const LiveOptions& options,
-                                                    std::unique_ptr<ClusterSink> sink);
+  // Same with a client from ConnectApi(), owning the sink (an adapter such as ModelSink).
+  static std::unique_ptr<LiveCluster> Start(const LiveOptions& options, std::shared_ptr<ApiClient> api,
+                                            std::unique_ptr<ClusterSink> sink);
   ~LiveCluster();
 
   bool ready() const { return nodes_->synced() && pods_->synced(); }
@@ -64,15 +69,17 @@ class LiveCluster {
   const Reflector& pod_reflector() const { return *pods_; }
 
  private:
-  LiveCluster(std::unique_ptr<ApiClient> api, ClusterSink& sink, std::unique_ptr<ClusterSink> owned,
+  LiveCluster(std::shared_ptr<ApiClient> api, ClusterSink& sink, std::unique_ptr<ClusterSink> owned,
               const LiveOptions& options);
+  void Launch();
+  void OnSynced();
 
-  static Result<std::unique_ptr<LiveCluster>> Start(const LiveOptions& options, ClusterSink& sink,
-                                                    std::unique_ptr<ClusterSink> owned);
 
   std::unique_ptr<ClusterSink> owned_sink_;  // Before the stores: outlives the threads using it.
-  std::unique_ptr<ApiClient> api_;
+  std::shared_ptr<ApiClient> api_;
   ApiWriter writer_;
+  std::function<void()> on_ready_;
+  std::atomic<bool> ready_fired_{false};
   NodeStore node_store_;
   PodStore pod_store_;
   std::unique_ptr<Reflector> nodes_;

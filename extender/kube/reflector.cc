@@ -8,8 +8,9 @@
 
 namespace topofit::kube {
 
-Reflector::Reflector(ApiClient& api, ReflectorStore& store, ReflectorOptions options)
-    : api_(api), store_(store), options_(std::move(options)) {}
+Reflector::Reflector(ApiClient& api, ReflectorStore& store, ReflectorOptions options,
+                     std::function<void()> on_synced)
+    : api_(api), store_(store), options_(std::move(options)), on_synced_(std::move(on_synced)) {}
 
 Reflector::~Reflector() { Stop(); }
 
@@ -112,6 +113,7 @@ Result<std::string> Reflector::List() {
   store_.Replace(items);
   lists_.fetch_add(1);
   synced_.store(true, std::memory_order_release);
+  if (on_synced_) on_synced_();
   return rv;
 }
 

@@ -53,7 +53,9 @@ struct ReflectorOptions {
 
 class Reflector {
  public:
-  Reflector(ApiClient& api, ReflectorStore& store, ReflectorOptions options);
+  // on_synced, if set, is called from the reflector's thread after every completed list.
+  Reflector(ApiClient& api, ReflectorStore& store, ReflectorOptions options,
+            std::function<void()> on_synced = nullptr);
   ~Reflector();  // Stops.
   Reflector(const Reflector&) = delete;
   Reflector& operator=(const Reflector&) = delete;
@@ -80,6 +82,7 @@ class Reflector {
   ApiClient& api_;
   ReflectorStore& store_;
   const ReflectorOptions options_;
+  const std::function<void()> on_synced_;
   std::thread thread_;
   StreamHandle handle_;
   std::mutex mu_;

@@ -25,9 +25,10 @@ class ModelSink final : public ClusterSink {
   model::ClusterModel& model_;
 };
 
-inline Result<std::unique_ptr<LiveCluster>> StartLiveCluster(const LiveOptions& options,
-                                                             model::ClusterModel& model) {
-  return LiveCluster::Start(options, std::make_unique<ModelSink>(model));
+// `api` from ConnectApi(options), shared with the ApiWriter given to the server.
+inline std::unique_ptr<LiveCluster> StartLiveCluster(const LiveOptions& options, std::shared_ptr<ApiClient> api,
+                                                     model::ClusterModel& model) {
+  return LiveCluster::Start(options, std::move(api), std::make_unique<ModelSink>(model));
 }
 
 }  // namespace topofit::kube
