@@ -1,0 +1,117 @@
+// `topofit serve`: the kube-scheduler extender over HTTP. Cluster source: --snapshot FILE (what
+// `kubectl get nodes,pods -A -o json|yaml` prints), else the embedded demo cluster. The next issue
+// adds --kubeconfig (list + watch); the model is built so that watch events are just more writers.
+#include <fmt/format.h>
+
+#include <csignal>
+#include <cstdio>
+
+#include "extender/cli/command.h"
+#include "extender/k8s/demo_cluster.h"
+#include "extender/k8s/snapshot.h"
+#include "extender/server/extender_app.h"
+
+namespace topofit::cli {
+namespace {
+
+struct ServeFlags {
+  std::string listen = "0.0.0.0:8888";
+  std::string url_prefix;
+  std::string snapshot;
+  std::string record;
+  std::string config;
+  size_t max_body_bytes = 0;
+  int threads = 0;
+};
+
+server::ExtenderServer* g_server = nullptr;
+
+void OnSignal(int) {
+  if (g_server) g_server->Stop();
+}
+
+void PrintTryIt(const server::ServeConfig& cfg, int port) {
+  std::string host = cfg.server.host == "0.0.0.0" || cfg.server.host.empty() ? "127.0.0.1" : cfg.server.host;
+  std::string base = fmt::format("http://{}:{}", host, port);
+  std::printf(
+      "topofit serve: extender at %s%s/{filter,prioritize,bind,preempt}, running on the embedded demo cluster\n"
+      "(5 nodes: dgx-v100-1, dgx-v100-2, a100-1, pcie-1, pcie-4x-1; 36 GPUs). Try it:\n\n"
+      "  curl -s %s%s/filter -d '{\"Pod\":{\"metadata\":{\"name\":\"train\",\"namespace\":\"ml\",\"uid\":\"u-1\"},"
+      "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"4\"}}}]}},"
+      "\"Nodes\":null,\"NodeNames\":[\"dgx-v100-1\",\"dgx-v100-2\",\"a100-1\",\"pcie-1\",\"pcie-4x-1\"]}'\n\n"
+      "  curl -s %s/api/v1/explain -H 'Content-Type: application/yaml' --data-binary $'metadata: {name: train, "
+      "namespace: ml}\\nspec:\\n  containers:\\n  - resources: {limits: {nvidia.com/gpu: 4}}\\n'\n\n"
+      "  curl -s %s/api/v1/nodes     curl -s %s/metrics\n\n",
+      base.c_str(), cfg.server.url_prefix.c_str(), base.c_str(), cfg.server.url_prefix.c_str(), base.c_str(),
+      base.c_str(), base.c_str());
+  std::fflush(stdout);
+}
+
+int RunServe(const ServeFlags& flags, CLI::App& sub) {
+  server::ServeConfig cfg;
+  if (!flags.config.empty()) {
+    Status s = server::ApplyConfigFile(flags.config, cfg);
+    if (!s.ok()) {
+      std::fprintf(stderr, "topofit serve: %s\n", s.error().c_str());
+      return 2;
+    }
+  }
+  // Flags given on the command line win over the config file.
+  if (sub.count("--listen") || flags.config.empty()) {
+    Status s = server::ParseListen(flags.listen, cfg.server);
+    if (!s.ok()) {
+      std::fprintf(stderr, "topofit serve: %s\n", s.error().c_str());
+      return 2;
+    }
+  }
+  if (!flags.url_prefix.empty()) cfg.server.url_prefix = flags.url_prefix;
+  if (flags.max_body_bytes) cfg.server.max_body_bytes = flags.max_body_bytes;
+  if (flags.threads) cfg.server.threads = flags.threads;
+
+  Result<k8s::Snapshot> snapshot = flags.snapshot.empty() ? k8s::LoadDemoCluster() : k8s::LoadSnapshotFile(flags.snapshot);
+  if (!snapshot) {
+    std::fprintf(stderr, "topofit serve: %s\n", snapshot.error().c_str());
+    return 2;
+  }
+  auto app = server::ExtenderApp::Create(cfg, flags.record);
+  if (!app) {
+    std::fprintf(stderr, "topofit serve: %s\n", app.error().c_str());
+    return 2;
+  }
+  server::ExtenderApp& a = **app;
+  Status bound = a.server().Bind();
+  if (!bound.ok()) {
+    std::fprintf(stderr, "topofit serve: %s\n", bound.error().c_str());
+    return 1;
+  }
+  a.Load(*snapshot);
+  std::fprintf(stderr, "ts=start level=info msg=\"serving\" listen=%s:%d prefix=%s nodes=%zu pods=%zu source=%s\n",
+               cfg.server.host.c_str(), a.server().port(), cfg.server.url_prefix.c_str(), snapshot->nodes.size(),
+               snapshot->pods.size(), flags.snapshot.empty() ? "demo" : flags.snapshot.c_str());
+  if (flags.snapshot.empty()) PrintTryIt(cfg, a.server().port());
+  g_server = &a.server();
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  a.server().Run();
+  g_server = nullptr;
+  return 0;
+}
+
+CommandRegistration serve_registration(
+    "serve", "Run the kube-scheduler extender (filter, prioritize, bind, preempt) over HTTP", 20,
+    [](CLI::App& sub) -> CommandRun {
+      auto flags = std::make_shared<ServeFlags>();
+      sub.add_option("--listen", flags->listen, "ADDR:PORT to listen on")->capture_default_str();
+      sub.add_option("--url-prefix", flags->url_prefix, "Path prefix of the verbs (default /scheduler)");
+      sub.add_option("--snapshot", flags->snapshot,
+                     "Cluster snapshot: `kubectl get nodes,pods -A -o json` (or -o yaml) output; "
+                     "default: the embedded demo cluster");
+      sub.add_option("--record", flags->record, "Append every verb request and reply to FILE as JSON lines");
+      sub.add_option("--config", flags->config, "YAML config: weights, request mix, reservation TTL, body limit...");
+      sub.add_option("--max-body-bytes", flags->max_body_bytes, "Largest request body accepted (default 64 MiB)");
+      sub.add_option("--threads", flags->threads, "HTTP worker threads (default max(32, 4 x cores))");
+      return [flags, &sub] { return RunServe(*flags, sub); };
+    });
+
+}  // namespace
+}  // namespace topofit::cli

@@ -1,0 +1,51 @@
+#pragma once
+// ExtenderApp: one running extender assembled from its parts - model, pipeline, KubeWriter, metrics,
+// recorder, verbs, query API and HTTP server - in the order they depend on each other. Used by
+// `topofit serve`, by the server tests and by the latency bench, so all three run the same thing.
+
+#include <memory>
+#include <string>
+
+#include "extender/k8s/kube_writer.h"
+#include "extender/k8s/snapshot.h"
+#include "extender/model/cluster_model.h"
+#include "extender/model/pipeline.h"
+#include "extender/server/extender_verbs.h"
+#include "extender/server/http_server.h"
+#include "extender/server/metrics.h"
+#include "extender/server/query_api.h"
+#include "extender/server/recorder.h"
+#include "extender/server/serve_config.h"
+
+namespace topofit::server {
+
+class ExtenderApp {
+ public:
+  // writer: null means an InMemoryKubeWriter owned by the app. record_path: "" for none.
+  static Result<std::unique_ptr<ExtenderApp>> Create(const ServeConfig& config, const std::string& record_path = "",
+                                                     std::unique_ptr<k8s::KubeWriter> writer = nullptr,
+                                                     bool log_decisions = true);
+
+  // Applies every node, then every pod, of a snapshot to the model and marks the server ready.
+  void Load(const k8s::Snapshot& snapshot);
+
+  model::ClusterModel& model() { return *model_; }
+  model::Pipeline& pipeline() { return *pipeline_; }
+  ExtenderVerbs& verbs() { return *verbs_; }
+  Metrics& metrics() { return *metrics_; }
+  ExtenderServer& server() { return *server_; }
+  k8s::KubeWriter& writer() { return *writer_; }
+
+ private:
+  ExtenderApp() = default;
+  std::unique_ptr<model::ClusterModel> model_;
+  std::unique_ptr<model::Pipeline> pipeline_;
+  std::unique_ptr<k8s::KubeWriter> writer_;
+  std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<Recorder> recorder_;
+  std::unique_ptr<ExtenderVerbs> verbs_;
+  std::unique_ptr<QueryApi> query_;
+  std::unique_ptr<ExtenderServer> server_;
+};
+
+}  // namespace topofit::server

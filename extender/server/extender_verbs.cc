@@ -1,0 +1,323 @@
+// The verbs. Hot path (filter/prioritize over 5,000 names): one DOM parse, one pipeline call, one
+// string built with reserve - no JSON library on the way out.
+#include "extender/server/extender_verbs.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <unordered_set>
+
+#include "extender/k8s/extender_args.h"
+#include "extender/model/preemption.h"
+#include "extender/server/decision_log.h"
+#include "extender/server/json_writer.h"
+
+namespace topofit::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t MicrosSince(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
+}
+
+std::string FilterError(std::string_view message) {
+  std::string out = R"({"Nodes":null,"NodeNames":null,"FailedNodes":null,"FailedAndUnresolvableNodes":null,"Error":)";
+  AppendJsonString(out, message);
+  out += '}';
+  return out;
+}
+
+std::string BindResult(std::string_view error) {
+  std::string out = R"({"Error":)";
+  AppendJsonString(out, error);
+  out += '}';
+  return out;
+}
+
+void AppendFailures(std::string& out, const std::vector<model::NodeFailure>& failures,
+                    const std::vector<std::string>& names) {
+  out += '{';
+  bool first = true;
+  for (const auto& f : failures) {
+    if (!first) out += ',';
+    first = false;
+    AppendJsonString(out, names[f.index]);
+    out += ':';
+    AppendJsonString(out, f.reason);
+  }
+  out += '}';
+}
+
+std::string PodLabel(const k8s::PodObject& pod) {
+  return pod.meta.namespace_.empty() ? pod.meta.name : pod.meta.namespace_ + "/" + pod.meta.name;
+}
+
+}  // namespace
+
+ExtenderVerbs::ExtenderVerbs(model::Pipeline* pipeline, k8s::KubeWriter* writer, Metrics* metrics,
+                             Recorder* recorder, bool log_decisions)
+    : pipeline_(pipeline), writer_(writer), metrics_(metrics), recorder_(recorder), log_(log_decisions) {}
+
+Reply ExtenderVerbs::Refused(Verb verb, std::string_view message) {
+  switch (verb) {
+    case Verb::kFilter: return Reply{200, FilterError(message)};
+    case Verb::kBind: return Reply{200, BindResult(message)};
+    default: return Reply{400, JsonError(message)};
+  }
+}
+
+Reply ExtenderVerbs::Filter(std::string_view body) { return Handle(Verb::kFilter, body); }
+Reply ExtenderVerbs::Prioritize(std::string_view body) { return Handle(Verb::kPrioritize, body); }
+Reply ExtenderVerbs::Bind(std::string_view body) { return Handle(Verb::kBind, body); }
+Reply ExtenderVerbs::Preempt(std::string_view body) { return Handle(Verb::kPreempt, body); }
+
+Reply ExtenderVerbs::Handle(Verb verb, std::string_view body) {
+  auto start = Clock::now();
+  Reply reply;
+  switch (verb) {
+    case Verb::kFilter: reply = FilterImpl(body); break;
+    case Verb::kPrioritize: reply = PrioritizeImpl(body); break;
+    case Verb::kBind: reply = BindImpl(body); break;
+    case Verb::kPreempt: reply = PreemptImpl(body); break;
+  }
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  bool replied_error = (verb == Verb::kFilter || verb == Verb::kBind) &&
+                       reply.body.find(R"("Error":"")") == std::string::npos;
+  bool error = reply.status != 200 || replied_error;
+  if (metrics_) metrics_->ObserveRequest(verb, seconds, error);
+  if (recorder_) {
+    // A body that failed to parse as JSON is recorded as text so the line stays valid JSON.
+    bool is_json = reply.body.find("invalid JSON") == std::string::npos;
+    recorder_->Record(ToString(verb), body, is_json, reply.status, reply.body);
+  }
+  return reply;
+}
+
+Reply ExtenderVerbs::FilterImpl(std::string_view body) {
+  auto start = Clock::now();
+  auto args = k8s::DecodeExtenderArgs(body);
+  if (!args) {
+    if (log_) LogDecision("warn", "filter", {{"error", args.error()}});
+    return Reply{200, FilterError(args.error())};
+  }
+  model::PodRequest pod = model::MakePodRequest(args->pod);
+  if (pod.wants_gpus() && !pod.uid.empty()) pipeline_->model().pending().Put(pod);
+
+  // Node-cache mode names the nodes; full-node mode sends Node objects. Upstream fills one of the
+  // two; when both come (the canonical test encoding), NodeNames decides and both are answered.
+  std::vector<std::string> full_names;
+  if (args->nodes) {
+    full_names.reserve(args->nodes->size());
+    for (const auto& n : *args->nodes) full_names.push_back(n.meta.name);
+  }
+  const std::vector<std::string>& names = args->node_names ? *args->node_names : full_names;
+  model::FilterOutcome outcome = pipeline_->Filter(pod, std::span<const std::string>(names));
+
+  std::string out;
+  out.reserve(64 + names.size() * 24);
+  out += R"({"Nodes":)";
+  if (args->nodes) {
+    out += R"({"metadata":{},"items":[)";
+    std::unordered_set<std::string_view> kept;
+    if (args->node_names)
+      for (uint32_t i : outcome.passed) kept.insert(names[i]);
+    bool first = true;
+    for (size_t i = 0, p = 0; i < args->nodes->size(); ++i) {
+      bool keep;
+      if (args->node_names) {
+        keep = kept.count((*args->nodes)[i].meta.name) > 0;
+      } else {
+        while (p < outcome.passed.size() && outcome.passed[p] < i) ++p;
+        keep = p < outcome.passed.size() && outcome.passed[p] == i;
+      }
+      if (!keep) continue;
+      if (!first) out += ',';
+      first = false;
+      out += args->nodes_json[i];  // Echo the Node as the scheduler sent it.
+    }
+    out += "]}";
+  } else {
+    out += "null";
+  }
+  out += R"(,"NodeNames":)";
+  if (args->node_names) {
+    out += '[';
+    for (size_t i = 0; i < outcome.passed.size(); ++i) {
+      if (i) out += ',';
+      AppendJsonString(out, names[outcome.passed[i]]);
+    }
+    out += ']';
+  } else {
+    out += "null";
+  }
+  out += R"(,"FailedNodes":)";
+  AppendFailures(out, outcome.failed, names);
+  out += R"(,"FailedAndUnresolvableNodes":)";
+  AppendFailures(out, outcome.unresolvable, names);
+  out += R"(,"Error":""})";
+
+  if (metrics_) {
+    metrics_->CountDecision(Verb::kFilter, "passed", outcome.passed.size());
+    metrics_->CountDecision(Verb::kFilter, "failed", outcome.failed.size());
+    metrics_->CountDecision(Verb::kFilter, "unresolvable", outcome.unresolvable.size());
+  }
+  if (log_) {
+    LogFields f = {{"pod", PodLabel(args->pod)},
+                   {"gpus", std::to_string(pod.gpus)},
+                   {"nodes", std::to_string(names.size())},
+                   {"passed", std::to_string(outcome.passed.size())},
+                   {"failed", std::to_string(outcome.failed.size())},
+                   {"unresolvable", std::to_string(outcome.unresolvable.size())},
+                   {"took_us", std::to_string(MicrosSince(start))}};
+    if (!pod.error.empty()) f.push_back({"pod_error", pod.error});
+    LogDecision("info", "filter", f);
+  }
+  return Reply{200, std::move(out)};
+}
+
+Reply ExtenderVerbs::PrioritizeImpl(std::string_view body) {
+  auto start = Clock::now();
+  auto args = k8s::DecodeExtenderArgs(body);
+  if (!args) {
+    if (log_) LogDecision("warn", "prioritize", {{"error", args.error()}});
+    return Reply{400, JsonError(args.error())};
+  }
+  model::PodRequest pod = model::MakePodRequest(args->pod);
+  if (pod.wants_gpus() && !pod.uid.empty()) pipeline_->model().pending().Put(pod);
+  std::vector<std::string> full_names;
+  if (!args->node_names && args->nodes)
+    for (const auto& n : *args->nodes) full_names.push_back(n.meta.name);
+  const std::vector<std::string>& names = args->node_names ? *args->node_names : full_names;
+  auto scores = pipeline_->Prioritize(pod, std::span<const std::string>(names));
+
+  std::string out;
+  out.reserve(2 + scores.size() * 32);
+  out += '[';
+  int best = -1;
+  uint32_t best_index = 0;
+  for (size_t i = 0; i < scores.size(); ++i) {
+    if (i) out += ',';
+    out += R"({"Host":)";
+    AppendJsonString(out, names[scores[i].index]);
+    out += R"(,"Score":)";
+    out += std::to_string(scores[i].score);
+    out += '}';
+    if (scores[i].score > best) best = scores[i].score, best_index = scores[i].index;
+  }
+  out += ']';
+  if (metrics_) metrics_->CountDecision(Verb::kPrioritize, "scored", scores.size());
+  if (log_) {
+    LogDecision("info", "prioritize",
+                {{"pod", PodLabel(args->pod)},
+                 {"gpus", std::to_string(pod.gpus)},
+                 {"nodes", std::to_string(names.size())},
+                 {"best_node", best >= 0 ? names[best_index] : std::string()},
+                 {"best_score", std::to_string(best < 0 ? 0 : best)},
+                 {"took_us", std::to_string(MicrosSince(start))}});
+  }
+  return Reply{200, std::move(out)};
+}
+
+Reply ExtenderVerbs::BindImpl(std::string_view body) {
+  auto start = Clock::now();
+  auto args = k8s::DecodeBindingArgs(body);
+  if (!args) {
+    if (log_) LogDecision("warn", "bind", {{"error", args.error()}});
+    if (metrics_) metrics_->CountDecision(Verb::kBind, "error");
+    return Reply{200, BindResult(args.error())};
+  }
+  std::string label = args->pod_namespace + "/" + args->pod_name;
+  auto fail = [&](std::string message) {
+    if (metrics_) metrics_->CountDecision(Verb::kBind, "error");
+    if (log_)
+      LogDecision("warn", "bind", {{"pod", label}, {"node", args->node}, {"error", message},
+                                   {"took_us", std::to_string(MicrosSince(start))}});
+    return Reply{200, BindResult(message)};
+  };
+
+  auto pod = pipeline_->model().pending().Get(args->pod_uid);
+  if (!pod) {
+    return fail(fmt::format("pod {} (uid {}) is unknown to topofit: it was not seen by filter or prioritize "
+                            "(or its entry expired)", label, args->pod_uid));
+  }
+  auto gpus = pipeline_->ReserveBest(*pod, args->node);
+  if (!gpus) return fail(fmt::format("cannot reserve GPUs for {} on {}: {}", label, args->node, gpus.error()));
+  std::string ids = gpus->ToString();
+  Status patched = writer_->PatchPodAnnotation(args->pod_namespace, args->pod_name, k8s::kGpuIdsAnnotation, ids);
+  if (!patched.ok()) {
+    (void)pipeline_->Release(args->pod_uid);
+    return fail(fmt::format("annotating {} with {}={}: {}", label, k8s::kGpuIdsAnnotation, ids, patched.error()));
+  }
+  Status bound = writer_->Bind(args->pod_namespace, args->pod_name, args->pod_uid, args->node);
+  if (!bound.ok()) {
+    (void)pipeline_->Release(args->pod_uid);
+    return fail(fmt::format("binding {} to {}: {}", label, args->node, bound.error()));
+  }
+  (void)pipeline_->Confirm(args->pod_uid);
+  pipeline_->model().pending().Erase(args->pod_uid);
+  if (metrics_) metrics_->CountDecision(Verb::kBind, "bound");
+  if (log_) {
+    LogDecision("info", "bind", {{"pod", label}, {"node", args->node}, {"gpus", ids},
+                                 {"took_us", std::to_string(MicrosSince(start))}});
+  }
+  return Reply{200, BindResult("")};
+}
+
+Reply ExtenderVerbs::PreemptImpl(std::string_view body) {
+  auto start = Clock::now();
+  auto args = k8s::DecodePreemptionArgs(body);
+  if (!args) {
+    if (log_) LogDecision("warn", "preempt", {{"error", args.error()}});
+    return Reply{400, JsonError(args.error())};
+  }
+  model::PodRequest pod = model::MakePodRequest(args->pod);
+  // Meta victims (UIDs; priorities from the model) when given, else the full victims.
+  model::NodeVictims candidates;
+  std::map<std::string, int64_t> pdb;
+  for (const auto& [node, victims] : args->node_to_meta_victims) {
+    auto& list = candidates[node];
+    for (const auto& uid : victims.uids) list.push_back({uid, std::nullopt});
+    pdb[node] = victims.num_pdb_violations;
+  }
+  for (const auto& [node, victims] : args->node_to_victims) {
+    if (candidates.count(node)) continue;
+    auto& list = candidates[node];
+    for (const auto& p : victims.pods) list.push_back({p.meta.uid, p.priority});
+    pdb[node] = victims.num_pdb_violations;
+  }
+  model::PreemptOutcome outcome = model::Preempt(*pipeline_, pod, candidates);
+
+  std::string out = R"({"NodeNameToMetaVictims":{)";
+  bool first = true;
+  for (const auto& [node, uids] : outcome.victims) {
+    if (!first) out += ',';
+    first = false;
+    AppendJsonString(out, node);
+    out += R"(:{"Pods":[)";
+    for (size_t i = 0; i < uids.size(); ++i) {
+      if (i) out += ',';
+      out += R"({"UID":)";
+      AppendJsonString(out, uids[i]);
+      out += '}';
+    }
+    out += R"(],"NumPDBViolations":)";
+    out += std::to_string(pdb[node]);
+    out += '}';
+  }
+  out += "}}";
+  if (metrics_) {
+    metrics_->CountDecision(Verb::kPreempt, "nodes_kept", outcome.victims.size());
+    metrics_->CountDecision(Verb::kPreempt, "nodes_dropped", candidates.size() - outcome.victims.size());
+  }
+  if (log_) {
+    LogDecision("info", "preempt", {{"pod", PodLabel(args->pod)},
+                                    {"gpus", std::to_string(pod.gpus)},
+                                    {"candidate_nodes", std::to_string(candidates.size())},
+                                    {"kept_nodes", std::to_string(outcome.victims.size())},
+                                    {"took_us", std::to_string(MicrosSince(start))}});
+  }
+  return Reply{200, std::move(out)};
+}
+
+}  // namespace topofit::server

@@ -1,0 +1,55 @@
+#pragma once
+// ExtenderVerbs: kube-scheduler's four extender verbs as plain functions from request body to
+// Reply, over the placement pipeline. No HTTP here (http_server.h routes to these), so tests and the
+// bench can call them directly.
+//
+// Wire contract (shared/docs/extender-protocol.md): PascalCase keys out, any case in; every handled
+// call of filter and bind answers 200 with a JSON body, errors in "Error"; prioritize and preempt
+// answer malformed requests with 400 and {"error": "..."}. Unused fields are null. Integers are
+// JSON integers. Malformed input never changes the model.
+//
+// bind: reserve the set under the node's lock (Pipeline::ReserveBest), annotate the pod with
+// topofit.io/gpu-ids, create the Binding, then Confirm; any failure Releases the reservation.
+//
+// Every decision logs one logfmt line to the DecisionLog. Thread-safe.
+
+#include <string_view>
+
+#include "extender/k8s/kube_writer.h"
+#include "extender/model/pipeline.h"
+#include "extender/server/metrics.h"
+#include "extender/server/recorder.h"
+#include "extender/server/reply.h"
+
+namespace topofit::server {
+
+class ExtenderVerbs {
+ public:
+  // All pointers must outlive this object; recorder may be null.
+  ExtenderVerbs(model::Pipeline* pipeline, k8s::KubeWriter* writer, Metrics* metrics, Recorder* recorder,
+                bool log_decisions = true);
+
+  Reply Filter(std::string_view body);
+  Reply Prioritize(std::string_view body);
+  Reply Bind(std::string_view body);
+  Reply Preempt(std::string_view body);
+
+  // The reply of a verb whose body was refused before decoding (e.g. over the size limit).
+  static Reply Refused(Verb verb, std::string_view message);
+  // Dispatches by verb and takes care of metrics and recording.
+  Reply Handle(Verb verb, std::string_view body);
+
+ private:
+  Reply FilterImpl(std::string_view body);
+  Reply PrioritizeImpl(std::string_view body);
+  Reply BindImpl(std::string_view body);
+  Reply PreemptImpl(std::string_view body);
+
+  model::Pipeline* pipeline_;
+  k8s::KubeWriter* writer_;
+  Metrics* metrics_;
+  Recorder* recorder_;
+  bool log_;
+};
+
+}  // namespace topofit::server

@@ -1,0 +1,156 @@
+#include "extender/server/http_server.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+#include "extender/server/json_writer.h"
+
+namespace topofit::server {
+namespace {
+
+std::string RegexEscape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+void Send(httplib::Response& res, Reply reply) {
+  res.status = reply.status;
+  res.set_content(std::move(reply.body), reply.content_type.c_str());
+}
+
+}  // namespace
+
+ExtenderServer::ExtenderServer(ServerOptions options, ExtenderVerbs* verbs, const QueryApi* query,
+                               const Metrics* metrics, const model::ClusterModel* model)
+    : options_(std::move(options)), verbs_(verbs), query_(query), metrics_(metrics), model_(model),
+      http_(std::make_unique<httplib::Server>()) {
+  while (options_.url_prefix.size() > 1 && options_.url_prefix.back() == '/') options_.url_prefix.pop_back();
+  if (!options_.url_prefix.empty() && options_.url_prefix.front() != '/') options_.url_prefix.insert(0, "/");
+  if (options_.url_prefix == "/") options_.url_prefix.clear();
+  size_t threads = options_.threads > 0 ? size_t(options_.threads)
+                                        : std::max<size_t>(32, 4 * std::max(1u, std::thread::hardware_concurrency()));
+  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http_->set_tcp_nodelay(true);
+  http_->set_keep_alive_max_count(std::numeric_limits<size_t>::max());
+  http_->set_keep_alive_timeout(options_.keep_alive_seconds);
+  http_->set_payload_max_length(options_.max_body_bytes);
+  http_->set_read_timeout(30, 0);
+  http_->set_write_timeout(30, 0);
+  Routes();
+}
+
+ExtenderServer::~ExtenderServer() { Stop(); }
+
+void ExtenderServer::Routes() {
+  httplib::Server& s = *http_;
+  const std::string prefix = RegexEscape(options_.url_prefix);
+  struct Route {
+    const char* name;
+    Verb verb;
+  };
+  for (Route r : {Route{"filter", Verb::kFilter}, Route{"prioritize", Verb::kPrioritize},
+                  Route{"bind", Verb::kBind}, Route{"preempt", Verb::kPreempt}}) {
+    s.Post(prefix + "/" + r.name, [this, verb = r.verb](const httplib::Request& req, httplib::Response& res) {
+      Send(res, verbs_->Handle(verb, req.body));
+    });
+  }
+  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
+  s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    if (ready_.load()) {
+      res.set_content("ok\n", "text/plain");
+    } else {
+      res.status = 503;
+      res.set_content(JsonError("the cluster model is not loaded yet"), "application/json");
+    }
+  });
+  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics_->Render(*model_), "text/plain; version=0.0.4");
+  });
+  s.Get("/api/v1/nodes", [this](const httplib::Request&, httplib::Response& res) { Send(res, query_->Nodes()); });
+  s.Get(R"(/api/v1/nodes/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+    Send(res, query_->Node(req.matches[1].str()));
+  });
+  s.Get(R"(/api/v1/pods/([^/]+)/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+    Send(res, query_->Pod(req.matches[1].str(), req.matches[2].str()));
+  });
+  s.Post("/api/v1/explain", [this](const httplib::Request& req, httplib::Response& res) {
+    Send(res, query_->Explain(req.body, req.get_param_value("nodes")));
+  });
+
+  // Replies httplib makes itself (413 over the body limit, 404, 400 on a broken request line) get
+  // the shape of the endpoint they hit. Our own 4xx replies already have a body and pass through.
+  s.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    std::string message;
+    if (res.status == 413) {
+      message = fmt::format("request body of {} bytes exceeds the limit of {} bytes (--max-body-bytes)",
+                            req.get_header_value("Content-Length"), options_.max_body_bytes);
+    } else if (res.status == 404) {
+      message = fmt::format("no endpoint {} {}", req.method, req.path);
+    } else {
+      message = fmt::format("HTTP {}", res.status);
+    }
+    const std::string& p = options_.url_prefix;
+    if (req.method == "POST" && req.path.size() > p.size() && req.path.compare(0, p.size(), p) == 0) {
+      std::string_view verb = std::string_view(req.path).substr(p.size());
+      if (res.status == 413 && (verb == "/filter" || verb == "/bind")) {
+        Reply r = ExtenderVerbs::Refused(verb == "/filter" ? Verb::kFilter : Verb::kBind, message);
+        res.status = r.status;
+        res.set_content(r.body, "application/json");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
+    res.set_content(JsonError(message), "application/json");
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "internal error";
+    try {
+      if (ep) std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = fmt::format("internal error: {}", e.what());
+    } catch (...) {
+    }
+    res.status = 500;
+    res.set_content(JsonError(what), "application/json");
+  });
+}
+
+Status ExtenderServer::Bind() {
+  if (options_.port == 0) {
+    int port = http_->bind_to_any_port(options_.host);
+    if (port <= 0) return Error{fmt::format("cannot listen on {}:0", options_.host)};
+    port_ = port;
+  } else {
+    if (!http_->bind_to_port(options_.host, options_.port))
+      return Error{fmt::format("cannot listen on {}:{} (address in use or not local?)", options_.host, options_.port)};
+    port_ = options_.port;
+  }
+  return Status::Ok();
+}
+
+void ExtenderServer::Run() { http_->listen_after_bind(); }
+
+Status ExtenderServer::Start() {
+  Status bound = Bind();
+  if (!bound.ok()) return bound;
+  thread_ = std::thread([this] { Run(); });
+  // listen_after_bind() sets is_running() before accepting; until then a client could race Stop().
+  for (int i = 0; i < 2000 && !http_->is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return Status::Ok();
+}
+
+void ExtenderServer::Stop() {
+  if (http_) http_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace topofit::server

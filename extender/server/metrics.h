@@ -1,0 +1,51 @@
+#pragma once
+// Metrics: the extender's Prometheus counters and histograms, and the text exposition of them plus
+// the model's views (free GPUs and free NVLink sets by shape, per node and in total).
+//
+// Request observation is lock-free (atomics): it runs on every verb. Decision counters take a small
+// mutex (few distinct labels). Render() is for GET /metrics and reads the model through its views.
+// Thread-safe.
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "extender/model/cluster_model.h"
+
+namespace topofit::server {
+
+enum class Verb : uint8_t { kFilter, kPrioritize, kBind, kPreempt };
+inline constexpr int kVerbCount = 4;
+std::string_view ToString(Verb verb);  // "filter", "prioritize", "bind", "preempt"
+
+class Metrics {
+ public:
+  // Upper bounds in seconds; sub-millisecond resolution because that is where the verbs live.
+  static constexpr std::array<double, 14> kBuckets = {0.0001, 0.00025, 0.0005, 0.00075, 0.001, 0.0025,
+                                                      0.005,  0.01,    0.025,  0.05,    0.1,   0.25,
+                                                      0.5,    1.0};
+
+  // `error`: a malformed request or an Error reply.
+  void ObserveRequest(Verb verb, double seconds, bool error);
+  // outcome, e.g. filter: passed/failed/unresolvable (per node), bind: bound/error.
+  void CountDecision(Verb verb, std::string_view outcome, uint64_t n = 1);
+
+  std::string Render(const model::ClusterModel& model) const;
+
+ private:
+  struct Histogram {
+    std::array<std::atomic<uint64_t>, kBuckets.size()> buckets{};
+    std::atomic<uint64_t> count{0};
+    std::atomic<uint64_t> sum_ns{0};
+    std::atomic<uint64_t> errors{0};
+  };
+  std::array<Histogram, kVerbCount> verbs_;
+  mutable std::mutex mu_;
+  std::map<std::pair<int, std::string>, uint64_t, std::less<>> decisions_;
+};
+
+}  // namespace topofit::server

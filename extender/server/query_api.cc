@@ -1,0 +1,141 @@
+#include "extender/server/query_api.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "extender/k8s/object_decoder.h"
+#include "extender/k8s/yaml_to_json.h"
+#include "extender/model/explain.h"
+#include "extender/server/json_writer.h"
+
+namespace topofit::server {
+namespace {
+
+using nlohmann::json;
+
+json Shapes(const model::FreeShapes& s) {
+  json out = json::object();
+  for (size_t i = 0; i < model::FreeShapes::kSizes.size(); ++i)
+    out[std::to_string(model::FreeShapes::kSizes[i])] = s.nvlink_sets[i];
+  return out;
+}
+
+json PodJson(const model::PodGpuInfo& p) {
+  return {{"uid", p.uid},       {"pod", p.pod},       {"node", p.node},
+          {"gpus", p.gpus.Indices()}, {"count", p.count}, {"kind", std::string(model::ToString(p.kind))},
+          {"unknownIdentity", p.unknown_identity}, {"conflict", p.conflict}, {"priority", p.priority}};
+}
+
+json NodeSummary(const model::NodeInfo& n) {
+  return {{"name", n.name},
+          {"gpus", n.gpu_count},
+          {"allocatable", n.allocatable},
+          {"usable", n.usable.size()},
+          {"free", n.free.size()},
+          {"freeGpus", n.free.Indices()},
+          {"topologySource", std::string(model::ToString(n.source))},
+          {"profile", n.profile},
+          {"freeNvlinkSets", Shapes(n.free_shapes)},
+          {"pods", n.pods.size()},
+          {"warnings", n.warnings}};
+}
+
+Reply Json(int status, const json& body) { return Reply{status, body.dump()}; }
+
+}  // namespace
+
+Reply QueryApi::Nodes() const {
+  json items = json::array();
+  for (const auto& n : pipeline_->model().Nodes()) items.push_back(NodeSummary(n));
+  auto totals = pipeline_->model().Totals();
+  return Json(200, {{"nodes", items},
+                    {"totals", {{"nodes", totals.nodes}, {"gpuNodes", totals.gpu_nodes},
+                                {"usableGpus", totals.usable_gpus}, {"freeGpus", totals.free_gpus},
+                                {"reservedGpus", totals.reserved_gpus},
+                                {"freeNvlinkSets", Shapes(totals.free_shapes)}}}});
+}
+
+Reply QueryApi::Node(std::string_view name) const {
+  auto n = pipeline_->model().Node(name);
+  if (!n) return Reply{404, JsonError(fmt::format("unknown node '{}'", name))};
+  json out = NodeSummary(*n);
+  json pods = json::array();
+  for (const auto& p : n->pods) pods.push_back(PodJson(p));
+  out["pods"] = pods;
+  if (n->topology) {
+    const Topology& t = *n->topology;
+    json links = json::array(), bw = json::array();
+    for (int a = 0; a < t.gpu_count(); ++a) {
+      json row = json::array(), bw_row = json::array();
+      for (int b = 0; b < t.gpu_count(); ++b) {
+        row.push_back(ToString(t.link(a, b)));
+        bw_row.push_back(t.bandwidth_gbps(a, b));
+      }
+      links.push_back(row);
+      bw.push_back(bw_row);
+    }
+    out["linkMatrix"] = links;
+    out["bandwidthGBps"] = bw;
+    // Which pod holds each GPU ("" when free).
+    json holders = json::array();
+    for (int g = 0; g < t.gpu_count(); ++g) {
+      std::string holder;
+      for (const auto& p : n->pods)
+        if (p.gpus.contains(g)) holder = p.pod;
+      holders.push_back(holder);
+    }
+    out["gpuHolders"] = holders;
+  }
+  return Json(200, out);
+}
+
+Reply QueryApi::Pod(std::string_view ns, std::string_view name) const {
+  auto p = pipeline_->model().PodByName(ns, name);
+  if (!p) return Reply{404, JsonError(fmt::format("pod {}/{} holds no GPUs in the model", ns, name))};
+  return Json(200, PodJson(*p));
+}
+
+Reply QueryApi::Explain(std::string_view body, std::string_view nodes) const {
+  std::string converted;
+  std::string_view text = body;
+  if (!k8s::LooksLikeJson(body)) {
+    auto j = k8s::YamlToJson(body);
+    if (!j) return Reply{400, JsonError(j.error())};
+    converted = std::move(*j);
+    text = converted;
+  }
+  auto pod = k8s::DecodePod(text);
+  if (!pod) return Reply{400, JsonError(pod.error())};
+  model::PodRequest request = model::MakePodRequest(*pod);
+  std::vector<std::string> names;
+  for (size_t start = 0; start < nodes.size();) {
+    size_t comma = nodes.find(',', start);
+    if (comma == std::string_view::npos) comma = nodes.size();
+    if (comma > start) names.emplace_back(nodes.substr(start, comma - start));
+    start = comma + 1;
+  }
+  model::Explanation e = model::Explain(*pipeline_, request, names);
+  json out = {{"pod", e.pod}, {"gpus", e.gpus}, {"policy", e.policy}, {"minLink", e.min_link},
+              {"error", e.error}, {"chosen", e.chosen ? json(*e.chosen) : json(nullptr)}};
+  json items = json::array();
+  for (const auto& n : e.nodes) {
+    json parts = json::array();
+    for (const auto& p : n.parts)
+      parts.push_back({{"plugin", std::string(p.plugin)}, {"value", p.value}, {"weight", p.weight}});
+    items.push_back({{"node", n.node},
+                     {"result", std::string(model::ToString(n.code))},
+                     {"reason", n.reason},
+                     {"freeGpus", n.free.Indices()},
+                     {"set", n.set ? json(n.set->Indices()) : json(nullptr)},
+                     {"bandwidthGBps", n.bandwidth_gbps},
+                     {"worstLink", n.worst_link},
+                     {"links", n.links},
+                     {"score", n.score},
+                     {"parts", parts}});
+  }
+  out["nodes"] = items;
+  return Json(200, out);
+}
+
+}  // namespace topofit::server

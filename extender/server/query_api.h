@@ -1,0 +1,32 @@
+#pragma once
+// QueryApi: the read-only REST endpoints for people and tools, JSON out (nlohmann: not a hot path).
+//   GET  /api/v1/nodes                   every node: GPUs, free, topology source, free sets by shape
+//   GET  /api/v1/nodes/{name}            one node: its link matrix, which pod holds which GPU
+//   GET  /api/v1/pods/{namespace}/{name} one pod's GPUs
+//   POST /api/v1/explain                 a pod (JSON or YAML) -> per node pass/fail and reason, best
+//                                        set and predicted bandwidth, score and its parts. Read-only.
+// Errors: 404 for unknown names, 400 for bodies that do not decode, each with {"error": "..."}.
+
+#include <string>
+#include <string_view>
+
+#include "extender/model/pipeline.h"
+#include "extender/server/reply.h"
+
+namespace topofit::server {
+
+class QueryApi {
+ public:
+  explicit QueryApi(const model::Pipeline* pipeline) : pipeline_(pipeline) {}
+
+  Reply Nodes() const;
+  Reply Node(std::string_view name) const;
+  Reply Pod(std::string_view namespace_, std::string_view name) const;
+  // `nodes`: comma-separated names to restrict to ("" = all).
+  Reply Explain(std::string_view body, std::string_view nodes = {}) const;
+
+ private:
+  const model::Pipeline* pipeline_;
+};
+
+}  // namespace topofit::server

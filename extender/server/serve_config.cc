@@ -1,0 +1,105 @@
+#include "extender/server/serve_config.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace topofit::server {
+
+Status ParseListen(const std::string& listen, ServerOptions& out) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) return Error{fmt::format("--listen '{}': expected ADDR:PORT", listen)};
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty()) host = "0.0.0.0";
+  int port = 0;
+  try {
+    size_t used = 0;
+    port = std::stoi(listen.substr(colon + 1), &used);
+    if (used != listen.size() - colon - 1) throw std::invalid_argument("trailing");
+  } catch (const std::exception&) {
+    return Error{fmt::format("--listen '{}': the port is not a number", listen)};
+  }
+  if (port < 0 || port > 65535) return Error{fmt::format("--listen '{}': port out of range", listen)};
+  out.host = host;
+  out.port = port;
+  return Status::Ok();
+}
+
+Result<model::Duration> ParseDuration(const std::string& text) {
+  double value = 0;
+  size_t used = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return Error{fmt::format("invalid duration '{}'", text)};
+  }
+  std::string unit = text.substr(used);
+  double seconds;
+  if (unit.empty() || unit == "s") seconds = value;
+  else if (unit == "ms") seconds = value / 1000;
+  else if (unit == "m") seconds = value * 60;
+  else if (unit == "h") seconds = value * 3600;
+  else return Error{fmt::format("invalid duration '{}': unit must be ms, s, m or h", text)};
+  if (!(seconds > 0)) return Error{fmt::format("invalid duration '{}': must be positive", text)};
+  return std::chrono::duration_cast<model::Duration>(std::chrono::duration<double>(seconds));
+}
+
+Status ApplyConfigYaml(const std::string& yaml, ServeConfig& config) {
+  try {
+    YAML::Node root = YAML::Load(yaml);
+    if (root.IsNull()) return Status::Ok();
+    if (!root.IsMap()) return Error{"config: expected a mapping at the top"};
+    for (const auto& kv : root) {
+      std::string key = kv.first.as<std::string>();
+      const YAML::Node& v = kv.second;
+      if (key == "listen") {
+        Status s = ParseListen(v.as<std::string>(), config.server);
+        if (!s.ok()) return s;
+      } else if (key == "urlPrefix") {
+        config.server.url_prefix = v.as<std::string>();
+      } else if (key == "maxBodyBytes") {
+        config.server.max_body_bytes = v.as<size_t>();
+      } else if (key == "threads") {
+        config.server.threads = v.as<int>();
+      } else if (key == "reservationTTL") {
+        auto d = ParseDuration(v.as<std::string>());
+        if (!d) return Error{"config reservationTTL: " + d.error()};
+        config.model.reservation_ttl = *d;
+      } else if (key == "scoring") {
+        for (const auto& s : v) {
+          std::string sk = s.first.as<std::string>();
+          if (sk == "weights") {
+            config.pipeline.weights.clear();
+            for (const auto& w : s.second) config.pipeline.weights[w.first.as<std::string>()] = w.second.as<double>();
+          } else if (sk == "requestMix") {
+            config.pipeline.mix.entries.clear();
+            for (const auto& e : s.second)
+              config.pipeline.mix.entries.push_back({e["size"].as<int>(), e["weight"].as<uint32_t>()});
+          } else {
+            return Error{fmt::format("config: unknown key scoring.{}", sk)};
+          }
+        }
+      } else {
+        return Error{fmt::format("config: unknown key '{}'", key)};
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return Error{fmt::format("config: line {}: {}", e.mark.line + 1, e.msg)};
+  }
+  return model::Pipeline::Validate(config.pipeline);
+}
+
+Status ApplyConfigFile(const std::string& path, ServeConfig& config) {
+  std::ifstream in(path);
+  if (!in) return Error{fmt::format("--config {}: cannot open", path)};
+  std::stringstream buf;
+  buf << in.rdbuf();
+  Status s = ApplyConfigYaml(buf.str(), config);
+  if (!s.ok()) return Error{fmt::format("{}: {}", path, s.error())};
+  return s;
+}
+
+}  // namespace topofit::server

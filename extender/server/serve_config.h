@@ -1,0 +1,37 @@
+#pragma once
+// ServeConfig: everything `topofit serve` can be told, from --config YAML and then flags.
+//
+//   listen: 0.0.0.0:8888
+//   urlPrefix: /scheduler
+//   maxBodyBytes: 67108864
+//   threads: 32
+//   reservationTTL: 30s            # or a number of seconds
+//   scoring:
+//     weights: {SetQuality: 2, Packing: 1, Fragmentation: 1}
+//     requestMix: [{size: 1, weight: 1}, {size: 2, weight: 1}, {size: 4, weight: 1}, {size: 8, weight: 1}]
+// Unknown keys are errors (a typo must not silently keep a default). Never throws.
+
+#include <string>
+
+#include "extender/model/cluster_model.h"
+#include "extender/model/pipeline_config.h"
+#include "extender/server/http_server.h"
+#include "topology/result.h"
+
+namespace topofit::server {
+
+struct ServeConfig {
+  ServerOptions server;
+  model::ModelOptions model;
+  model::PipelineConfig pipeline;
+};
+
+// Splits "ADDR:PORT" (ADDR may be empty for all interfaces, or [v6]).
+Status ParseListen(const std::string& listen, ServerOptions& out);
+// Reads a duration: "30s", "2m", "500ms", or a plain number of seconds.
+Result<model::Duration> ParseDuration(const std::string& text);
+// Applies the YAML text on top of `config`.
+Status ApplyConfigYaml(const std::string& yaml, ServeConfig& config);
+Status ApplyConfigFile(const std::string& path, ServeConfig& config);
+
+}  // namespace topofit::server

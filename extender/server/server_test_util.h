@@ -1,0 +1,45 @@
+#pragma once
+// Test fixture: the demo cluster behind a real server on 127.0.0.1, an ephemeral port.
+#include <httplib.h>
+
+#include <memory>
+#include <string>
+
+#include "extender/k8s/demo_cluster.h"
+#include "extender/server/extender_app.h"
+
+namespace topofit::server::testing {
+
+struct LiveServer {
+  std::unique_ptr<ExtenderApp> app;
+  std::unique_ptr<httplib::Client> client;
+
+  explicit LiveServer(ServeConfig cfg = {}, std::string record = "") {
+    cfg.server.host = "127.0.0.1";
+    cfg.server.port = 0;
+    cfg.server.threads = 16;
+    auto created = ExtenderApp::Create(cfg, record, nullptr, /*log_decisions=*/false);
+    if (!created) throw std::runtime_error(created.error());
+    app = std::move(*created);
+    app->Load(*k8s::LoadDemoCluster());
+    auto started = app->server().Start();
+    if (!started.ok()) throw std::runtime_error(started.error());
+    client = std::make_unique<httplib::Client>("127.0.0.1", app->server().port());
+    client->set_keep_alive(true);
+  }
+  ~LiveServer() { app->server().Stop(); }
+
+  httplib::Result Post(const std::string& path, const std::string& body) {
+    return client->Post(path.c_str(), body, "application/json");
+  }
+};
+
+inline std::string GpuPod(const std::string& name, int gpus, const std::string& annotations = "{}") {
+  return R"({"metadata":{"name":")" + name + R"(","namespace":"t","uid":"uid-)" + name +
+         R"(","annotations":)" + annotations + R"(},"spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":")" +
+         std::to_string(gpus) + R"("}}}]},"status":{}})";
+}
+
+inline const char* kDemoNames = R"(["dgx-v100-1","dgx-v100-2","a100-1","pcie-1","pcie-4x-1"])";
+
+}  // namespace topofit::server::testing

@@ -1,0 +1,144 @@
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "extender/server/server_test_util.h"
+
+namespace topofit::server {
+using nlohmann::json;
+using testing::GpuPod;
+using testing::kDemoNames;
+using testing::LiveServer;
+
+namespace {
+std::string LowerKeys(std::string s) {
+  // Lower-cases the extender's PascalCase envelope keys, as upstream's tests do.
+  for (const char* k : {"\"Pod\"", "\"Nodes\"", "\"NodeNames\"", "\"PodName\"", "\"PodNamespace\"", "\"PodUID\"",
+                        "\"Node\"", "\"NodeNameToVictims\"", "\"NodeNameToMetaVictims\"", "\"Pods\"", "\"UID\"",
+                        "\"NumPDBViolations\""}) {
+    std::string key = k, low = key;
+    for (char& c : low) c = char(std::tolower(c));
+    for (size_t at = s.find(key); at != std::string::npos; at = s.find(key, at + low.size())) s.replace(at, key.size(), low);
+  }
+  return s;
+}
+}  // namespace
+
+TEST_CASE("filter, node-cache mode: PascalCase and lower-case keys") {
+  LiveServer srv;
+  for (bool lower : {false, true}) {
+    std::string body = R"({"Pod":)" + GpuPod("f1", 8) + R"(,"Nodes":null,"NodeNames":)" + kDemoNames + "}";
+    if (lower) body = LowerKeys(body);
+    auto res = srv.Post("/scheduler/filter", body);
+    REQUIRE(res);
+    CHECK(res->status == 200);
+    json j = json::parse(res->body);
+    CHECK(j["Error"] == "");
+    CHECK(j["Nodes"].is_null());
+    // dgx-v100-1 has 4 free, pcie-1 6 free, pcie-4x-1 only 4 GPUs: never fits 8.
+    std::vector<std::string> passed = j["NodeNames"];
+    CHECK(std::find(passed.begin(), passed.end(), "dgx-v100-2") != passed.end());
+    CHECK(j["FailedAndUnresolvableNodes"].contains("pcie-4x-1"));
+    CHECK(j["FailedNodes"].contains("dgx-v100-1"));
+  }
+}
+
+TEST_CASE("filter, full-node mode echoes the kept Node objects; canonical encoding") {
+  LiveServer srv;
+  std::string nodes = R"({"metadata":{},"items":[{"metadata":{"name":"dgx-v100-2"},"spec":{},"status":{"allocatable":{"nvidia.com/gpu":"8"},"nodeInfo":{"bootID":"x\u003cy"}}},{"metadata":{"name":"pcie-4x-1"},"status":{}}]})";
+  auto res = srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod("f2", 8) + R"(,"Nodes":)" + nodes + R"(,"NodeNames":null})");
+  REQUIRE(res);
+  json j = json::parse(res->body);
+  CHECK(j["Error"] == "");
+  CHECK(j["NodeNames"].is_null());
+  REQUIRE(j["Nodes"]["items"].size() == 1);
+  CHECK(j["Nodes"]["items"][0]["metadata"]["name"] == "dgx-v100-2");
+  CHECK(j["Nodes"]["items"][0]["status"]["nodeInfo"]["bootID"] == "x<y");
+  CHECK(j["FailedAndUnresolvableNodes"].contains("pcie-4x-1"));
+
+  // Upstream's canonical ExtenderArgs (both lists; a pod without GPUs passes everything).
+  auto canon = srv.Post("/scheduler/filter",
+      R"({"Pod":{"metadata":{"name":"podname"},"spec":{"containers":null},"status":{}},"Nodes":{"metadata":{},"items":[{"metadata":{"name":"nodename"},"spec":{},"status":{"daemonEndpoints":{"kubeletEndpoint":{"Port":0}},"nodeInfo":{"machineID":"","systemUUID":"","bootID":"","kernelVersion":"","osImage":"","containerRuntimeVersion":"","kubeletVersion":"","kubeProxyVersion":"","operatingSystem":"","architecture":""}}}]},"NodeNames":["node1"]})");
+  REQUIRE(canon);
+  json c = json::parse(canon->body);
+  CHECK(c["Error"] == "");
+  CHECK(c["NodeNames"] == json::array({"node1"}));
+}
+
+TEST_CASE("prioritize: bare array of integer scores 0..10") {
+  LiveServer srv;
+  for (bool lower : {false, true}) {
+    std::string body = R"({"Pod":)" + GpuPod("p1", 4) + R"(,"Nodes":null,"NodeNames":)" + kDemoNames + "}";
+    auto res = srv.Post("/scheduler/prioritize", lower ? LowerKeys(body) : body);
+    REQUIRE(res);
+    CHECK(res->status == 200);
+    json j = json::parse(res->body);
+    REQUIRE(j.is_array());
+    CHECK(j.size() == 5);
+    for (const auto& hp : j) {
+      CHECK(hp["Score"].is_number_integer());
+      CHECK(hp["Score"] >= 0);
+      CHECK(hp["Score"] <= 10);
+      CHECK(hp["Host"].is_string());
+    }
+    CHECK(res->body.find(".0") == std::string::npos);
+  }
+}
+
+TEST_CASE("bind: reserves, annotates, binds; unknown pod is an Error") {
+  LiveServer srv;
+  std::string names = kDemoNames;
+  REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod("b1", 4) + R"(,"NodeNames":)" + names + "}"));
+  auto res = srv.Post("/scheduler/bind",
+                      R"({"PodName":"b1","PodNamespace":"t","PodUID":"uid-b1","Node":"dgx-v100-2"})");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  CHECK(res->body == R"({"Error":""})");
+  auto& writer = dynamic_cast<k8s::InMemoryKubeWriter&>(srv.app->writer());
+  auto pods = writer.Pods();
+  REQUIRE(pods.count("t/b1"));
+  CHECK(pods["t/b1"].node == "dgx-v100-2");
+  std::string ids = pods["t/b1"].annotations[k8s::kGpuIdsAnnotation];
+  CHECK(std::count(ids.begin(), ids.end(), ',') == 3);
+  auto info = srv.app->model().PodByUid("uid-b1");
+  REQUIRE(info);
+  CHECK(info->gpus.ToString() == ids);
+
+  auto unknown = srv.Post("/scheduler/bind", LowerKeys(R"({"PodName":"zz","PodNamespace":"t","PodUID":"nope","Node":"a100-1"})"));
+  REQUIRE(unknown);
+  CHECK(unknown->status == 200);
+  json j = json::parse(unknown->body);
+  CHECK(j["Error"].get<std::string>().find("unknown to topofit") != std::string::npos);
+
+  // A failing API write releases the reservation.
+  REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod("b2", 2) + R"(,"NodeNames":)" + names + "}"));
+  writer.FailNextBind("conflict");
+  auto failed = srv.Post("/scheduler/bind", R"({"PodName":"b2","PodNamespace":"t","PodUID":"uid-b2","Node":"a100-1"})");
+  REQUIRE(failed);
+  CHECK(json::parse(failed->body)["Error"].get<std::string>().find("conflict") != std::string::npos);
+  CHECK_FALSE(srv.app->model().PodByUid("uid-b2"));
+}
+
+TEST_CASE("preempt: meta victims and full victims answer NodeNameToMetaVictims") {
+  LiveServer srv;
+  // dgx-v100-1 holds ml/train-llm-0 (4 GPUs); an 8-GPU pod needs it evicted.
+  std::string meta = R"({"Pod":)" + GpuPod("big", 8) +
+      R"(,"NodeNameToVictims":null,"NodeNameToMetaVictims":{"dgx-v100-1":{"Pods":[{"UID":"7c1d2e3f-0002-4b5c-8d9e-000000000001"}],"NumPDBViolations":0}}})";
+  for (bool lower : {false, true}) {
+    auto res = srv.Post("/scheduler/preempt", lower ? LowerKeys(meta) : meta);
+    REQUIRE(res);
+    CHECK(res->status == 200);
+    json j = json::parse(res->body);
+    REQUIRE(j.contains("NodeNameToMetaVictims"));
+    auto& node = j["NodeNameToMetaVictims"]["dgx-v100-1"];
+    CHECK(node["Pods"][0]["UID"] == "7c1d2e3f-0002-4b5c-8d9e-000000000001");
+    CHECK(node["NumPDBViolations"].is_number_integer());
+  }
+  std::string full = R"({"Pod":)" + GpuPod("big2", 8) +
+      R"(,"NodeNameToVictims":{"dgx-v100-1":{"Pods":[{"metadata":{"name":"train-llm-0","namespace":"ml","uid":"7c1d2e3f-0002-4b5c-8d9e-000000000001"},"spec":{"priority":0}}],"NumPDBViolations":1}},"NodeNameToMetaVictims":null})";
+  auto res = srv.Post("/scheduler/preempt", full);
+  REQUIRE(res);
+  json j = json::parse(res->body);
+  CHECK(j["NodeNameToMetaVictims"]["dgx-v100-1"]["NumPDBViolations"] == 1);
+}
+
+}  // namespace topofit::server
