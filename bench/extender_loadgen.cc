@@ -1,0 +1,161 @@
+// extender_loadgen: client-side latency of the extender verbs over loopback with keep-alive, next to
+// a do-nothing cpp-httplib server that parses the names with simdjson and echoes them (the floor).
+//
+//   build-e2/bench/extender_loadgen [--iterations N]
+//
+// Scenarios: node-cache mode with 5,000 nodes (filter and prioritize; every node passes, so filter
+// sends 5,000 names back), and full-node mode with 1,000 realistic Node objects (filter).
+// Prints median, p90 and p99 in milliseconds for each.
+#include <fmt/format.h>
+#include <httplib.h>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "extender/k8s/object_decoder.h"
+#include "extender/server/extender_app.h"
+#include "extender/server/json_writer.h"
+
+namespace {
+
+using namespace topofit;
+
+std::string NodeName(int i) { return fmt::format("gpu-node-{:05d}", i); }
+
+const char* Profile(int i) { return i % 3 == 0 ? "dgx1-v100" : i % 3 == 1 ? "hgx-a100-8" : "pcie-8-dual-socket"; }
+
+// A Node as kubelet reports it: labels, annotations, conditions, addresses, images - ~3 KB.
+std::string RealisticNode(int i) {
+  std::string images;
+  for (int k = 0; k < 6; ++k) {
+    images += fmt::format(R"({}{{"names":["nvcr.io/nvidia/pytorch@sha256:{:064x}","nvcr.io/nvidia/pytorch:24.0{}-py3"],"sizeBytes":{}}})",
+                          k ? "," : "", uint64_t(i) * 7919 + k, k, 9000000000LL + k);
+  }
+  return fmt::format(
+      R"({{"metadata":{{"name":"{0}","uid":"0b1c{1:08d}-aaaa-bbbb-cccc-000000000000","resourceVersion":"{1}","creationTimestamp":"2026-01-01T00:00:00Z","labels":{{"beta.kubernetes.io/arch":"amd64","beta.kubernetes.io/os":"linux","kubernetes.io/arch":"amd64","kubernetes.io/hostname":"{0}","kubernetes.io/os":"linux","node.kubernetes.io/instance-type":"p4d.24xlarge","topology.kubernetes.io/region":"us-east-1","topology.kubernetes.io/zone":"us-east-1a","nvidia.com/gpu.count":"8","nvidia.com/gpu.present":"true"}},"annotations":{{"node.alpha.kubernetes.io/ttl":"0","volumes.kubernetes.io/controller-managed-attach-detach":"true","topofit.io/gpu-topology":"{2}"}}}},"spec":{{"podCIDR":"10.{3}.{4}.0/24","providerID":"aws:///us-east-1a/i-{1:017x}"}},"status":{{"capacity":{{"cpu":"96","ephemeral-storage":"1056753Mi","hugepages-1Gi":"0","hugepages-2Mi":"0","memory":"1176453124Ki","nvidia.com/gpu":"8","pods":"110"}},"allocatable":{{"cpu":"95690m","ephemeral-storage":"973800529435","hugepages-1Gi":"0","hugepages-2Mi":"0","memory":"1163853572Ki","nvidia.com/gpu":"8","pods":"110"}},"conditions":[{{"type":"MemoryPressure","status":"False","lastHeartbeatTime":"2026-11-22T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"KubeletHasSufficientMemory","message":"kubelet has sufficient memory available"}},{{"type":"DiskPressure","status":"False","lastHeartbeatTime":"2026-11-22T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"KubeletHasNoDiskPressure","message":"kubelet has no disk pressure"}},{{"type":"PIDPressure","status":"False","lastHeartbeatTime":"2026-11-22T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"KubeletHasSufficientPID","message":"kubelet has sufficient PID available"}},{{"type":"Ready","status":"True","lastHeartbeatTime":"2026-11-22T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"KubeletReady","message":"kubelet is posting ready status"}}],"addresses":[{{"type":"InternalIP","address":"10.{3}.{4}.10"}},{{"type":"Hostname","address":"{0}"}}],"daemonEndpoints":{{"kubeletEndpoint":{{"Port":10250}}}},"nodeInfo":{{"machineID":"ec2{1:029x}","systemUUID":"ec2{1:029x}","bootID":"7d4f{1:028x}","kernelVersion":"5.10.223-211.872.amzn2.x86_64","osImage":"Amazon Linux 2","containerRuntimeVersion":"containerd://1.7.11","kubeletVersion":"v1.30.2","kubeProxyVersion":"v1.30.2","operatingSystem":"linux","architecture":"amd64"}},"images":[{5}]}}}})",
+      NodeName(i), i, Profile(i), i / 256, i % 256, images);
+}
+
+std::string PodJson(int gpus) {
+  return fmt::format(R"({{"metadata":{{"name":"bench","namespace":"b","uid":"bench-uid"}},"spec":{{"containers":[{{"name":"c","resources":{{"limits":{{"nvidia.com/gpu":"{}"}}}}}}]}},"status":{{}}}})", gpus);
+}
+
+struct Stats {
+  double median, p90, p99;
+};
+
+Stats Measure(httplib::Client& c, const std::string& path, const std::string& body, int iterations) {
+  std::vector<double> ms;
+  for (int i = 0; i < iterations / 10 + 5; ++i) c.Post(path.c_str(), body, "application/json");  // warm-up
+  for (int i = 0; i < iterations; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    auto res = c.Post(path.c_str(), body, "application/json");
+    double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!res || res->status != 200) {
+      std::fprintf(stderr, "request to %s failed\n", path.c_str());
+      std::exit(1);
+    }
+    ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  auto at = [&](double q) { return ms[std::min(ms.size() - 1, size_t(q * ms.size()))]; };
+  return {at(0.5), at(0.9), at(0.99)};
+}
+
+// The floor: parse the names with simdjson, echo them as the verb's reply shape.
+void FloorRoutes(httplib::Server& s) {
+  auto names_of = [](const std::string& body, std::vector<std::string_view>& names, simdjson::dom::parser& p) {
+    simdjson::padded_string padded(body);
+    simdjson::dom::element root = p.parse(padded);
+    for (std::string_view n : root["NodeNames"].get_array()) names.push_back(n);
+  };
+  s.Post("/floor/filter", [names_of](const httplib::Request& req, httplib::Response& res) {
+    thread_local simdjson::dom::parser p;
+    std::vector<std::string_view> names;
+    names_of(req.body, names, p);
+    std::string out = R"({"Nodes":null,"NodeNames":[)";
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (i) out += ',';
+      server::AppendJsonString(out, names[i]);
+    }
+    out += R"(],"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""})";
+    res.set_content(out, "application/json");
+  });
+  s.Post("/floor/prioritize", [names_of](const httplib::Request& req, httplib::Response& res) {
+    thread_local simdjson::dom::parser p;
+    std::vector<std::string_view> names;
+    names_of(req.body, names, p);
+    std::string out = "[";
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (i) out += ',';
+      out += R"({"Host":)";
+      server::AppendJsonString(out, names[i]);
+      out += R"(,"Score":0})";
+    }
+    out += ']';
+    res.set_content(out, "application/json");
+  });
+}
+
+void Print(const char* what, Stats s) {
+  std::printf("%-44s median %7.3f ms   p90 %7.3f ms   p99 %7.3f ms\n", what, s.median, s.p90, s.p99);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int iterations = 2000;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--iterations") == 0) iterations = std::atoi(argv[i + 1]);
+
+  server::ServeConfig cfg;
+  cfg.server.host = "127.0.0.1";
+  cfg.server.port = 0;
+  auto app = server::ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
+  if (!app) return std::fprintf(stderr, "%s\n", app.error().c_str()), 1;
+  k8s::Snapshot snap;
+  for (int i = 0; i < 5000; ++i) {
+    auto node = k8s::DecodeNode(RealisticNode(i));
+    if (!node) return std::fprintf(stderr, "%s\n", node.error().c_str()), 1;
+    snap.nodes.push_back(std::move(*node));
+  }
+  (*app)->Load(snap);
+  if (auto s = (*app)->server().Start(); !s.ok()) return std::fprintf(stderr, "%s\n", s.error().c_str()), 1;
+
+  httplib::Server floor;
+  floor.set_tcp_nodelay(true);
+  floor.set_keep_alive_max_count(std::numeric_limits<size_t>::max());
+  FloorRoutes(floor);
+  int floor_port = floor.bind_to_any_port("127.0.0.1");
+  std::thread floor_thread([&] { floor.listen_after_bind(); });
+  while (!floor.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+  std::string names = "[";
+  for (int i = 0; i < 5000; ++i) names += (i ? ",\"" : "\"") + NodeName(i) + "\"";
+  names += "]";
+  std::string cache_body = R"({"Pod":)" + PodJson(2) + R"(,"Nodes":null,"NodeNames":)" + names + "}";
+  std::string full_body = R"({"Pod":)" + PodJson(2) + R"(,"Nodes":{"metadata":{},"items":[)";
+  for (int i = 0; i < 1000; ++i) full_body += (i ? "," : "") + RealisticNode(i);
+  full_body += R"(]},"NodeNames":null})";
+
+  httplib::Client ext("127.0.0.1", (*app)->server().port());
+  ext.set_keep_alive(true);
+  httplib::Client flo("127.0.0.1", floor_port);
+  flo.set_keep_alive(true);
+  std::printf("extender_loadgen: %d requests per scenario, keep-alive, loopback; filter body %zu KB, full-node body %zu KB\n",
+              iterations, cache_body.size() / 1024, full_body.size() / 1024);
+  Print("floor  filter     (5,000 names echoed)", Measure(flo, "/floor/filter", cache_body, iterations));
+  Print("topofit filter    (node-cache, 5,000 nodes)", Measure(ext, "/scheduler/filter", cache_body, iterations));
+  Print("floor  prioritize (5,000 names)", Measure(flo, "/floor/prioritize", cache_body, iterations));
+  Print("topofit prioritize (node-cache, 5,000 nodes)", Measure(ext, "/scheduler/prioritize", cache_body, iterations));
+  Print("topofit filter    (full-node, 1,000 Nodes)", Measure(ext, "/scheduler/filter", full_body, std::max(50, iterations / 10)));
+  floor.stop();
+  floor_thread.join();
+  (*app)->server().Stop();
+  return 0;
+}

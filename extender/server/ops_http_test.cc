@@ -1,0 +1,143 @@
+// Operations: health, readiness, metrics, query endpoints, explain, recording, TCP_NODELAY.
+#include <dirent.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+
+#include "extender/server/server_test_util.h"
+
+namespace topofit::server {
+using nlohmann::json;
+using testing::GpuPod;
+using testing::kDemoNames;
+using testing::LiveServer;
+
+TEST_CASE("healthz, readyz, nodes, node, pod") {
+  LiveServer srv;
+  CHECK(srv.client->Get("/healthz")->status == 200);
+  CHECK(srv.client->Get("/readyz")->status == 200);
+  auto nodes = srv.client->Get("/api/v1/nodes");
+  REQUIRE(nodes);
+  json j = json::parse(nodes->body);
+  CHECK(j["nodes"].size() == 5);
+  CHECK(j["totals"]["usableGpus"] == 36);
+  auto node = srv.client->Get("/api/v1/nodes/dgx-v100-1");
+  REQUIRE(node);
+  json n = json::parse(node->body);
+  CHECK(n["linkMatrix"].size() == 8);
+  CHECK(n["gpuHolders"][0] == "ml/train-llm-0");
+  CHECK(n["topologySource"] == "annotation-profile");
+  auto matrix_node = json::parse(srv.client->Get("/api/v1/nodes/pcie-4x-1")->body);
+  CHECK(matrix_node["topologySource"] == "annotation-matrix");
+  CHECK(matrix_node["linkMatrix"][0][1] == "PIX");
+  auto pod = srv.client->Get("/api/v1/pods/ml/train-llm-0");
+  REQUIRE(pod);
+  CHECK(json::parse(pod->body)["gpus"] == json::array({0, 1, 2, 3}));
+  CHECK(srv.client->Get("/api/v1/pods/ml/nope")->status == 404);
+}
+
+TEST_CASE("explain: JSON and YAML pods, read-only") {
+  LiveServer srv;
+  int free_before = srv.app->model().Totals().free_gpus;
+  auto res = srv.Post("/api/v1/explain", GpuPod("e1", 4));
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  json j = json::parse(res->body);
+  CHECK(j["gpus"] == 4);
+  CHECK(j["nodes"].size() == 5);
+  CHECK(j["chosen"].is_string());
+  bool saw_fail = false;
+  for (const auto& n : j["nodes"]) {
+    if (n["result"] == "pass") {
+      CHECK(n["set"].size() == 4);
+      CHECK(n["bandwidthGBps"].get<double>() >= 0);
+      CHECK(n["parts"].is_array());
+    } else {
+      saw_fail = true;
+      CHECK_FALSE(n["reason"].get<std::string>().empty());
+    }
+  }
+  (void)saw_fail;
+  auto yaml = srv.client->Post("/api/v1/explain?nodes=a100-1,pcie-1",
+                               "metadata: {name: y, namespace: ml}\nspec:\n  containers:\n  - resources: {limits: {nvidia.com/gpu: 2}}\n",
+                               "application/yaml");
+  REQUIRE(yaml);
+  CHECK(yaml->status == 200);
+  CHECK(json::parse(yaml->body)["nodes"].size() == 2);
+  auto bad = srv.Post("/api/v1/explain", "{\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"0.5\"}}}]}}");
+  REQUIRE(bad);
+  CHECK(bad->status == 400);
+  CHECK(srv.app->model().Totals().free_gpus == free_before);
+}
+
+TEST_CASE("metrics: Prometheus text with verbs, decisions, free GPUs and free sets by shape") {
+  LiveServer srv;
+  REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod("m1", 2) + R"(,"NodeNames":)" + kDemoNames + "}"));
+  auto res = srv.client->Get("/metrics");
+  REQUIRE(res);
+  const std::string& m = res->body;
+  CHECK(m.find("topofit_requests_total{verb=\"filter\"} 1") != std::string::npos);
+  CHECK(m.find("# TYPE topofit_request_duration_seconds histogram") != std::string::npos);
+  CHECK(m.find("topofit_request_duration_seconds_bucket{verb=\"filter\",le=\"+Inf\"} 1") != std::string::npos);
+  CHECK(m.find("topofit_decisions_total{verb=\"filter\",outcome=\"passed\"} 5") != std::string::npos);
+  CHECK(m.find("topofit_node_free_gpus{node=\"a100-1\"} 6") != std::string::npos);
+  CHECK(m.find("topofit_free_gpus 27") != std::string::npos);
+  CHECK(m.find("topofit_node_free_nvlink_sets{node=\"dgx-v100-2\",size=\"4\"} 2") != std::string::npos);
+  CHECK(m.find("topofit_free_nvlink_sets{size=\"8\"}") != std::string::npos);
+}
+
+TEST_CASE("record: one JSON line per verb call") {
+  std::string path = "/tmp/topofit-record-test-" + std::to_string(::getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  {
+    LiveServer srv(ServeConfig{}, path);
+    REQUIRE(srv.Post("/scheduler/filter", "{\n  \"Pod\": " + GpuPod("r1", 1) + ",\n  \"NodeNames\": [\"a100-1\"]\n}"));
+    REQUIRE(srv.Post("/scheduler/prioritize", "garbage"));
+  }
+  std::ifstream in(path);
+  std::string line;
+  std::vector<json> lines;
+  while (std::getline(in, line)) lines.push_back(json::parse(line));
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0]["verb"] == "filter");
+  CHECK(lines[0]["request"]["NodeNames"][0] == "a100-1");
+  CHECK(lines[0]["response"]["NodeNames"][0] == "a100-1");
+  CHECK(lines[0]["ts"].is_number());
+  CHECK(lines[1]["request_text"] == "garbage");
+  CHECK(lines[1]["status"] == 400);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("TCP_NODELAY is set on the server's accepted sockets") {
+  LiveServer srv;
+  REQUIRE(srv.client->Get("/healthz"));  // Keep-alive: the accepted socket stays open.
+  int port = srv.app->server().port();
+  int checked = 0;
+  DIR* dir = opendir("/proc/self/fd");
+  REQUIRE(dir);
+  while (dirent* e = readdir(dir)) {
+    int fd = std::atoi(e->d_name);
+    if (fd <= 2) continue;
+    sockaddr_in local{}, peer{};
+    socklen_t len = sizeof(local), plen = sizeof(peer);
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0 || local.sin_family != AF_INET) continue;
+    if (ntohs(local.sin_port) != port) continue;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &plen) != 0) continue;  // The listener.
+    int nodelay = 0;
+    socklen_t olen = sizeof(nodelay);
+    REQUIRE(getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &olen) == 0);
+    CHECK(nodelay != 0);
+    ++checked;
+  }
+  closedir(dir);
+  CHECK(checked >= 1);
+}
+
+}  // namespace topofit::server
