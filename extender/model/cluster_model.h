@@ -78,7 +78,8 @@ class ClusterModel {
 
   // ---- Readers ----
   // Holds the node map's shared lock while alive: keep it for one verb, not longer. Nodes found
-  // through it stay valid while it lives.
+  // through it stay valid while it lives. Do not call other ClusterModel methods while holding one:
+  // shared locks do not nest safely once a writer is waiting.
   class Reader {
    public:
     const NodeState* Find(std::string_view name) const;  // nullptr for unknown nodes.
