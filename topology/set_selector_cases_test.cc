@@ -19,7 +19,7 @@ namespace {
 GpuSet G(std::initializer_list<int> l) { return GpuSet::Of(std::vector<int>(l)); }
 }  // namespace
 
-TEST_CASE("DGX-1 hybrid cube mesh: hand-checked choices") {
+TEST_CASE("set_selector: DGX-1 hybrid cube mesh: hand-checked choices") {
   SetSelector sel(Dgx1());
   const GpuSet all = GpuSet::FirstN(8);
 
@@ -82,7 +82,7 @@ TEST_CASE("DGX-1 hybrid cube mesh: hand-checked choices") {
   CHECK_FALSE(sel.Best(GpuSet(), 1));
 }
 
-TEST_CASE("NVSwitch islands, PCIe trees and all-equal fabrics") {
+TEST_CASE("set_selector: NVSwitch islands, PCIe trees and all-equal fabrics") {
   // Two NVSwitch islands: with {6,7} | {8..11} free, k=2 takes {6,7} and keeps the 4-GPU island
   // slice {8..11} whole (taking {8,9} would leave {6,7,10,11}, whose quad ring crosses SYS).
   SetSelector islands(TwoIslands16());
@@ -114,7 +114,7 @@ TEST_CASE("NVSwitch islands, PCIe trees and all-equal fabrics") {
   CHECK(pcie.MeetsMinLink(G({1}), LinkClass::Pix));  // A single GPU has no pair.
 }
 
-TEST_CASE("Concurrent queries agree with sequential ones (shared lock-free cache)") {
+TEST_CASE("set_selector: Concurrent queries agree with sequential ones (shared lock-free cache)") {
   SetSelector shared(HybridMesh16());
   SetSelector reference(HybridMesh16());
   std::mt19937_64 rng(99);

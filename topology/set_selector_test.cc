@@ -224,7 +224,7 @@ void CheckTopology(const PairMatrix& p, std::mt19937_64& rng, int queries, Stats
 
 }  // namespace
 
-TEST_CASE("SetSelector matches the brute-force oracle on thousands of topologies") {
+TEST_CASE("set_selector: SetSelector matches the brute-force oracle on thousands of topologies") {
   std::mt19937_64 rng(20240611);
   Stats stats;
   const auto start = std::chrono::steady_clock::now();
@@ -250,7 +250,7 @@ namespace {
 GpuSet G(std::initializer_list<int> l) { return GpuSet::Of(std::vector<int>(l)); }
 }  // namespace
 
-TEST_CASE("Nodes above 16 GPUs use the greedy search and stay feasible") {
+TEST_CASE("set_selector: Nodes above 16 GPUs use the greedy search and stay feasible") {
   std::mt19937_64 rng(7);
   for (int n : {17, 24, 32, 64}) {
     PairMatrix p = RandomMatrix(rng, n);
