@@ -14,7 +14,7 @@ using testing::MakePod;
 using testing::Request;
 using testing::Required;
 
-TEST_CASE("explain: verdicts, sets, bandwidth and links for every node, best first") {
+TEST_CASE("explain: verdicts - sets - bandwidth and links for every node - best first") {
   ClusterModel model;
   Pipeline pipeline(&model);
   model.ApplyNode(MakeNode("dgx", 8, "dgx1-v100"));
@@ -46,7 +46,7 @@ TEST_CASE("explain: verdicts, sets, bandwidth and links for every node, best fir
   CHECK(small.score == 0);
 }
 
-TEST_CASE("explain: a given node list, unknown names and annotation errors") {
+TEST_CASE("explain: a given node list - unknown names and annotation errors") {
   ClusterModel model;
   Pipeline pipeline(&model);
   model.ApplyNode(MakeNode("pcie", 4, "pcie-4-single-socket"));

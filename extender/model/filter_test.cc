@@ -93,12 +93,12 @@ TEST_CASE("filter: required NVLink on a PCIe node is unresolvable") {
   CHECK(f.On(Request("p", 2, Required()), "pcie4").code == FilterCode::kUnresolvable);
 }
 
-TEST_CASE("filter: best-effort min-link is a preference, not a requirement") {
+TEST_CASE("filter: best-effort min-link is a preference - not a requirement") {
   FilterFixture f;
   CHECK(f.On(Request("p", 2, {{k8s::kMinLinkAnnotation, "NV"}}), "pcie4").code == FilterCode::kPass);
 }
 
-TEST_CASE("filter: unknown nodes are unresolvable, never a crash") {
+TEST_CASE("filter: unknown nodes are unresolvable - never a crash") {
   FilterFixture f;
   Verdict v = f.On(Request("p", 1), "nope");
   CHECK(v.code == FilterCode::kUnresolvable);
@@ -125,7 +125,7 @@ TEST_CASE("filter: invalid annotations fail every node as unresolvable with the 
         "invalid topofit.io/topology-policy 'always': expected best-effort, required or none");
 }
 
-TEST_CASE("filter: results refer to the request's node list by index, in order") {
+TEST_CASE("filter: results refer to the request's node list by index - in order") {
   FilterFixture f;
   f.model.ApplyPod(MakePod("a", 8, "dgx", "0,1,2,3,4,5,6,7"));
   std::vector<std::string_view> names{"pcie4", "dgx", "cpu", "pcie4"};

@@ -27,7 +27,7 @@ TEST_CASE("free shapes: DGX-1 V100 has two NVLink quads and no NVLink octet") {
   CHECK(broken.of_size(4) == 0);
 }
 
-TEST_CASE("free shapes: NVSwitch nodes count every size; PCIe nodes count none") {
+TEST_CASE("free shapes: NVSwitch nodes count every size - PCIe nodes count none") {
   auto nv = Profile("hgx-a100-8");
   FreeShapes s = CountFreeShapes(*nv, GpuSet::FirstN(8));
   CHECK(s.nvlink_sets == std::array<int, 3>{4, 2, 1});

@@ -32,7 +32,7 @@ TEST_CASE("holdings: a bound pod's annotation names its GPUs") {
   CHECK(by_name->uid == "a");
 }
 
-TEST_CASE("holdings: without the annotation a pod holds the best set of its size, and the node says so") {
+TEST_CASE("holdings: without the annotation a pod holds the best set of its size - and the node says so") {
   ClusterModel model;
   model.ApplyNode(MakeNode("n", 8, "dgx1-v100"));
   model.ApplyPod(MakePod("a", 4, "n"));
@@ -48,7 +48,7 @@ TEST_CASE("holdings: without the annotation a pod holds the best set of its size
   CHECK(model.Totals().unknown_identity_gpus == 4);
 }
 
-TEST_CASE("holdings: two pods claiming the same GPU - the first keeps it, the second is counted pessimistically") {
+TEST_CASE("holdings: two pods claiming the same GPU - the first keeps it - the second is counted pessimistically") {
   ClusterModel model;
   model.ApplyNode(MakeNode("n", 8, "dgx1-v100"));
   model.ApplyPod(MakePod("a", 2, "n", "2,3"));
@@ -71,7 +71,7 @@ TEST_CASE("holdings: two pods claiming the same GPU - the first keeps it, the se
   CHECK(after->warnings.empty());
 }
 
-TEST_CASE("holdings: invalid annotations are conflicts, not crashes") {
+TEST_CASE("holdings: invalid annotations are conflicts - not crashes") {
   ClusterModel model;
   model.ApplyNode(MakeNode("n", 4, "pcie-4-single-socket"));
   model.ApplyPod(MakePod("a", 1, "n", "7"));
@@ -96,7 +96,7 @@ TEST_CASE("holdings: over-commitment is reported and free never goes negative") 
   CHECK(Contains(info->warnings, "over-committed: pods hold 1 more GPUs than the node's 2 usable"));
 }
 
-TEST_CASE("holdings: terminated, deleting and GPU-less pods hold nothing") {
+TEST_CASE("holdings: terminated - deleting and GPU-less pods hold nothing") {
   ClusterModel model;
   model.ApplyNode(MakeNode("n", 4, "pcie-4-single-socket"));
   auto pod = MakePod("a", 2, "n", "0,1");
@@ -132,7 +132,7 @@ TEST_CASE("holdings: pods bound to a node the model does not know yet wait for i
   CHECK(model.Node("late")->free == GpuSet::Of({2, 3}));
 }
 
-TEST_CASE("holdings: applying the same objects again changes nothing; unbound pods go to the pending cache") {
+TEST_CASE("holdings: applying the same objects again changes nothing - unbound pods go to the pending cache") {
   ClusterModel model;
   auto node = MakeNode("n", 8, "dgx1-v100");
   model.ApplyNode(node);

@@ -12,7 +12,7 @@ using testing::MakeNode;
 using testing::MakePod;
 using testing::Request;
 
-TEST_CASE("nodes: a node with a broken topology annotation schedules, and readers see the warning") {
+TEST_CASE("nodes: a node with a broken topology annotation schedules - and readers see the warning") {
   ClusterModel model;
   Pipeline pipeline(&model);
   model.ApplyNode(MakeNode("n", 4, "not-a-profile"));
@@ -45,7 +45,7 @@ TEST_CASE("nodes: fewer allocatable GPUs than the topology - only the first ones
   CHECK(*r == GpuSet::FirstN(6));
 }
 
-TEST_CASE("nodes: best-effort min-link picks a set meeting it when one is free, else the best other") {
+TEST_CASE("nodes: best-effort min-link picks a set meeting it when one is free - else the best other") {
   ClusterModel model;
   Pipeline pipeline(&model);
   model.ApplyNode(MakeNode("n", 8, "dgx1-v100"));

@@ -11,7 +11,7 @@
 namespace topofit::model {
 namespace {
 
-TEST_CASE("node index: insert, replace, erase with many collisions in a small table") {
+TEST_CASE("node index: insert - replace - erase with many collisions in a small table") {
   std::vector<std::unique_ptr<NodeState>> nodes;
   NodeIndex index;
   std::set<std::string> live;

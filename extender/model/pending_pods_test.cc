@@ -10,7 +10,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::Request;
 
-TEST_CASE("pending pods: put, get, erase by UID") {
+TEST_CASE("pending pods: put - get - erase by UID") {
   FakeClock clock;
   PendingPods cache(&clock);
   cache.Put(Request("a", 2));
@@ -23,7 +23,7 @@ TEST_CASE("pending pods: put, get, erase by UID") {
   CHECK(cache.size() == 0);
 }
 
-TEST_CASE("pending pods: entries expire after the TTL; a new Put refreshes them") {
+TEST_CASE("pending pods: entries expire after the TTL - a new Put refreshes them") {
   FakeClock clock;
   PendingPods cache(&clock, 100, 10min);
   cache.Put(Request("a", 1));
@@ -35,7 +35,7 @@ TEST_CASE("pending pods: entries expire after the TTL; a new Put refreshes them"
   CHECK_FALSE(cache.Get("a"));
 }
 
-TEST_CASE("pending pods: bounded, the oldest goes first") {
+TEST_CASE("pending pods: bounded - the oldest goes first") {
   FakeClock clock;
   PendingPods cache(&clock, 3, 10min);
   for (int i = 0; i < 5; ++i) cache.Put(Request("p" + std::to_string(i), 1));

@@ -17,7 +17,7 @@ TEST_CASE("pod intent: defaults to best-effort without min-link") {
   CHECK_FALSE(r->EffectiveMinLink().has_value());
 }
 
-TEST_CASE("pod intent: policies and min-link, case-insensitive") {
+TEST_CASE("pod intent: policies and min-link - case-insensitive") {
   auto r = ParsePodIntent({{k8s::kTopologyPolicyAnnotation, "Required"}, {k8s::kMinLinkAnnotation, " pix "}});
   REQUIRE(r.ok());
   CHECK(r->policy == TopologyPolicy::kRequired);
@@ -55,7 +55,7 @@ TEST_CASE("pod intent: invalid values are errors naming the annotation and the c
   CHECK(both.error().find("; ") != std::string::npos);
 }
 
-TEST_CASE("pod request: carries count, priority, identity and the annotation error") {
+TEST_CASE("pod request: carries count - priority - identity and the annotation error") {
   auto pod = MakePod("u1", 4, "", "", 7, {{k8s::kMinLinkAnnotation, "fast"}});
   PodRequest r = MakePodRequest(pod);
   CHECK(r.uid == "u1");

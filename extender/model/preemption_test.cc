@@ -36,7 +36,7 @@ TEST_CASE("preempt: one low-priority victim is enough for 2 GPUs") {
   CHECK(out.victims["dgx"] == std::vector<std::string>{"v1"});
 }
 
-TEST_CASE("preempt: a required NVLink quad needs the two victims on one quad, lowest priorities") {
+TEST_CASE("preempt: a required NVLink quad needs the two victims on one quad - lowest priorities") {
   Fixture f;
   auto out = Preempt(f.pipeline, Request("p", 4, Required(), 100), {{"dgx", f.All()}});
   REQUIRE(out.victims.count("dgx"));
@@ -44,7 +44,7 @@ TEST_CASE("preempt: a required NVLink quad needs the two victims on one quad, lo
   CHECK(out.victims["dgx"] == std::vector<std::string>{"v2", "v1"});  // Decreasing priority.
 }
 
-TEST_CASE("preempt: nodes where even every victim would not help are dropped; so are unknown nodes") {
+TEST_CASE("preempt: nodes where even every victim would not help are dropped - so are unknown nodes") {
   Fixture f;
   NodeVictims cands{{"pcie", {{"w1", 1}}}, {"ghost", {{"x", 0}}}, {"dgx", f.All()}};
   auto out = Preempt(f.pipeline, Request("p", 2, Required(), 100), cands);
@@ -64,7 +64,7 @@ TEST_CASE("preempt: victims holding no GPU are kept as the scheduler chose them"
   CHECK(out.victims["dgx"] == std::vector<std::string>{"cpu-only", "v1"});
 }
 
-TEST_CASE("preempt: meta victims take their priority from the model; empty lists are filled") {
+TEST_CASE("preempt: meta victims take their priority from the model - empty lists are filled") {
   Fixture f;
   std::vector<VictimCandidate> meta{{"v4", std::nullopt}, {"v3", std::nullopt}};
   auto out = Preempt(f.pipeline, Request("p", 2, {}, 100), {{"dgx", meta}});

@@ -81,7 +81,7 @@ TEST_CASE("reserve: errors are one line a user understands") {
   CHECK_FALSE(f.pipeline.ReserveBest(Request("z", 0), "pcie").ok());
 }
 
-TEST_CASE("release frees the GPUs; confirm keeps them past the expiry") {
+TEST_CASE("release frees the GPUs - confirm keeps them past the expiry") {
   Fixture f;
   REQUIRE(f.pipeline.ReserveBest(Request("a", 2), "pcie").ok());
   REQUIRE(f.pipeline.ReserveBest(Request("b", 2), "pcie").ok());
@@ -96,7 +96,7 @@ TEST_CASE("release frees the GPUs; confirm keeps them past the expiry") {
   CHECK(f.model.PodByUid("b")->kind == HoldingKind::kConfirmed);
 }
 
-TEST_CASE("reservations expire: the GPUs come back, confirm then fails") {
+TEST_CASE("reservations expire: the GPUs come back - confirm then fails") {
   Fixture f;
   REQUIRE(f.pipeline.ReserveBest(Request("a", 4), "pcie").ok());
   f.clock.Advance(29s);

@@ -48,7 +48,7 @@ TEST_CASE("score: a 4-GPU pod prefers a node offering an NVLink quad") {
   CHECK(s["quad"] > s["pcie"]);
 }
 
-TEST_CASE("score: failing and unknown nodes score 0; pods without GPUs score 0 everywhere") {
+TEST_CASE("score: failing and unknown nodes score 0 - pods without GPUs score 0 everywhere") {
   ClusterModel model;
   Pipeline pipeline(&model);
   model.ApplyNode(MakeNode("full", 2, "phb-2-workstation"));

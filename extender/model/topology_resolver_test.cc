@@ -69,7 +69,7 @@ TEST_CASE("resolver: broken matrix text falls back to generic PCIe and says wher
   CHECK(r.warnings[0].rfind("topofit.io/gpu-topology (topo matrix): line", 0) == 0);
 }
 
-TEST_CASE("resolver: GFD labels, then generic-pcie-<allocatable>") {
+TEST_CASE("resolver: GFD labels - then generic-pcie-<allocatable>") {
   TopologyRegistry registry;
   TopologyResolver resolver(&registry);
   ResolvedTopology gfd = resolver.Resolve(
@@ -89,7 +89,7 @@ TEST_CASE("resolver: GFD labels, then generic-pcie-<allocatable>") {
   CHECK(generic.warnings.empty());
 }
 
-TEST_CASE("resolver: fewer allocatable GPUs than the topology uses the first ones, with a warning") {
+TEST_CASE("resolver: fewer allocatable GPUs than the topology uses the first ones - with a warning") {
   TopologyRegistry registry;
   TopologyResolver resolver(&registry);
   ResolvedTopology r = resolver.Resolve(MakeNode("n1", 6, "dgx1-v100"));
