@@ -36,7 +36,7 @@ struct LiveOptions {
   ApiClientOptions api;
   // Watch timings (tests shorten them).
   std::chrono::milliseconds backoff_initial{500};
-  std::chrono::milliseconds backoff_max{30000};
+  std::chrono::milliseconds backoff_max{10000};
   std::chrono::seconds watch_timeout_min{300};
   std::chrono::milliseconds read_slack{30000};
   int page_size = 500;

@@ -42,7 +42,7 @@ struct ReflectorOptions {
   std::string field_selector;   // "" for none.
   int page_size = 500;
   std::chrono::milliseconds backoff_initial{500};
-  std::chrono::milliseconds backoff_max{30000};
+  std::chrono::milliseconds backoff_max{10000};
   // Server-side watch timeoutSeconds is drawn from [min, 2*min] so that watches do not all end together.
   std::chrono::seconds watch_timeout_min{300};
   // Added to the watch timeout to give the read timeout: silence that long means a dead connection.
