@@ -148,3 +148,22 @@ TEST_CASE("set_selector: Concurrent queries agree with sequential ones (shared l
     if (a) CHECK((a->gpus == b->gpus && a->ring_mbps == b->ring_mbps && a->future == b->future));
   }
 }
+
+TEST_CASE("set_selector: degenerate nodes and out-of-range bits") {
+  SetSelector empty{PairMatrix(0)};
+  CHECK(empty.gpu_count() == 0);
+  CHECK_FALSE(empty.Best(GpuSet::FirstN(4), 1));
+  CHECK(empty.FutureScore(GpuSet(), RequestMix{}) == 0);
+
+  SetSelector one{PairMatrix(1)};
+  auto only = one.Best(GpuSet::FirstN(64), 1);  // Bits above GPU 0 do not exist and are ignored.
+  REQUIRE(only);
+  CHECK(only->gpus == GpuSet::FirstN(1));
+  CHECK(only->ring_mbps == 0);
+  CHECK(only->future == 0);  // Nothing stays free.
+  CHECK(one.FutureScore(GpuSet::FirstN(1), RequestMix{}) == 1'000'000);  // Size 1 fits; 2+ do not.
+
+  SetSelector dgx(Dgx1());
+  CHECK(dgx.Best(GpuSet(0xff00), 1) == std::nullopt);  // Only non-existent GPUs "free".
+  CHECK(dgx.RingMbps(G({0, 3, 9})) == 50000);           // GPU 9 does not exist: ring of {0,3}.
+}
