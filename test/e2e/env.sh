@@ -4,7 +4,8 @@
 export TOPOFIT_E2E_CACHE=${TOPOFIT_E2E_CACHE:-/var/cache/topofit-e2e}
 export GOMODCACHE=${GOMODCACHE:-$TOPOFIT_E2E_CACHE/gomod}
 export GOCACHE=${GOCACHE:-$TOPOFIT_E2E_CACHE/gobuild}
-export GOFLAGS=${GOFLAGS:--buildvcs=false}
+# -trimpath everywhere: build.sh and `go test` then share one build cache.
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-buildvcs=false -trimpath"
 export CGO_ENABLED=${CGO_ENABLED:-0}
 for d in /usr/local/go/bin /usr/lib/go/bin "$HOME/go/bin"; do
   case ":$PATH:" in *":$d:"*) ;; *) [ -d "$d" ] && PATH="$PATH:$d" ;; esac

@@ -21,14 +21,31 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// ModuleRoot is the directory of the e2e Go module (test/e2e).
+// ModuleRoot is the directory of the e2e Go module (test/e2e): $TOPOFIT_E2E_DIR when set, else the
+// nearest directory above the working directory (go test runs in the package's directory) whose
+// go.mod declares topofit.dev/e2e, else the source directory the harness was compiled from (not
+// usable under -trimpath, which run.sh uses).
 func ModuleRoot() string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		wd, _ := os.Getwd()
-		return wd
+	if d := os.Getenv("TOPOFIT_E2E_DIR"); d != "" {
+		return d
 	}
-	return filepath.Dir(filepath.Dir(file))
+	if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil &&
+				bytes.Contains(b, []byte("module topofit.dev/e2e\n")) {
+				return d
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	_, file, _, ok := runtime.Caller(0)
+	if ok && filepath.IsAbs(file) {
+		return filepath.Dir(filepath.Dir(file))
+	}
+	wd, _ := os.Getwd()
+	return wd
 }
 
 // TailFile returns the last n lines of a file, for failure reports.
