@@ -4,11 +4,13 @@
 #include <fmt/format.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 
 #include "extender/cli/command.h"
 #include "extender/k8s/demo_cluster.h"
 #include "extender/k8s/snapshot.h"
+#include "extender/kube/start_live_cluster.h"
 #include "extender/server/extender_app.h"
 
 namespace topofit::cli {
@@ -22,6 +24,9 @@ struct ServeFlags {
   std::string config;
   size_t max_body_bytes = 0;
   int threads = 0;
+  std::string kubeconfig;  // Live mode (extender/kube): list+watch the API server, bind through it.
+  std::string context;
+  bool in_cluster = false;
 };
 
 server::ExtenderServer* g_server = nullptr;
@@ -68,12 +73,27 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
   if (flags.max_body_bytes) cfg.server.max_body_bytes = flags.max_body_bytes;
   if (flags.threads) cfg.server.threads = flags.threads;
 
-  Result<k8s::Snapshot> snapshot = flags.snapshot.empty() ? k8s::LoadDemoCluster() : k8s::LoadSnapshotFile(flags.snapshot);
+  // Live mode: --kubeconfig, --in-cluster, or in a pod (KUBERNETES_SERVICE_HOST) without --snapshot.
+  kube::LiveOptions live;
+  live.kubeconfig = flags.kubeconfig;
+  live.context = flags.context;
+  live.in_cluster = flags.in_cluster || (flags.kubeconfig.empty() && flags.snapshot.empty() &&
+                                         std::getenv("KUBERNETES_SERVICE_HOST"));
+  std::shared_ptr<kube::ApiClient> api;
+  if (!live.kubeconfig.empty() || live.in_cluster) {
+    auto connected = kube::ConnectApi(live);
+    if (!connected) {
+      std::fprintf(stderr, "topofit serve: %s\n", connected.error().c_str());
+      return 2;
+    }
+    api = *connected;
+  }
+  Result<k8s::Snapshot> snapshot = api ? k8s::Snapshot{} : flags.snapshot.empty() ? k8s::LoadDemoCluster() : k8s::LoadSnapshotFile(flags.snapshot);
   if (!snapshot) {
     std::fprintf(stderr, "topofit serve: %s\n", snapshot.error().c_str());
     return 2;
   }
-  auto app = server::ExtenderApp::Create(cfg, flags.record);
+  auto app = server::ExtenderApp::Create(cfg, flags.record, api ? std::make_unique<kube::ApiWriter>(api) : nullptr);
   if (!app) {
     std::fprintf(stderr, "topofit serve: %s\n", app.error().c_str());
     return 2;
@@ -84,11 +104,17 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
     std::fprintf(stderr, "topofit serve: %s\n", bound.error().c_str());
     return 1;
   }
-  a.Load(*snapshot);
+  std::unique_ptr<kube::LiveCluster> watch;  // Declared after the app: stops before the model goes.
+  if (api) {
+    live.on_ready = [&a] { a.server().SetReady(true); };
+    watch = kube::StartLiveCluster(live, api, a.model());
+  } else {
+    a.Load(*snapshot);
+  }
   std::fprintf(stderr, "ts=start level=info msg=\"serving\" listen=%s:%d prefix=%s nodes=%zu pods=%zu source=%s\n",
                cfg.server.host.c_str(), a.server().port(), cfg.server.url_prefix.c_str(), snapshot->nodes.size(),
-               snapshot->pods.size(), flags.snapshot.empty() ? "demo" : flags.snapshot.c_str());
-  if (flags.snapshot.empty()) PrintTryIt(cfg, a.server().port());
+               snapshot->pods.size(), api ? api->config().server.c_str() : flags.snapshot.empty() ? "demo" : flags.snapshot.c_str());
+  if (!api && flags.snapshot.empty()) PrintTryIt(cfg, a.server().port());
   g_server = &a.server();
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
@@ -110,6 +136,10 @@ CommandRegistration serve_registration(
       sub.add_option("--config", flags->config, "YAML config: weights, request mix, reservation TTL, body limit...");
       sub.add_option("--max-body-bytes", flags->max_body_bytes, "Largest request body accepted (default 64 MiB)");
       sub.add_option("--threads", flags->threads, "HTTP worker threads (default max(32, 4 x cores))");
+      sub.add_option("--kubeconfig", flags->kubeconfig, "Live mode: watch and bind through the API server of this kubeconfig");
+      sub.add_option("--context", flags->context, "kubeconfig context (default: current-context)");
+      sub.add_flag("--in-cluster", flags->in_cluster,
+                   "Live mode with the pod's service account (default when KUBERNETES_SERVICE_HOST is set and no --snapshot)");
       return [flags, &sub] { return RunServe(*flags, sub); };
     });
 
