@@ -16,7 +16,8 @@ std::string ResolutionInputs(const k8s::NodeObject& node) {
     auto it = m.find(key);
     return it == m.end() ? std::string("\x01") : it->second;
   };
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}", node.allocatable_gpus, get(node.meta.annotations, k8s::kTopologyAnnotation),
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", node.allocatable_gpus, node.allocatable_cpu_milli,
+                     node.allocatable_memory_bytes, get(node.meta.annotations, k8s::kTopologyAnnotation),
                      get(node.meta.labels, k8s::kGfdProductLabel), get(node.meta.labels, k8s::kGfdCountLabel));
 }
 
@@ -66,7 +67,8 @@ void ClusterModel::ApplyNode(const k8s::NodeObject& node) {
     if (it != node_inputs_.end() && it->second == inputs && nodes_.count(name)) return;
   }
   ResolvedTopology spec = resolver_.Resolve(node);  // Outside the lock: parsing may take a while.
-  auto fresh = std::make_shared<NodeState>(name, std::move(spec));
+  auto fresh = std::make_shared<NodeState>(
+      name, std::move(spec), NodeResources{node.allocatable_cpu_milli, node.allocatable_memory_bytes});
   std::unique_lock lock(nodes_mu_);
   auto it = nodes_.find(name);
   if (it != nodes_.end()) {
@@ -112,7 +114,7 @@ void ClusterModel::DeleteNode(std::string_view name) {
 void ClusterModel::ApplyPod(const k8s::PodObject& pod) {
   const std::string& uid = pod.meta.uid;
   if (uid.empty()) return;
-  if (pod.gpus <= 0 || pod.terminated() || pod.meta.deleting) {
+  if (pod.terminated() || pod.meta.deleting || (pod.gpus <= 0 && pod.node_name.empty())) {
     DeletePod(uid);
     return;
   }
@@ -125,11 +127,14 @@ void ClusterModel::ApplyPod(const k8s::PodObject& pod) {
   Holding h;
   h.uid = uid;
   h.pod = pod.meta.namespace_ + "/" + pod.meta.name;
-  h.count = static_cast<int>(std::min<int64_t>(pod.gpus, GpuSet::kMaxGpus));
+  h.count = static_cast<int>(std::clamp<int64_t>(pod.gpus, 0, GpuSet::kMaxGpus));
   h.kind = HoldingKind::kBound;
   h.priority = pod.priority;
-  if (auto it = pod.meta.annotations.find(k8s::kGpuIdsAnnotation); it != pod.meta.annotations.end()) {
-    auto ids = ParseGpuIds(it->second);
+  h.cpu_milli = pod.cpu_milli;
+  h.memory_bytes = pod.memory_bytes;
+  auto ids_it = pod.meta.annotations.find(k8s::kGpuIdsAnnotation);
+  if (h.count > 0 && ids_it != pod.meta.annotations.end()) {
+    auto ids = ParseGpuIds(ids_it->second);
     if (ids.ok()) {
       h.claimed = *ids;
     } else {
@@ -230,7 +235,7 @@ Result<GpuSet> ClusterModel::Reserve(const PodRequest& pod, std::string_view nod
     DetachPodLocked(pod.uid, /*reservations_only=*/true);
   }
   std::string key = pod.key();
-  auto r = target.Reserve(pod.uid, key, pod.gpus, pod.priority, now + options_.reservation_ttl, choose);
+  auto r = target.Reserve(pod, now + options_.reservation_ttl, choose);
   if (r.ok()) {
     std::lock_guard ilock(index_mu_);
     pods_.insert_or_assign(pod.uid, PodLocation{std::string(node), key});

@@ -5,11 +5,12 @@
 // Writers: ApplyNode / DeleteNode / ApplyPod / DeletePod (snapshot loader, watch events) and the
 // bind path (Reserve / Confirm / Release). They are idempotent: applying the same object twice
 // changes nothing, so a watch re-list is just more Apply calls.
-//   ApplyPod: a pod with no GPU request, or terminated (Succeeded/Failed), or being deleted, holds
-//   nothing. An unbound pod goes to the pending cache. A bound pod becomes a holding: its
-//   topofit.io/gpu-ids annotation names its GPUs; without it (or with an invalid or conflicting one)
-//   it holds `gpus` GPUs of unknown identity, counted pessimistically (see holding.h). Pods bound to
-//   a node the model does not know yet are parked and attached when the node arrives.
+//   ApplyPod: a terminated (Succeeded/Failed) or deleting pod holds nothing. An unbound GPU pod goes
+//   to the pending cache. A bound pod becomes a holding: its topofit.io/gpu-ids annotation names its
+//   GPUs; without it (or with an invalid or conflicting one) it holds `gpus` GPUs of unknown
+//   identity, counted pessimistically (see holding.h). Bound pods without GPUs hold only their CPU
+//   and memory requests (for resource-aware scores; views of "who holds which GPU" skip them). Pods
+//   bound to a node the model does not know yet are parked and attached when the node arrives.
 // Readers: Read() gives a Reader that holds the node map's shared lock; looking a node up is one
 // hash lookup and its free GPUs one atomic load, so a filter over 5,000 nodes takes microseconds.
 // Reservations expire lazily (a reader that finds a node past its next expiry sweeps that node) and

@@ -39,7 +39,9 @@ NodeInfo ClusterModel::InfoOf(const NodeState& node) const {
   info.gpu_count = spec.topology ? spec.topology->gpu_count() : 0;
   info.allocatable = spec.allocatable;
   info.usable = spec.usable;
-  for (const Holding& h : node.Holdings()) info.pods.push_back(ToInfo(h, node.name()));
+  for (const Holding& h : node.Holdings()) {
+    if (h.count > 0) info.pods.push_back(ToInfo(h, node.name()));
+  }
   info.free = node.free();
   info.warnings = node.Warnings();
   info.free_shapes = shapes_.Count(spec.topology, info.free);

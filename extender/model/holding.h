@@ -1,5 +1,6 @@
 #pragma once
-// Holding: one pod's claim on GPUs of one node - a bound pod, or a reservation made by bind.
+// Holding: one pod's claim on GPUs of one node - a bound pod, or a reservation made by bind. Bound
+// pods without GPUs are holdings too (count 0), so that the node's used CPU and memory are known.
 //
 // `claimed` is what the pod says it has (its topofit.io/gpu-ids annotation, or the set our bind
 // chose). `gpus` is what the model counts against the node: `claimed` when it is valid and no
@@ -35,6 +36,8 @@ struct Holding {
   std::string conflict;        // Why `claimed` was not honoured; "" when it was (or there was none).
   HoldingKind kind = HoldingKind::kBound;
   int32_t priority = 0;
+  int64_t cpu_milli = 0;       // The pod's CPU and memory requests (pods without GPUs hold only these).
+  int64_t memory_bytes = 0;
   TimePoint expires{};         // kReserved only.
   uint64_t seq = 0;            // Arrival order; the first claimant of a GPU keeps it.
 };

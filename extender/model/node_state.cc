@@ -24,13 +24,14 @@ std::string_view ToString(HoldingKind kind) {
   return "?";
 }
 
-NodeState::NodeState(std::string name, ResolvedTopology spec)
+NodeState::NodeState(std::string name, ResolvedTopology spec, NodeResources allocatable)
     : free_(spec.usable.mask()),
       next_expiry_(kNever),
       usable_(spec.usable),
       topology_(spec.topology.get()),
       name_(std::move(name)),
-      spec_(std::move(spec)) {}
+      spec_(std::move(spec)),
+      allocatable_(allocatable) {}
 
 void NodeState::RecountLocked() {
   const GpuSet usable = spec_.usable;
@@ -42,6 +43,7 @@ void NodeState::RecountLocked() {
     h.conflict.clear();
     h.unknown_identity = false;
     h.gpus = previous;  // Kept only as a hint for pass 2.
+    if (h.count == 0) continue;  // CPU/memory only.
     if (!h.claim_error.empty()) {
       h.conflict = h.claim_error;
     } else if (h.claimed.empty()) {
@@ -75,7 +77,7 @@ void NodeState::RecountLocked() {
   // hurts most). A previous guess that is still free stays put, so guesses do not wander.
   int overcommitted = 0;
   for (Holding& h : holdings_) {
-    if (!h.unknown_identity) continue;
+    if (!h.unknown_identity || h.count == 0) continue;
     GpuSet free = usable - held;
     GpuSet take;
     if (h.count > free.size()) {
@@ -110,8 +112,14 @@ void NodeState::RecountLocked() {
                                             overcommitted, usable.size()));
   }
   Duration::rep next = kNever;
-  for (const Holding& h : holdings_)
+  int64_t cpu = 0, memory = 0;
+  for (const Holding& h : holdings_) {
     if (h.kind == HoldingKind::kReserved) next = std::min(next, h.expires.time_since_epoch().count());
+    cpu += h.cpu_milli;
+    memory += h.memory_bytes;
+  }
+  used_cpu_.store(cpu, std::memory_order_release);
+  used_memory_.store(memory, std::memory_order_release);
   free_.store((usable - held).mask(), std::memory_order_release);
   next_expiry_.store(next, std::memory_order_release);
   version_.fetch_add(1, std::memory_order_acq_rel);
@@ -130,7 +138,8 @@ void NodeState::Upsert(Holding h) {
       h.claimed = it->claimed;  // Our bind chose them; the annotation has not arrived (yet).
     }
     if (it->kind == h.kind && it->claimed == h.claimed && it->count == h.count && it->priority == h.priority &&
-        it->pod == h.pod && it->claim_error == h.claim_error) {
+        it->pod == h.pod && it->claim_error == h.claim_error && it->cpu_milli == h.cpu_milli &&
+        it->memory_bytes == h.memory_bytes) {
       return;  // Nothing changed (status update, re-list).
     }
     h.seq = it->seq;
@@ -165,8 +174,9 @@ void NodeState::Expire(TimePoint now, std::vector<std::string>* expired) {
   if (any) RecountLocked();
 }
 
-Result<GpuSet> NodeState::Reserve(const std::string& uid, const std::string& pod, int count, int32_t priority,
-                                  TimePoint expires, const Chooser& choose) {
+Result<GpuSet> NodeState::Reserve(const PodRequest& pod, TimePoint expires, const Chooser& choose) {
+  const std::string& uid = pod.uid;
+  const int count = pod.gpus;
   std::lock_guard lock(mu_);
   for (Holding& h : holdings_) {
     if (h.uid != uid) continue;
@@ -186,11 +196,13 @@ Result<GpuSet> NodeState::Reserve(const std::string& uid, const std::string& pod
   }
   Holding h;
   h.uid = uid;
-  h.pod = pod;
+  h.pod = pod.key();
   h.count = count;
   h.claimed = *chosen;
   h.kind = HoldingKind::kReserved;
-  h.priority = priority;
+  h.priority = pod.priority;
+  h.cpu_milli = pod.cpu_milli;
+  h.memory_bytes = pod.memory_bytes;
   h.expires = expires;
   h.seq = next_seq_.fetch_add(1);
   holdings_.push_back(std::move(h));

@@ -23,15 +23,23 @@
 
 #include "extender/model/clock.h"
 #include "extender/model/holding.h"
+#include "extender/model/pod_intent.h"
 #include "extender/model/topology_resolver.h"
 #include "topology/gpu_set.h"
 #include "topology/result.h"
 
 namespace topofit::model {
 
+// Allocatable non-GPU resources of a node, as the node reports them.
+struct NodeResources {
+  int64_t cpu_milli = 0;
+  int64_t memory_bytes = 0;
+  friend bool operator==(const NodeResources&, const NodeResources&) = default;
+};
+
 class alignas(64) NodeState {
  public:
-  NodeState(std::string name, ResolvedTopology spec);
+  NodeState(std::string name, ResolvedTopology spec, NodeResources allocatable = {});
   NodeState(const NodeState&) = delete;
   NodeState& operator=(const NodeState&) = delete;
 
@@ -43,6 +51,10 @@ class alignas(64) NodeState {
   // Lock-free.
   GpuSet free() const { return GpuSet(free_.load(std::memory_order_acquire)); }
   TimePoint next_expiry() const { return TimePoint(Duration(next_expiry_.load(std::memory_order_acquire))); }
+  // CPU and memory: allocatable (immutable) and the sum of the holdings' requests (lock-free).
+  const NodeResources& allocatable() const { return allocatable_; }
+  int64_t used_cpu_milli() const { return used_cpu_.load(std::memory_order_acquire); }
+  int64_t used_memory_bytes() const { return used_memory_.load(std::memory_order_acquire); }
   // Bumped on every change of holdings; lets readers tell whether two reads saw the same state.
   uint64_t version() const { return version_.load(std::memory_order_acquire); }
 
@@ -58,8 +70,7 @@ class alignas(64) NodeState {
   // GPUs here (a retried bind), returns those without choosing again. Errors: "no free set" when the
   // chooser returns nullopt.
   using Chooser = std::function<std::optional<GpuSet>(const NodeState& node, GpuSet free)>;
-  Result<GpuSet> Reserve(const std::string& uid, const std::string& pod, int count, int32_t priority,
-                         TimePoint expires, const Chooser& choose);
+  Result<GpuSet> Reserve(const PodRequest& pod, TimePoint expires, const Chooser& choose);
   // kReserved -> kConfirmed. False when uid has no reservation here (expired, released).
   bool Confirm(std::string_view uid);
   // Drops uid's holding if it is a reservation or confirmation (never a bound pod): false otherwise.
@@ -82,7 +93,10 @@ class alignas(64) NodeState {
   const std::string name_;
   // Cold.
   std::atomic<uint64_t> version_{0};
+  std::atomic<int64_t> used_cpu_{0};
+  std::atomic<int64_t> used_memory_{0};
   const ResolvedTopology spec_;
+  const NodeResources allocatable_;
 
   mutable std::mutex mu_;
   std::vector<Holding> holdings_;     // In seq order.

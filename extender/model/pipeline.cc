@@ -11,14 +11,6 @@ namespace topofit::model {
 
 namespace {
 
-std::vector<std::unique_ptr<ScorePlugin>> AllScorePlugins() {
-  std::vector<std::unique_ptr<ScorePlugin>> out;
-  out.push_back(std::make_unique<SetQualityScore>());
-  out.push_back(std::make_unique<PackingScore>());
-  out.push_back(std::make_unique<FragmentationScore>());
-  return out;
-}
-
 template <typename S>
 std::vector<std::string_view> Views(std::span<const S> names) {
   return std::vector<std::string_view>(names.begin(), names.end());

@@ -41,6 +41,9 @@ struct NodeView {
   GpuSet free;                      // Read once per cycle.
 
   GpuSet usable() const { return node->usable(); }
+  // Allocatable minus what the pods on the node request (may be negative when over-committed).
+  int64_t free_cpu_milli() const { return node->allocatable().cpu_milli - node->used_cpu_milli(); }
+  int64_t free_memory_bytes() const { return node->allocatable().memory_bytes - node->used_memory_bytes(); }
   const Topology* topology() const { return node->topology(); }
 };
 

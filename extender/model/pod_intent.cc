@@ -71,6 +71,8 @@ PodRequest MakePodRequest(const k8s::PodObject& pod) {
   r.name = pod.meta.name;
   r.gpus = static_cast<int>(std::clamp<int64_t>(pod.gpus, 0, 1 << 20));
   r.priority = pod.priority;
+  r.cpu_milli = pod.cpu_milli;
+  r.memory_bytes = pod.memory_bytes;
   auto intent = ParsePodIntent(pod.meta.annotations);
   if (intent.ok()) {
     r.intent = *intent;

@@ -64,6 +64,8 @@ struct PodRequest {
   std::string name;
   int gpus = 0;            // Effective nvidia.com/gpu request (k8s decoding already did the max/sum).
   int32_t priority = 0;
+  int64_t cpu_milli = 0;       // Effective requests, for resource-aware score plugins.
+  int64_t memory_bytes = 0;
   PodIntent intent;
   std::string error;       // Non-empty when the pod's annotations are invalid (see above).
 
