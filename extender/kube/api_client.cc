@@ -63,6 +63,7 @@ Result<std::unique_ptr<httplib::SSLClient>> ApiClient::Acquire() {
   auto c = tls_->NewClient();
   if (!c.ok()) return Error{c.error()};
   (*c)->set_keep_alive(true);
+  (*c)->set_tcp_nodelay(true);  // Headers and body go out as separate writes: no Nagle delay.
   (*c)->set_url_encode(false);  // Paths arrive already encoded (UrlEncode).
   SetTimeout(**c, options_.connect_timeout, options_.request_timeout);
   return c;
@@ -95,6 +96,16 @@ Result<ApiResponse> ApiClient::DoOnce(std::string_view method, const std::string
 Result<ApiResponse> ApiClient::Do(std::string_view method, const std::string& path,
                                   const std::string& body, const std::string& content_type) {
   auto res = DoOnce(method, path, body, content_type);
+  if (!res.ok()) {
+    // A pooled keep-alive connection may have died with its server (API server restart): drop the
+    // pool and retry once on a fresh connection. Safe for our writes: the annotation patch is
+    // idempotent and a repeated binding is recognised by Bind's already-bound check.
+    {
+      std::lock_guard<std::mutex> lock(pool_mu_);
+      idle_.clear();
+    }
+    res = DoOnce(method, path, body, content_type);
+  }
   if (res.ok() && res->status == 401 && !cfg_.token_file.empty()) {
     tokens_.Invalidate();  // Rotated under us: read the file again and retry once.
     res = DoOnce(method, path, body, content_type);
@@ -108,6 +119,7 @@ Result<ApiResponse> ApiClient::Stream(const std::string& path, const DataFn& on_
   if (!made.ok()) return Error{made.error()};
   std::unique_ptr<httplib::SSLClient> client = std::move(*made);
   client->set_keep_alive(false);
+  client->set_tcp_nodelay(true);
   client->set_url_encode(false);
   SetTimeout(*client, options_.connect_timeout, read_timeout);
   {
