@@ -151,14 +151,15 @@ int NodeGraph::InferPcieGen(const TopoMatrix& m) {
   return 3;
 }
 
-Result<NodeGraph> NodeGraph::Build(const TopoMatrix& m, const NodeGraphOptions& options) {
-  NodeGraph ng;
-  ng.gpus_ = m.gpu_count();
-  ng.nics_ = m.nic_count();
-  ng.model_ = BandwidthModel::For(options.pcie_gen.value_or(InferPcieGen(m)), options.nvlink_per_link_gbps);
-  const int d = ng.gpus_ + ng.nics_;
+namespace {
 
-  // Group devices level by level. Pairs joined by NVLink say nothing about PCIe and are skipped.
+// Group ids per PCIe level: roots[level][device] (devices numbered GPUs first, then NICs). Pairs
+// joined by NVLink say nothing about PCIe and are skipped, except that GPUs sharing NUMA Affinity are
+// put in one NUMA node.
+using LevelRoots = std::vector<std::vector<int>>;
+
+LevelRoots GroupDevices(const TopoMatrix& m) {
+  const int d = m.gpu_count() + m.nic_count();
   std::vector<UnionFind> uf(kLevels, UnionFind(d));
   for (int a = 0; a < d; ++a) {
     for (int b = a + 1; b < d; ++b) {
@@ -169,11 +170,16 @@ Result<NodeGraph> NodeGraph::Build(const TopoMatrix& m, const NodeGraphOptions& 
       if (l.cls == LinkClass::Nv && SameNumaByAffinity(m, a, b)) uf[kNumaLevel].Union(a, b);
     }
   }
-  std::vector<std::vector<int>> root(kLevels, std::vector<int>(d));
+  LevelRoots root(kLevels, std::vector<int>(d));
   for (int lv = 0; lv < kLevels; ++lv) {
     for (int x = 0; x < d; ++x) root[lv][x] = uf[lv].Find(x);
   }
-  // The groups must reproduce every PCIe class of the matrix, or it is not one PCIe tree.
+  return root;
+}
+
+// The groups must reproduce every PCIe class of the matrix, or it is not one PCIe tree.
+Status CheckOneTree(const TopoMatrix& m, const LevelRoots& root) {
+  const int d = m.gpu_count() + m.nic_count();
   for (int a = 0; a < d; ++a) {
     for (int b = a + 1; b < d; ++b) {
       Link l = DeviceLink(m, a, b);
@@ -189,96 +195,116 @@ Result<NodeGraph> NodeGraph::Build(const TopoMatrix& m, const NodeGraphOptions& 
       }
     }
   }
+  return Status::Ok();
+}
 
-  Graph& g = ng.graph_;
-  for (int x = 0; x < d; ++x) {
-    bool gpu = x < ng.gpus_;
-    boost::add_vertex(VertexInfo{gpu ? VertexKind::kGpu : VertexKind::kNic, DeviceName(m, x), gpu ? x : x - ng.gpus_, {}}, g);
+// The NUMA node number shared by the GPUs of one NUMA group, nullopt if none is known or they differ.
+std::optional<int> NumaLabel(const TopoMatrix& m, const LevelRoots& root, int group) {
+  std::optional<int> label;
+  for (int y = 0; y < m.gpu_count(); ++y) {
+    if (root[kNumaLevel][y] != group) continue;
+    std::optional<int> n = At(m.numa_affinity, y);
+    if (n && label && *n != *label) return std::nullopt;
+    if (n) label = n;
   }
+  return label;
+}
+
+}  // namespace
+
+Result<NodeGraph> NodeGraph::Build(const TopoMatrix& m, const NodeGraphOptions& options) {
+  NodeGraph ng;
+  ng.gpus_ = m.gpu_count();
+  ng.nics_ = m.nic_count();
+  ng.model_ = BandwidthModel::For(options.pcie_gen.value_or(InferPcieGen(m)), options.nvlink_per_link_gbps);
+  LevelRoots root = GroupDevices(m);
+  if (Status s = CheckOneTree(m, root); !s) return Error{s.error()};
+  for (int x = 0; x < ng.gpus_ + ng.nics_; ++x) {
+    bool gpu = x < ng.gpus_;
+    boost::add_vertex(VertexInfo{gpu ? VertexKind::kGpu : VertexKind::kNic, DeviceName(m, x), gpu ? x : x - ng.gpus_, {}},
+                      ng.graph_);
+  }
+  ng.AddPcieTree(m, root);
+  ng.AddNvLinks(m);
+  for (int x = 0; x < ng.gpus_; ++x) ng.numa_.push_back(At(m.numa_affinity, x));
+  ng.ComputeBandwidths();
+  ng.ComputeNearestNics(m);
+  return ng;
+}
+
+void NodeGraph::AddPcieTree(const TopoMatrix& m, const std::vector<std::vector<int>>& root) {
+  const int d = gpus_ + nics_;
   // One fabric vertex per group that joins at least two distinct groups of the level below (for
   // PCIe switches: two devices); NUMA nodes always get one, every device hangs off a socket.
   std::vector<std::map<int, Vertex>> vertex_at(kLevels);
   for (int x = 0; x < d; ++x) {
-    std::set<int> members;
-    for (int y = 0; y < d; ++y) {
-      if (root[kNumaLevel][y] == root[kNumaLevel][x]) members.insert(y);
-    }
-    if (vertex_at[kNumaLevel].count(root[kNumaLevel][x])) continue;
-    std::optional<int> label;
-    bool conflict = false;
-    for (int y : members) {
-      auto n = y < ng.gpus_ ? At(m.numa_affinity, y) : std::nullopt;
-      if (n && label && *n != *label) conflict = true;
-      if (n && !label) label = n;
-    }
-    if (conflict) label.reset();
+    const int group = root[kNumaLevel][x];
+    if (vertex_at[kNumaLevel].count(group)) continue;
+    std::optional<int> label = NumaLabel(m, root, group);
     std::string name = label ? fmt::format("numa{}", *label) : fmt::format("numa-x{}", vertex_at[kNumaLevel].size());
-    vertex_at[kNumaLevel][root[kNumaLevel][x]] = boost::add_vertex(VertexInfo{VertexKind::kNumaNode, name, -1, label}, g);
+    vertex_at[kNumaLevel][group] = boost::add_vertex(VertexInfo{VertexKind::kNumaNode, name, -1, label}, graph_);
   }
   for (int lv = kNumaLevel - 1; lv >= 0; --lv) {
     std::map<int, std::set<int>> children;
     for (int x = 0; x < d; ++x) children[root[lv][x]].insert(lv == 0 ? x : root[lv - 1][x]);
-    for (const auto& [r, kids] : children) {
+    for (const auto& [group, kids] : children) {
       if (kids.size() < 2) continue;
-      std::string name = fmt::format("{}{}", lv == 0 ? "pcie-switch" : lv == 1 ? "pcie-bridge" : "host-bridge", vertex_at[lv].size());
-      vertex_at[lv][r] = boost::add_vertex(VertexInfo{kLevelKind[lv], name, -1, {}}, g);
+      const char* prefix = lv == 0 ? "pcie-switch" : lv == 1 ? "pcie-bridge" : "host-bridge";
+      std::string name = fmt::format("{}{}", prefix, vertex_at[lv].size());
+      vertex_at[lv][group] = boost::add_vertex(VertexInfo{kLevelKind[lv], name, -1, {}}, graph_);
     }
   }
-  auto level_gbps = [&](int lv) {
-    const double by_level[] = {ng.model_.pix, ng.model_.pxb, ng.model_.phb, ng.model_.node};
-    return by_level[lv];
-  };
-  // Attach each device, then each fabric vertex, to the nearest existing group above it.
+  const double level_gbps[kLevels] = {model_.pix, model_.pxb, model_.phb, model_.node};
+  // Attach each device, then each fabric vertex, to the nearest existing group above it; the edge
+  // carries the bandwidth of traffic that climbs to that group.
   auto attach = [&](Vertex v, int x, int from_level) {
     for (int lv = from_level; lv < kLevels; ++lv) {
       auto it = vertex_at[lv].find(root[lv][x]);
       if (it == vertex_at[lv].end()) continue;
-      boost::add_edge(v, it->second, EdgeInfo{EdgeKind::kPcie, level_gbps(lv), 0}, g);
+      boost::add_edge(v, it->second, EdgeInfo{EdgeKind::kPcie, level_gbps[lv], 0}, graph_);
       return;
     }
   };
   for (int x = 0; x < d; ++x) attach(static_cast<Vertex>(x), x, 0);
   for (int lv = 0; lv < kNumaLevel; ++lv) {
-    for (const auto& [r, v] : vertex_at[lv]) attach(v, r, lv + 1);
+    for (const auto& [group, v] : vertex_at[lv]) attach(v, group, lv + 1);
   }
-  for (auto a = vertex_at[kNumaLevel].begin(); a != vertex_at[kNumaLevel].end(); ++a) {
-    for (auto b = std::next(a); b != vertex_at[kNumaLevel].end(); ++b) {
-      boost::add_edge(a->second, b->second, EdgeInfo{EdgeKind::kSmp, ng.model_.sys, 0}, g);
+  const auto& numa = vertex_at[kNumaLevel];
+  for (auto a = numa.begin(); a != numa.end(); ++a) {
+    for (auto b = std::next(a); b != numa.end(); ++b) {
+      boost::add_edge(a->second, b->second, EdgeInfo{EdgeKind::kSmp, model_.sys, 0}, graph_);
     }
   }
+}
 
-  // NVLink: one NVSwitch fabric when every pair has the same high count, else direct GPU-GPU edges.
+void NodeGraph::AddNvLinks(const TopoMatrix& m) {
+  // One NVSwitch fabric when every pair has the same high count, else direct GPU-GPU edges.
   std::set<int> counts;
-  bool all_nv = ng.gpus_ >= kNvSwitchMinGpus;
-  for (int a = 0; a < ng.gpus_; ++a) {
-    for (int b = a + 1; b < ng.gpus_; ++b) {
+  bool all_nv = gpus_ >= kNvSwitchMinGpus;
+  for (int a = 0; a < gpus_; ++a) {
+    for (int b = a + 1; b < gpus_; ++b) {
       Link l = m.gpu_links[a][b];
       all_nv = all_nv && l.cls == LinkClass::Nv;
       if (l.cls == LinkClass::Nv) counts.insert(l.nvlinks);
     }
   }
-  ng.has_nvswitch_ = all_nv && counts.size() == 1 && *counts.begin() >= kNvSwitchMinLinks;
-  if (ng.has_nvswitch_) {
+  has_nvswitch_ = all_nv && counts.size() == 1 && *counts.begin() >= kNvSwitchMinLinks;
+  if (has_nvswitch_) {
     const int links = *counts.begin();
-    Vertex sw = boost::add_vertex(VertexInfo{VertexKind::kNvSwitch, "nvswitch", -1, {}}, g);
-    for (int a = 0; a < ng.gpus_; ++a) {
-      boost::add_edge(ng.gpu_vertex(a), sw, EdgeInfo{EdgeKind::kNvLink, links * ng.model_.nvlink_per_link, links}, g);
+    Vertex sw = boost::add_vertex(VertexInfo{VertexKind::kNvSwitch, "nvswitch", -1, {}}, graph_);
+    for (int a = 0; a < gpus_; ++a) {
+      boost::add_edge(gpu_vertex(a), sw, EdgeInfo{EdgeKind::kNvLink, links * model_.nvlink_per_link, links}, graph_);
     }
-  } else {
-    for (int a = 0; a < ng.gpus_; ++a) {
-      for (int b = a + 1; b < ng.gpus_; ++b) {
-        Link l = m.gpu_links[a][b];
-        if (l.cls != LinkClass::Nv) continue;
-        boost::add_edge(ng.gpu_vertex(a), ng.gpu_vertex(b),
-                        EdgeInfo{EdgeKind::kNvLink, l.nvlinks * ng.model_.nvlink_per_link, l.nvlinks}, g);
-      }
+    return;
+  }
+  for (int a = 0; a < gpus_; ++a) {
+    for (int b = a + 1; b < gpus_; ++b) {
+      Link l = m.gpu_links[a][b];
+      if (l.cls != LinkClass::Nv) continue;
+      boost::add_edge(gpu_vertex(a), gpu_vertex(b), EdgeInfo{EdgeKind::kNvLink, l.nvlinks * model_.nvlink_per_link, l.nvlinks},
+                      graph_);
     }
   }
-
-  for (int x = 0; x < ng.gpus_; ++x) ng.numa_.push_back(At(m.numa_affinity, x));
-  ng.ComputeBandwidths();
-  ng.ComputeNearestNics(m);
-  return ng;
 }
 
 void NodeGraph::ComputeBandwidths() {

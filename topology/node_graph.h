@@ -96,6 +96,8 @@ class NodeGraph {
 
  private:
   size_t Index(int a, int b) const { return static_cast<size_t>(a) * (gpus_ + nics_) + b; }
+  void AddPcieTree(const TopoMatrix& matrix, const std::vector<std::vector<int>>& level_roots);
+  void AddNvLinks(const TopoMatrix& matrix);
   void ComputeBandwidths();
   void ComputeNearestNics(const TopoMatrix& matrix);
 
