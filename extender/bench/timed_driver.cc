@@ -35,10 +35,14 @@ RunMetrics RunTimeOrdered(SimCluster& cluster, Policy& policy, const std::vector
   std::vector<bool> arrived(pods.size(), false);
   const double cap = std::max<double>(1, double(cluster.gpu_capacity()));
   const int64_t t0 = events.empty() ? 0 : events.front().time;
+  // The mean runs over the arrival span only: after the last arrival the cluster just drains.
+  int64_t last_arrival = t0;
+  for (const auto& p : pods) last_arrival = std::max(last_arrival, p.creation_time);
   double weighted = 0, last_t = double(t0), unalloc = 100;
   auto advance = [&](int64_t t) {
-    weighted += unalloc * (double(t) - last_t);
-    last_t = double(t);
+    double until = double(std::min(t, last_arrival));
+    if (until > last_t) weighted += unalloc * (until - last_t);
+    last_t = std::max(last_t, until);
   };
   for (const auto& e : events) {
     advance(e.time);
@@ -52,7 +56,7 @@ RunMetrics RunTimeOrdered(SimCluster& cluster, Policy& policy, const std::vector
     }
     unalloc = 100.0 - 100.0 * double(cluster.gpus_allocated()) / cap;
   }
-  double span = last_t - double(t0);
+  double span = double(last_arrival - t0);
   m.unallocated_pct_at_100 = span > 0 ? weighted / span : unalloc;
   m.failed_pods_at_100 = m.failed_pods;
   return m;

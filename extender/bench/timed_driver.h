@@ -6,7 +6,7 @@
 //
 // Curve: allocated % against hours since the first arrival, one point per arrival.
 // RunMetrics::unallocated_pct_at_100 holds the time-weighted mean share of GPUs left unallocated
-// over the replay (there is no "100% arrival" moment in a time-ordered trace).
+// from the first to the last arrival (there is no "100% arrival" moment in a time-ordered trace).
 
 #include <cstdint>
 #include <functional>
