@@ -15,14 +15,14 @@ import (
 
 // Well-known names topofit reads and writes.
 const (
-	GPUResource          corev1.ResourceName = "nvidia.com/gpu"
-	AnnotationTopology                       = "topofit.io/gpu-topology"
-	AnnotationGPUIDs                         = "topofit.io/gpu-ids"
-	AnnotationPolicy                         = "topofit.io/topology-policy"
-	LabelGPUProduct                          = "nvidia.com/gpu.product"
-	LabelGPUCount                            = "nvidia.com/gpu.count"
-	pollInterval                             = 100 * time.Millisecond
-	DefaultWait                              = 60 * time.Second
+	GPUResource        corev1.ResourceName = "nvidia.com/gpu"
+	AnnotationTopology                     = "topofit.io/gpu-topology"
+	AnnotationGPUIDs                       = "topofit.io/gpu-ids"
+	AnnotationPolicy                       = "topofit.io/topology-policy"
+	LabelGPUProduct                        = "nvidia.com/gpu.product"
+	LabelGPUCount                          = "nvidia.com/gpu.count"
+	pollInterval                           = 100 * time.Millisecond
+	DefaultWait                            = 60 * time.Second
 )
 
 // NodeSpec describes a fake node: a Node object with capacity and a Ready condition, no kubelet.
@@ -122,10 +122,18 @@ type PodSpec struct {
 	Annotations   map[string]string
 	Labels        map[string]string
 	CPU           string // request; default "100m"
+	NodeName      string // pins the pod to a node through nodeSelector kubernetes.io/hostname
 }
 
 // GPUPod is a pod of the topofit-scheduler profile asking for gpus GPUs.
 func GPUPod(name string, gpus int) PodSpec { return PodSpec{Name: name, GPUs: gpus} }
+
+func nodeSelector(node string) map[string]string {
+	if node == "" {
+		return nil
+	}
+	return map[string]string{"kubernetes.io/hostname": node}
+}
 
 // PodObject builds the Pod for a spec in namespace ns.
 func PodObject(ns string, s PodSpec) *corev1.Pod {
@@ -138,6 +146,7 @@ func PodObject(ns string, s PodSpec) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: ns, Labels: s.Labels, Annotations: s.Annotations},
 		Spec: corev1.PodSpec{
 			SchedulerName:                 orDefault(s.SchedulerName, SchedulerName),
+			NodeSelector:                  nodeSelector(s.NodeName),
 			TerminationGracePeriodSeconds: &zero,
 			Containers: []corev1.Container{{
 				Name:  "main",
