@@ -4,7 +4,8 @@
 # ${TOPOFIT_E2E_CACHE:-/var/cache/topofit-e2e}), then `go test` in this module.
 #   test/e2e/run.sh                         # everything
 #   test/e2e/run.sh -run TestSmoke          # extra arguments go to `go test`
-# TOPOFIT_BINARY=path/to/topofit enables the scenarios that run the real topofit (CTest sets it).
+# TOPOFIT_BINARY=path/to/topofit enables the scenarios that run the real topofit (CTest sets it);
+# TOPOFIT_E2E_FAKE_TOPOFIT=1 runs them against tools/fake-topofit instead.
 set -euo pipefail
 cd "$(dirname "$0")"
 . ./env.sh
@@ -15,6 +16,13 @@ export GOTOOLCHAIN=local     # install-go.sh chose it: no implicit toolchain swi
 echo "run.sh: $(go version); cache $TOPOFIT_E2E_CACHE; TOPOFIT_BINARY=${TOPOFIT_BINARY:-<unset>}"
 TOPOFIT_E2E_BIN_DIR=$(./build.sh)
 export TOPOFIT_E2E_BIN_DIR
+if [ "${TOPOFIT_E2E_FAKE_TOPOFIT:-0}" = 1 ]; then
+  # The scenarios against tools/fake-topofit, the stand-in for `topofit serve`: proves the harness
+  # and the scenarios themselves, whatever state topofit is in.
+  go build -o "$TOPOFIT_E2E_CACHE/fake-topofit" ./tools/fake-topofit
+  export TOPOFIT_BINARY=$TOPOFIT_E2E_CACHE/fake-topofit
+  echo "run.sh: TOPOFIT_BINARY=$TOPOFIT_BINARY (stand-in)"
+fi
 export TOPOFIT_E2E_DIR="$PWD"
 export TOPOFIT_E2E_ARTIFACTS=${TOPOFIT_E2E_ARTIFACTS:-$TOPOFIT_E2E_CACHE/artifacts}
 mkdir -p "$TOPOFIT_E2E_ARTIFACTS"
