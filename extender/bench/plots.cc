@@ -74,7 +74,7 @@ Result<std::vector<std::string>> WritePlots(const std::string& dir, const Report
   if (paper) plot += "x title 'ideal: every GPU requested is allocated' dt 2 lc rgb 'gray50' lw 1, ";
   for (size_t i = 0; i < rows.size(); ++i) {
     plot += fmt::format("{} index {} using 1:2 with lines lw {} title {}{}", Quote(stem + "-allocation.dat"), i,
-                        rows[i].policy == "topofit" ? 3 : 1.5, Quote(rows[i].policy), i + 1 < rows.size() ? ", " : "\n");
+                        rows[i].policy.starts_with("topofit") ? 3 : 1.5, Quote(rows[i].policy), i + 1 < rows.size() ? ", " : "\n");
   }
   gp += plot;
   if (paper) {

@@ -15,6 +15,13 @@ const std::vector<PolicyInfo>& AllPolicies() {
        [](const PolicyOptions& o) {
          return o.via_http.empty() ? MakeTopofitPolicy(o) : MakeTopofitHttpPolicy(o);
        }},
+      {"topofit-mostallocated",
+       "topofit's extender pipeline on top of kube-scheduler's MostAllocated (cpu, memory, GPU) in-tree scores",
+       [](const PolicyOptions& o) {
+         PolicyOptions m = o;
+         m.in_tree = "most";
+         return m.via_http.empty() ? MakeTopofitPolicy(m) : MakeTopofitHttpPolicy(m);
+       }},
       {"kube-default", "kube-scheduler default scoring (LeastAllocated + BalancedAllocation), device-plugin GPU set",
        [](const PolicyOptions&) { return MakeKubeDefaultPolicy(); }},
       {"kube-mostallocated", "kube-scheduler MostAllocated (cpu, memory, GPU) + BalancedAllocation, device-plugin GPU set",

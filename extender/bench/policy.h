@@ -47,6 +47,10 @@ class Policy {
 struct PolicyOptions {
   std::string via_http;          // topofit only: base URL of a running `topofit serve`; "" = in-process.
   int extender_weight = 5;       // topofit only: the extender's weight in KubeSchedulerConfiguration.
+  // topofit only: kube-scheduler's in-tree NodeResourcesFit strategy in the topofit-scheduler profile that
+  // the extender score is added to: "least" (the default, LeastAllocated) or "most" (MostAllocated over
+  // cpu, memory and nvidia.com/gpu), each plus BalancedAllocation.
+  std::string in_tree = "least";
   model::PipelineConfig pipeline;  // topofit only: score weights and request mix, as `serve --config`.
 };
 

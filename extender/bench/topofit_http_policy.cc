@@ -29,7 +29,7 @@ json PodJson(const PodSpec& pod) {
 
 class TopofitHttpPolicy final : public Policy {
  public:
-  explicit TopofitHttpPolicy(const PolicyOptions& o) : weight_(o.extender_weight) {
+  explicit TopofitHttpPolicy(const PolicyOptions& o) : weight_(o.extender_weight), most_(o.in_tree == "most") {
     std::string url = o.via_http;
     while (!url.empty() && url.back() == '/') url.pop_back();
     // Split "http://host:port/prefix" into the client's base and the path prefix.
@@ -42,7 +42,7 @@ class TopofitHttpPolicy final : public Policy {
     client_->set_connection_timeout(5);
     client_->set_read_timeout(5);
   }
-  std::string name() const override { return "topofit"; }
+  std::string name() const override { return most_ ? "topofit-mostallocated" : "topofit"; }
 
   Status Reset(const SimCluster& cluster, uint64_t seed) override {
     rng_.seed(seed);
@@ -120,7 +120,7 @@ class TopofitHttpPolicy final : public Policy {
     int best = -1, ties = 0;
     int64_t best_score = 0;
     for (int i : nodes) {
-      int64_t s = InTreeDefaultScore(cluster.node(i), pod);
+      int64_t s = InTreeScore(cluster.node(i), pod, most_);
       if (auto it = ext.find(i); it != ext.end()) s += int64_t(it->second) * weight_ * 10;
       if (best < 0 || s > best_score) {
         best = i, best_score = s, ties = 1;
@@ -132,6 +132,7 @@ class TopofitHttpPolicy final : public Policy {
   }
 
   int weight_;
+  bool most_;
   std::string base_, prefix_;
   std::unique_ptr<httplib::Client> client_;
   std::mt19937_64 rng_;

@@ -15,12 +15,18 @@ int64_t InTreeDefaultScore(const SimNode& node, const PodSpec& pod) {
   return LeastAllocatedScore(node, pod) + BalancedAllocationScore(node, pod);
 }
 
+int64_t InTreeScore(const SimNode& node, const PodSpec& pod, bool most_allocated) {
+  if (!most_allocated) return InTreeDefaultScore(node, pod);
+  return MostAllocatedScore(node, pod) + BalancedAllocationScore(node, pod);
+}
+
 namespace {
 
 class TopofitPolicy final : public Policy {
  public:
-  explicit TopofitPolicy(const PolicyOptions& o) : weight_(o.extender_weight), config_(o.pipeline) {}
-  std::string name() const override { return "topofit"; }
+  explicit TopofitPolicy(const PolicyOptions& o)
+      : weight_(o.extender_weight), most_(o.in_tree == "most"), config_(o.pipeline) {}
+  std::string name() const override { return most_ ? "topofit-mostallocated" : "topofit"; }
 
   Status Reset(const SimCluster& cluster, uint64_t seed) override {
     rng_.seed(seed);
@@ -94,7 +100,7 @@ class TopofitPolicy final : public Policy {
     int best = -1, ties = 0;
     int64_t best_score = 0;
     for (size_t k = 0; k < nodes.size(); ++k) {
-      int64_t s = InTreeDefaultScore(cluster.node(nodes[k]), pod);
+      int64_t s = InTreeScore(cluster.node(nodes[k]), pod, most_);
       if (!ext.empty()) s += int64_t(ext[k]) * weight_ * 10;
       if (best < 0 || s > best_score) {
         best = nodes[k];
@@ -109,6 +115,7 @@ class TopofitPolicy final : public Policy {
   }
 
   int weight_;
+  bool most_;
   model::PipelineConfig config_;
   std::mt19937_64 rng_;
   std::unique_ptr<model::ClusterModel> model_;

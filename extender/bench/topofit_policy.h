@@ -7,7 +7,8 @@
 //   1. kube-scheduler's own filters (the driver's SimCluster::Fits) give the feasible nodes;
 //   2. Pipeline::Filter on them (the extender's filter verb) keeps those topofit accepts;
 //   3. Pipeline::Prioritize (the prioritize verb) scores them 0..10; the node total is
-//      kube-scheduler's default in-tree scores (LeastAllocated + BalancedAllocation) + score * weight
+//      kube-scheduler's in-tree scores (LeastAllocated, or MostAllocated with --in-tree most, +
+//      BalancedAllocation) + score * weight
 //      * 10, as kube-scheduler adds extender scores; ties go to a seeded random pick (selectHost);
 //   4. Pipeline::ReserveBest + Confirm (the bind verb) choose and hold the exact GPU set.
 // Departures delete the pod from the model, as the watch would. The model sees each node with its
@@ -25,7 +26,9 @@ namespace topofit::bench {
 
 std::unique_ptr<Policy> MakeTopofitPolicy(const PolicyOptions& options);
 
-// Adds kube-scheduler's default in-tree node scores (what the extender score is added to).
+// kube-scheduler's default in-tree node scores (what the extender score is added to).
 int64_t InTreeDefaultScore(const SimNode& node, const PodSpec& pod);
+// The same with NodeResourcesFit MostAllocated (PolicyOptions::in_tree "most").
+int64_t InTreeScore(const SimNode& node, const PodSpec& pod, bool most_allocated);
 
 }  // namespace topofit::bench
