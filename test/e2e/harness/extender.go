@@ -36,12 +36,16 @@ type Extender interface {
 // ---------------------------------------------------------------------------------------------
 // The real topofit binary.
 
-// TopofitExtender runs `topofit serve --kubeconfig K --listen ADDR [Args...]`.
+// TopofitExtender runs `topofit serve --kubeconfig K --listen ADDR [Args...]`, or any other
+// extender process when Command is set.
 type TopofitExtender struct {
 	Binary string
 	Args   []string
 	Env    []string
-	proc   *Process
+	// Command, when set, gives the whole argument list (after Binary) from the kubeconfig path and
+	// the address to listen on, for extenders with another command line.
+	Command func(kubeconfig, listen string) []string
+	proc    *Process
 }
 
 func (e *TopofitExtender) Name() string { return "topofit" }
@@ -49,6 +53,9 @@ func (e *TopofitExtender) Name() string { return "topofit" }
 func (e *TopofitExtender) Start(ctx context.Context, c *Cluster) error {
 	if e.proc == nil {
 		args := append([]string{"serve", "--kubeconfig", c.Kubeconfig("topofit"), "--listen", c.ExtenderAddr}, e.Args...)
+		if e.Command != nil {
+			args = e.Command(c.Kubeconfig("topofit"), c.ExtenderAddr)
+		}
 		e.proc = &Process{Name: "topofit", Path: e.Binary, Args: args, Env: e.Env,
 			LogPath: filepath.Join(c.Dir, "extender.log")}
 	}
