@@ -44,7 +44,7 @@ Result<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
 
 std::string ListPoliciesText() {
   std::string out;
-  for (const auto& p : AllPolicies()) out += fmt::format("{:<20} {}\n", p.name, p.description);
+  for (const auto& p : AllPolicies()) out += fmt::format("{:<22} {}\n", p.name, p.description);
   return out;
 }
 

@@ -11,14 +11,14 @@ namespace topofit::bench {
 std::string FormatTable(const ReportContext& ctx, const std::vector<PolicySummary>& rows) {
   std::string out = fmt::format("trace {} ({}), {} run(s) per policy\n", ctx.trace, ctx.mode,
                                 rows.empty() ? 0 : rows.front().runs);
-  out += fmt::format("{:<20} {:>14} {:>8} {:>9} {:>10} {:>11} {:>11} {:>9} {:>9}\n", "policy", "unalloc GPU %",
+  out += fmt::format("{:<22} {:>14} {:>8} {:>9} {:>10} {:>11} {:>11} {:>9} {:>9}\n", "policy", "unalloc GPU %",
                      "stddev", "failed", "multi-GPU", "best set %", "mean GB/s", "p50 us", "p99 us");
   for (const auto& r : rows) {
     if (!r.error.empty()) {
-      out += fmt::format("{:<20} error: {}\n", r.policy, r.error);
+      out += fmt::format("{:<22} error: {}\n", r.policy, r.error);
       continue;
     }
-    out += fmt::format("{:<20} {:>14.2f} {:>8.2f} {:>9.1f} {:>10} {:>11.1f} {:>11.1f} {:>9.1f} {:>9.1f}\n", r.policy,
+    out += fmt::format("{:<22} {:>14.2f} {:>8.2f} {:>9.1f} {:>10} {:>11.1f} {:>11.1f} {:>9.1f} {:>9.1f}\n", r.policy,
                        r.unallocated_gpu_pct, r.unallocated_gpu_pct_stddev, r.failed_pods, r.multi_gpu_pods,
                        r.multi_gpu_best_set_pct, r.multi_gpu_mean_bandwidth_gbps, r.decision_us_p50,
                        r.decision_us_p99);
