@@ -13,10 +13,14 @@ if [ -x "$bindir/kube-apiserver" ] && [ -x "$bindir/kube-scheduler" ]; then
   echo "$bindir"
   exit 0
 fi
-mkdir -p "$bindir.tmp"
+mkdir -p "$(dirname "$bindir")"
+tmp=$(mktemp -d "$bindir.tmp.XXXXXX")   # concurrent builds each get their own
+trap 'rm -rf "$tmp"' EXIT
+chmod 755 "$tmp"
 start=$(date +%s)
 echo "build.sh: building kube-apiserver and kube-scheduler into $bindir (first build: 10-30 min on 2 cores)" >&2
-go build -trimpath -ldflags='-s -w' -o "$bindir.tmp/" ./cmd/kube-apiserver ./cmd/kube-scheduler >&2
-rm -rf "$bindir" && mv "$bindir.tmp" "$bindir"
+go build -trimpath -ldflags='-s -w' -o "$tmp/" ./cmd/kube-apiserver ./cmd/kube-scheduler >&2
+# First finisher wins; a later one finds $bindir in place and drops its copy.
+mv -T "$tmp" "$bindir" 2>/dev/null || true
 echo "build.sh: built in $(( $(date +%s) - start ))s" >&2
 echo "$bindir"

@@ -24,7 +24,13 @@ if [ "${TOPOFIT_E2E_FAKE_TOPOFIT:-0}" = 1 ]; then
   echo "run.sh: TOPOFIT_BINARY=$TOPOFIT_BINARY (stand-in)"
 fi
 export TOPOFIT_E2E_DIR="$PWD"
-export TOPOFIT_E2E_ARTIFACTS=${TOPOFIT_E2E_ARTIFACTS:-$TOPOFIT_E2E_CACHE/artifacts}
+if [ -z "${TOPOFIT_E2E_ARTIFACTS:-}" ]; then
+  # One folder a run, so that runs at the same time keep apart; runs older than two days go.
+  mkdir -p "$TOPOFIT_E2E_CACHE/artifacts"
+  find "$TOPOFIT_E2E_CACHE/artifacts" -mindepth 1 -maxdepth 1 -type d -mtime +2 -exec rm -rf {} + || true
+  TOPOFIT_E2E_ARTIFACTS=$(mktemp -d "$TOPOFIT_E2E_CACHE/artifacts/$(date +%Y%m%dT%H%M%S)-XXXX")
+fi
+export TOPOFIT_E2E_ARTIFACTS
 mkdir -p "$TOPOFIT_E2E_ARTIFACTS"
 start=$(date +%s)
 set +e
