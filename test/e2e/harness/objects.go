@@ -150,7 +150,7 @@ func PodObject(ns string, s PodSpec) *corev1.Pod {
 			TerminationGracePeriodSeconds: &zero,
 			Containers: []corev1.Container{{
 				Name:  "main",
-				Image: "registry.k8s.io/pause:3.10", // never pulled: there is no kubelet
+				Image: "topofit-e2e/pause", // never pulled: there is no kubelet
 				Resources: corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(orDefault(s.CPU, "100m"))},
 					Limits:   limits,
