@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// SchedulerName is the profile of testdata/scheduler-config.yaml that calls the extender.
+// SchedulerName is the profile of manifests/base/scheduler-config.yaml that calls the extender.
 const SchedulerName = "topofit-scheduler"
 
 // Options choose what a Cluster runs.

@@ -23,7 +23,7 @@ import (
 )
 
 // Extender is what serves the scheduler's extender calls on Cluster.ExtenderAddr, under the path
-// of the configuration's urlPrefix (/scheduler in testdata/scheduler-config.yaml).
+// of the configuration's urlPrefix (/scheduler in manifests/base/scheduler-config.yaml).
 type Extender interface {
 	Name() string
 	// Start serves on c.ExtenderAddr and returns once it accepts connections. It is called again
