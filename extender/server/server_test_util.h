@@ -18,6 +18,8 @@ struct LiveServer {
     cfg.server.host = "127.0.0.1";
     cfg.server.port = 0;
     cfg.server.threads = 16;
+    // Stop() joins workers idling on keep-alive connections; keep that wait short in tests.
+    cfg.server.keep_alive_seconds = 2;
     auto created = ExtenderApp::Create(cfg, record, nullptr, /*log_decisions=*/false);
     if (!created) throw std::runtime_error(created.error());
     app = std::move(*created);
@@ -27,7 +29,10 @@ struct LiveServer {
     client = std::make_unique<httplib::Client>("127.0.0.1", app->server().port());
     client->set_keep_alive(true);
   }
-  ~LiveServer() { app->server().Stop(); }
+  ~LiveServer() {
+    client.reset();  // Close our connection first so its worker is not left waiting on it.
+    app->server().Stop();
+  }
 
   httplib::Result Post(const std::string& path, const std::string& body) {
     return client->Post(path.c_str(), body, "application/json");
