@@ -53,14 +53,14 @@ std::string_view ToString(TopologySource source) {
 
 TopologyResolver::TopologyResolver(TopologyRegistry* registry) : registry_(registry) {}
 
-Result<std::shared_ptr<const Topology>> TopologyResolver::FromProfile(const std::string& name) {
-  std::string key = "profile:" + name;
+Result<std::shared_ptr<const Topology>> TopologyResolver::Memoized(
+    std::string key, const std::function<Result<TopoMatrix>()>& load) {
   {
     std::lock_guard lock(mu_);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
   }
   Result<std::shared_ptr<const Topology>> out = Error{""};
-  auto matrix = ProfileMatrix(name);
+  auto matrix = load();
   if (!matrix.ok()) {
     out = Error{matrix.error()};
   } else {
@@ -68,27 +68,16 @@ Result<std::shared_ptr<const Topology>> TopologyResolver::FromProfile(const std:
   }
   std::lock_guard lock(mu_);
   if (memo_.size() >= kMemoLimit) memo_.clear();
-  memo_.insert_or_assign(key, out);
+  memo_.insert_or_assign(std::move(key), out);
   return out;
 }
 
+Result<std::shared_ptr<const Topology>> TopologyResolver::FromProfile(const std::string& name) {
+  return Memoized("profile:" + name, [&] { return ProfileMatrix(name); });
+}
+
 Result<std::shared_ptr<const Topology>> TopologyResolver::FromText(const std::string& text) {
-  std::string key = "text:" + text;
-  {
-    std::lock_guard lock(mu_);
-    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-  }
-  Result<std::shared_ptr<const Topology>> out = Error{""};
-  auto matrix = ParseTopoMatrix(text);
-  if (!matrix.ok()) {
-    out = Error{matrix.error()};
-  } else {
-    out = registry_->Intern(std::move(matrix).value());
-  }
-  std::lock_guard lock(mu_);
-  if (memo_.size() >= kMemoLimit) memo_.clear();
-  memo_.insert_or_assign(key, out);
-  return out;
+  return Memoized("text:" + text, [&] { return ParseTopoMatrix(text); });
 }
 
 ResolvedTopology TopologyResolver::Resolve(const k8s::NodeObject& node) {

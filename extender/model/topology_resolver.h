@@ -26,6 +26,7 @@
 // updates (heartbeats) do not re-parse. Thread-safe.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -75,6 +76,9 @@ class TopologyResolver {
  private:
   Result<std::shared_ptr<const Topology>> FromProfile(const std::string& name);
   Result<std::shared_ptr<const Topology>> FromText(const std::string& text);
+  // Memoises load() -> Intern() under `key`, errors included, so a bad annotation is parsed once.
+  Result<std::shared_ptr<const Topology>> Memoized(std::string key,
+                                                   const std::function<Result<TopoMatrix>()>& load);
 
   TopologyRegistry* registry_;
   std::mutex mu_;
