@@ -1,11 +1,13 @@
 // extender_loadgen: client-side latency of the extender verbs over loopback with keep-alive, next to
 // a do-nothing cpp-httplib server that parses the names with simdjson and echoes them (the floor).
 //
-//   build-e2/bench/extender_loadgen [--iterations N]
+//   build/bench/extender_loadgen [--iterations N] [--only TEXT]
 //
 // Scenarios: node-cache mode with 5,000 nodes (filter and prioritize; every node passes, so filter
 // sends 5,000 names back), and full-node mode with 1,000 realistic Node objects (filter).
-// Prints median, p90 and p99 in milliseconds for each.
+// Each scenario alternates requests to a do-nothing floor server (parse with simdjson, echo the
+// names or Nodes) and to topofit, so both see the same machine noise. Prints median, p90 and p99 in
+// milliseconds, and topofit's ratio to the floor.
 #include <fmt/format.h>
 #include <httplib.h>
 #include <simdjson.h>
@@ -49,22 +51,36 @@ struct Stats {
   double median, p90, p99;
 };
 
-Stats Measure(httplib::Client& c, const std::string& path, const std::string& body, int iterations) {
-  std::vector<double> ms;
-  for (int i = 0; i < iterations / 10 + 5; ++i) c.Post(path.c_str(), body, "application/json");  // warm-up
-  for (int i = 0; i < iterations; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    auto res = c.Post(path.c_str(), body, "application/json");
-    double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (!res || res->status != 200) {
-      std::fprintf(stderr, "request to %s failed\n", path.c_str());
-      std::exit(1);
-    }
-    ms.push_back(t);
-  }
+Stats Summarise(std::vector<double> ms) {
   std::sort(ms.begin(), ms.end());
   auto at = [&](double q) { return ms[std::min(ms.size() - 1, size_t(q * ms.size()))]; };
   return {at(0.5), at(0.9), at(0.99)};
+}
+
+double TimedPost(httplib::Client& c, const std::string& path, const std::string& body) {
+  auto start = std::chrono::steady_clock::now();
+  auto res = c.Post(path.c_str(), body, "application/json");
+  double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!res || res->status != 200) {
+    std::fprintf(stderr, "request to %s failed\n", path.c_str());
+    std::exit(1);
+  }
+  return t;
+}
+
+// Floor and topofit requests alternate, so both see the same machine noise.
+std::pair<Stats, Stats> MeasurePair(httplib::Client& floor, const std::string& floor_path, httplib::Client& ext,
+                                    const std::string& ext_path, const std::string& body, int iterations) {
+  for (int i = 0; i < iterations / 10 + 5; ++i) {  // Warm-up.
+    TimedPost(floor, floor_path, body);
+    TimedPost(ext, ext_path, body);
+  }
+  std::vector<double> f, e;
+  for (int i = 0; i < iterations; ++i) {
+    f.push_back(TimedPost(floor, floor_path, body));
+    e.push_back(TimedPost(ext, ext_path, body));
+  }
+  return {Summarise(std::move(f)), Summarise(std::move(e))};
 }
 
 // The floor: parse the names with simdjson, echo them as the verb's reply shape.
@@ -102,6 +118,21 @@ void FloorRoutes(httplib::Server& s) {
   });
 }
 
+// Full-node floor: parse the body, echo its Nodes list as sent (located by a plain text search).
+void FloorFullNodeRoute(httplib::Server& s) {
+  s.Post("/floor/filter-full", [](const httplib::Request& req, httplib::Response& res) {
+    thread_local simdjson::dom::parser p;
+    simdjson::padded_string padded(req.body);
+    simdjson::dom::element root = p.parse(padded);
+    if (root["Nodes"].error()) return;
+    size_t from = req.body.find(R"("Nodes":)") + 8, to = req.body.rfind(R"(,"NodeNames")");
+    std::string out = R"({"Nodes":)";
+    out.append(req.body, from, to - from);
+    out += R"(,"NodeNames":null,"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""})";
+    res.set_content(out, "application/json");
+  });
+}
+
 void Print(const char* what, Stats s) {
   std::printf("%-44s median %7.3f ms   p90 %7.3f ms   p99 %7.3f ms\n", what, s.median, s.p90, s.p99);
 }
@@ -110,8 +141,11 @@ void Print(const char* what, Stats s) {
 
 int main(int argc, char** argv) {
   int iterations = 2000;
-  for (int i = 1; i + 1 < argc; ++i)
+  std::string only;  // Runs only the scenarios whose label contains this text (for profiling).
+  for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--iterations") == 0) iterations = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--only") == 0) only = argv[i + 1];
+  }
 
   server::ServeConfig cfg;
   cfg.server.host = "127.0.0.1";
@@ -131,6 +165,7 @@ int main(int argc, char** argv) {
   floor.set_tcp_nodelay(true);
   floor.set_keep_alive_max_count(std::numeric_limits<size_t>::max());
   FloorRoutes(floor);
+  FloorFullNodeRoute(floor);
   int floor_port = floor.bind_to_any_port("127.0.0.1");
   std::thread floor_thread([&] { floor.listen_after_bind(); });
   while (!floor.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -149,11 +184,27 @@ int main(int argc, char** argv) {
   flo.set_keep_alive(true);
   std::printf("extender_loadgen: %d requests per scenario, keep-alive, loopback; filter body %zu KB, full-node body %zu KB\n",
               iterations, cache_body.size() / 1024, full_body.size() / 1024);
-  Print("floor  filter     (5,000 names echoed)", Measure(flo, "/floor/filter", cache_body, iterations));
-  Print("topofit filter    (node-cache, 5,000 nodes)", Measure(ext, "/scheduler/filter", cache_body, iterations));
-  Print("floor  prioritize (5,000 names)", Measure(flo, "/floor/prioritize", cache_body, iterations));
-  Print("topofit prioritize (node-cache, 5,000 nodes)", Measure(ext, "/scheduler/prioritize", cache_body, iterations));
-  Print("topofit filter    (full-node, 1,000 Nodes)", Measure(ext, "/scheduler/filter", full_body, std::max(50, iterations / 10)));
+  struct Scenario {
+    const char* name;
+    const char* floor_path;
+    const char* path;
+    const std::string* body;
+    int iterations;
+  };
+  const int full_iterations = std::max(50, iterations / 10);
+  for (const Scenario& sc : {
+           Scenario{"filter     (node-cache, 5,000 nodes)", "/floor/filter", "/scheduler/filter", &cache_body, iterations},
+           Scenario{"prioritize (node-cache, 5,000 nodes)", "/floor/prioritize", "/scheduler/prioritize", &cache_body,
+                    iterations},
+           Scenario{"filter     (full-node, 1,000 Nodes)", "/floor/filter-full", "/scheduler/filter", &full_body,
+                    full_iterations},
+       }) {
+    if (!only.empty() && std::string_view(sc.name).find(only) == std::string_view::npos) continue;
+    auto [f, t] = MeasurePair(flo, sc.floor_path, ext, sc.path, *sc.body, sc.iterations);
+    Print(("floor   " + std::string(sc.name)).c_str(), f);
+    Print(("topofit " + std::string(sc.name)).c_str(), t);
+    std::printf("%-44s median %7.2fx    p99 %7.2fx\n", "  topofit / floor", t.median / f.median, t.p99 / f.p99);
+  }
   floor.stop();
   floor_thread.join();
   (*app)->server().Stop();

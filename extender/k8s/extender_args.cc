@@ -6,6 +6,7 @@
 
 #include "extender/k8s/json_read.h"
 #include "extender/k8s/object_decoder.h"
+#include "extender/k8s/raw_json.h"
 
 namespace topofit::k8s {
 namespace {
@@ -71,9 +72,22 @@ std::map<std::string, Victims> DecodeVictimMap(dom::element v, const Path& path,
   return out;
 }
 
+// metadata.name of a Node, without decoding the rest.
+std::string NodeName(dom::element node, const Path& path) {
+  std::string name;
+  json::ForEachField(node, path, [&](std::string_view key, dom::element meta) {
+    if (!KeyIs(key, "metadata")) return;
+    Path mp = path.Field(key);
+    json::ForEachField(meta, mp, [&](std::string_view k, dom::element v) {
+      if (KeyIs(k, "name")) name = json::String(v, mp.Field(k));
+    });
+  });
+  return name;
+}
+
 }  // namespace
 
-Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body) {
+Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body, const ExtenderArgsOptions& options) {
   return CatchDecode<ExtenderArgs>([&]() -> Result<ExtenderArgs> {
     ExtenderArgs args;
     bool has_pod = false;
@@ -98,13 +112,24 @@ Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body) {
       } else if (KeyIs(key, "Nodes")) {
         if (json::IsNull(v)) return;
         auto& nodes = args.nodes.emplace();
+        args.json_storage.clear();
         json::ForEachField(v, p, [&](std::string_view k, dom::element items) {
           if (!KeyIs(k, "items")) return;
           Path ip = p.Field(k);
+          nodes.clear();
+          // Each Node's bytes as sent, when a walk of the raw text agrees with the parse; else
+          // (keys written with escapes, duplicate keys) the Node re-printed from the parse.
+          std::optional<std::vector<std::string_view>> raw;
+          if (items.type() == dom::element_type::ARRAY) {
+            raw = json::RawArrayElements(body, {"Nodes", "items"});
+            if (raw && raw->size() != dom::array(items).size()) raw.reset();
+          }
           json::ForEachElement(items, ip, [&](int i, dom::element item) {
             if (item.type() != dom::element_type::OBJECT) json::Fail(ip.Index(i), "expected a Node object");
-            nodes.push_back(DecodeNodeValue(item, ip.Index(i)));
-            args.nodes_json.push_back(simdjson::minify(item));
+            NodeItem& n = nodes.emplace_back();
+            n.name = NodeName(item, ip.Index(i));
+            if (options.decode_node && options.decode_node(n.name)) n.object = DecodeNodeValue(item, ip.Index(i));
+            n.json = raw ? (*raw)[i] : std::string_view(args.json_storage.emplace_back(simdjson::minify(item)));
           });
         });
       }

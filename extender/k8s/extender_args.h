@@ -4,11 +4,13 @@
 //
 // The scheduler sends PascalCase keys; keys of these envelopes are matched case-insensitively (its
 // own tests lower-case whole documents). Unknown keys are ignored; `null` is the same as absent.
-// In full-node mode the raw JSON of every Node is kept (minified from the parsed document, not
-// re-encoded from our views), so a filter reply can echo the kept Nodes with every field the
-// scheduler sent. Never throws.
+// In full-node mode each Node's JSON text is kept as sent (a view into the body), so a filter reply
+// can echo the kept Nodes byte for byte; only their names are decoded unless the caller asks for
+// more. Never throws.
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -20,14 +22,27 @@
 
 namespace topofit::k8s {
 
+// One Node of a full-node request.
+struct NodeItem {
+  std::string name;                  // metadata.name
+  std::string_view json;             // The Node's JSON as sent: a view into the request body.
+  std::optional<NodeObject> object;  // Decoded only where ExtenderArgsOptions::decode_node said so.
+};
+
 struct ExtenderArgs {
   PodObject pod;
   // Node-cache mode (nodeCacheCapable: true): the names. nullopt when NodeNames is null or absent.
   std::optional<std::vector<std::string>> node_names;
-  // Full-node mode: the decoded Nodes and, index for index, each one's JSON. nullopt when Nodes is
-  // null or absent.
-  std::optional<std::vector<NodeObject>> nodes;
-  std::vector<std::string> nodes_json;
+  // Full-node mode: the Nodes, in request order. nullopt when Nodes is null or absent. The views
+  // point into the body passed to DecodeExtenderArgs (or into json_storage), which must outlive them.
+  std::optional<std::vector<NodeItem>> nodes;
+  std::deque<std::string> json_storage;  // Re-printed Nodes, when the raw text could not be located.
+};
+
+struct ExtenderArgsOptions {
+  // Full-node mode: decode the whole Node (into NodeItem::object) when this returns true for its
+  // name, e.g. for nodes the model does not know yet. Unset: names only.
+  std::function<bool(std::string_view name)> decode_node;
 };
 
 struct BindingArgs {
@@ -50,7 +65,7 @@ struct PreemptionArgs {
 };
 
 // Pod is required (an Error says so when missing or null).
-Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body);
+Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body, const ExtenderArgsOptions& options = {});
 // PodName and Node are required.
 Result<BindingArgs> DecodeBindingArgs(std::string_view body);
 // Pod is required.

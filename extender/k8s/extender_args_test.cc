@@ -16,8 +16,39 @@ TEST_CASE("extender args: canonical encoding, both node lists") {
   CHECK(*args->node_names == std::vector<std::string>{"node1"});
   REQUIRE(args->nodes);
   REQUIRE(args->nodes->size() == 1);
-  CHECK((*args->nodes)[0].meta.name == "nodename");
-  CHECK(args->nodes_json[0].find(R"("kubeletEndpoint":{"Port":0})") != std::string::npos);
+  CHECK((*args->nodes)[0].name == "nodename");
+  CHECK_FALSE((*args->nodes)[0].object);  // Names only unless asked.
+  // The Node's bytes exactly as sent.
+  std::string_view body = kCanonicalArgs;
+  std::string_view json = (*args->nodes)[0].json;
+  CHECK(json.data() >= body.data());
+  CHECK(json.starts_with(R"({"metadata":{"name":"nodename"},"spec":{})"));
+  CHECK(json.ends_with(R"("architecture":""}}})"));
+}
+
+TEST_CASE("extender args: full-node Nodes decoded on request, echoed as sent") {
+  std::string body = R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[ {"metadata": {"name":"a"},)"
+                     R"("status":{"allocatable":{"nvidia.com/gpu":"8"}}} , {"metadata":{"name":"b"}}]}})";
+  ExtenderArgsOptions options;
+  options.decode_node = [](std::string_view name) { return name == "a"; };
+  auto args = DecodeExtenderArgs(body, options);
+  REQUIRE_MESSAGE(args.ok(), (args.ok() ? "" : args.error()));
+  REQUIRE(args->nodes->size() == 2);
+  REQUIRE((*args->nodes)[0].object);
+  CHECK((*args->nodes)[0].object->allocatable_gpus == 8);
+  CHECK_FALSE((*args->nodes)[1].object);
+  CHECK((*args->nodes)[0].json == R"({"metadata": {"name":"a"},"status":{"allocatable":{"nvidia.com/gpu":"8"}}})");
+  CHECK((*args->nodes)[1].json == R"({"metadata":{"name":"b"}})");
+}
+
+TEST_CASE("extender args: a Nodes key written with escapes falls back to re-printed Nodes") {
+  auto args = DecodeExtenderArgs(R"({"Pod":{},"N\u006fdes":{"items":[{"metadata":{"name":"a"}, "spec": {}}]}})");
+  REQUIRE_MESSAGE(args.ok(), (args.ok() ? "" : args.error()));
+  REQUIRE(args->nodes->size() == 1);
+  CHECK((*args->nodes)[0].name == "a");
+  CHECK((*args->nodes)[0].json == R"({"metadata":{"name":"a"},"spec":{}})");
+  ExtenderArgs moved = std::move(*args);  // Views into json_storage survive a move.
+  CHECK((*moved.nodes)[0].json == R"({"metadata":{"name":"a"},"spec":{}})");
 }
 
 TEST_CASE("extender args: lower-case keys and nulls") {

@@ -1,13 +1,28 @@
 #include "extender/model/node_index.h"
 
+#include <cstring>
+
 #include "extender/model/node_state.h"
 
 namespace topofit::model {
 
 uint64_t NodeIndex::Hash(std::string_view s) {
-  // FNV-1a, then a final mix so that the low bits (the slot) depend on every byte.
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  // Eight bytes per step (a node name is two or three steps), then a final mix so that the low
+  // bits (the slot) depend on every byte. Byte-wise FNV-1a was a visible share of a 5,000-node call.
+  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+  uint64_t h = 0xcbf29ce484222325ull ^ (s.size() * kMul);
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    h = (h ^ w) * kMul;
+    h ^= h >> 29;
+  }
+  if (i < s.size()) {
+    uint64_t w = 0;
+    std::memcpy(&w, s.data() + i, s.size() - i);
+    h = (h ^ w) * kMul;
+  }
   h ^= h >> 33;
   h *= 0xff51afd7ed558ccdull;
   h ^= h >> 33;

@@ -27,6 +27,7 @@ Result<std::unique_ptr<ExtenderApp>> ExtenderApp::Create(const ServeConfig& conf
 void ExtenderApp::Load(const k8s::Snapshot& snapshot) {
   for (const auto& node : snapshot.nodes) model_->ApplyNode(node);
   for (const auto& pod : snapshot.pods) model_->ApplyPod(pod);
+  verbs_->SetLearnNodes(true);  // No watch in snapshot mode: full-node requests may name new nodes.
   server_->SetReady(true);
 }
 

@@ -49,6 +49,12 @@ void AppendFailures(std::string& out, const std::vector<model::NodeFailure>& fai
   out += '}';
 }
 
+// Scores are 0..10; std::to_string per node showed up in 5,000-node profiles.
+void AppendScore(std::string& out, int score) {
+  if (score >= 10) out += std::to_string(score);
+  else out += char('0' + std::max(0, score));
+}
+
 std::string PodLabel(const k8s::PodObject& pod) {
   return pod.meta.namespace_.empty() ? pod.meta.name : pod.meta.namespace_ + "/" + pod.meta.name;
 }
@@ -60,11 +66,16 @@ ExtenderVerbs::ExtenderVerbs(model::Pipeline* pipeline, k8s::KubeWriter* writer,
     : pipeline_(pipeline), writer_(writer), metrics_(metrics), recorder_(recorder), log_(log_decisions) {}
 
 Reply ExtenderVerbs::Refused(Verb verb, std::string_view message) {
+  Reply r;
   switch (verb) {
-    case Verb::kFilter: return Reply{200, FilterError(message)};
-    case Verb::kBind: return Reply{200, BindResult(message)};
-    default: return Reply{400, JsonError(message)};
+    case Verb::kFilter: r.body = FilterError(message); break;
+    case Verb::kBind: r.body = BindResult(message); break;
+    default: r.status = 400, r.body = JsonError(message);
   }
+  r.error = true;
+  // Decoders say "invalid JSON: ..." when the body does not parse at all.
+  r.request_not_json = message.starts_with("invalid JSON");
+  return r;
 }
 
 Reply ExtenderVerbs::Filter(std::string_view body) { return Handle(Verb::kFilter, body); }
@@ -82,24 +93,34 @@ Reply ExtenderVerbs::Handle(Verb verb, std::string_view body) {
     case Verb::kPreempt: reply = PreemptImpl(body); break;
   }
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  bool replied_error = (verb == Verb::kFilter || verb == Verb::kBind) &&
-                       reply.body.find(R"("Error":"")") == std::string::npos;
-  bool error = reply.status != 200 || replied_error;
-  if (metrics_) metrics_->ObserveRequest(verb, seconds, error);
-  if (recorder_) {
-    // A body that failed to parse as JSON is recorded as text so the line stays valid JSON.
-    bool is_json = reply.body.find("invalid JSON") == std::string::npos;
-    recorder_->Record(ToString(verb), body, is_json, reply.status, reply.body);
-  }
+  if (metrics_) metrics_->ObserveRequest(verb, seconds, reply.error || reply.status != 200);
+  // A body that failed to parse as JSON is recorded as text so the line stays valid JSON.
+  if (recorder_) recorder_->Record(ToString(verb), body, !reply.request_not_json, reply.status, reply.body);
   return reply;
+}
+
+Result<k8s::ExtenderArgs> ExtenderVerbs::DecodeArgs(std::string_view body) {
+  if (!learn_nodes_.load(std::memory_order_relaxed)) return k8s::DecodeExtenderArgs(body);
+  k8s::ExtenderArgsOptions options;
+  // One short shared lock per lookup: ApplyNode below needs the model's exclusive lock.
+  options.decode_node = [this](std::string_view name) { return pipeline_->model().Read().Find(name) == nullptr; };
+  auto args = k8s::DecodeExtenderArgs(body, options);
+  if (args && args->nodes) {
+    for (const auto& n : *args->nodes) {
+      if (!n.object) continue;
+      pipeline_->model().ApplyNode(*n.object);
+      if (log_) LogDecision("info", "learn-node", {{"node", n.name}});
+    }
+  }
+  return args;
 }
 
 Reply ExtenderVerbs::FilterImpl(std::string_view body) {
   auto start = Clock::now();
-  auto args = k8s::DecodeExtenderArgs(body);
+  auto args = DecodeArgs(body);
   if (!args) {
     if (log_) LogDecision("warn", "filter", {{"error", args.error()}});
-    return Reply{200, FilterError(args.error())};
+    return Refused(Verb::kFilter, args.error());
   }
   model::PodRequest pod = model::MakePodRequest(args->pod);
   if (pod.wants_gpus() && !pod.uid.empty()) pipeline_->model().pending().Put(pod);
@@ -109,13 +130,16 @@ Reply ExtenderVerbs::FilterImpl(std::string_view body) {
   std::vector<std::string> full_names;
   if (args->nodes) {
     full_names.reserve(args->nodes->size());
-    for (const auto& n : *args->nodes) full_names.push_back(n.meta.name);
+    for (const auto& n : *args->nodes) full_names.push_back(n.name);
   }
   const std::vector<std::string>& names = args->node_names ? *args->node_names : full_names;
   model::FilterOutcome outcome = pipeline_->Filter(pod, std::span<const std::string>(names));
 
   std::string out;
-  out.reserve(64 + names.size() * 24);
+  size_t echo_bytes = 0;
+  if (args->nodes)
+    for (const auto& n : *args->nodes) echo_bytes += n.json.size() + 1;
+  out.reserve(256 + names.size() * 24 + echo_bytes);
   out += R"({"Nodes":)";
   if (args->nodes) {
     out += R"({"metadata":{},"items":[)";
@@ -126,7 +150,7 @@ Reply ExtenderVerbs::FilterImpl(std::string_view body) {
     for (size_t i = 0, p = 0; i < args->nodes->size(); ++i) {
       bool keep;
       if (args->node_names) {
-        keep = kept.count((*args->nodes)[i].meta.name) > 0;
+        keep = kept.count((*args->nodes)[i].name) > 0;
       } else {
         while (p < outcome.passed.size() && outcome.passed[p] < i) ++p;
         keep = p < outcome.passed.size() && outcome.passed[p] == i;
@@ -134,7 +158,7 @@ Reply ExtenderVerbs::FilterImpl(std::string_view body) {
       if (!keep) continue;
       if (!first) out += ',';
       first = false;
-      out += args->nodes_json[i];  // Echo the Node as the scheduler sent it.
+      out += (*args->nodes)[i].json;  // Echo the Node as the scheduler sent it.
     }
     out += "]}";
   } else {
@@ -178,16 +202,16 @@ Reply ExtenderVerbs::FilterImpl(std::string_view body) {
 
 Reply ExtenderVerbs::PrioritizeImpl(std::string_view body) {
   auto start = Clock::now();
-  auto args = k8s::DecodeExtenderArgs(body);
+  auto args = DecodeArgs(body);
   if (!args) {
     if (log_) LogDecision("warn", "prioritize", {{"error", args.error()}});
-    return Reply{400, JsonError(args.error())};
+    return Refused(Verb::kPrioritize, args.error());
   }
   model::PodRequest pod = model::MakePodRequest(args->pod);
   if (pod.wants_gpus() && !pod.uid.empty()) pipeline_->model().pending().Put(pod);
   std::vector<std::string> full_names;
   if (!args->node_names && args->nodes)
-    for (const auto& n : *args->nodes) full_names.push_back(n.meta.name);
+    for (const auto& n : *args->nodes) full_names.push_back(n.name);
   const std::vector<std::string>& names = args->node_names ? *args->node_names : full_names;
   auto scores = pipeline_->Prioritize(pod, std::span<const std::string>(names));
 
@@ -201,7 +225,7 @@ Reply ExtenderVerbs::PrioritizeImpl(std::string_view body) {
     out += R"({"Host":)";
     AppendJsonString(out, names[scores[i].index]);
     out += R"(,"Score":)";
-    out += std::to_string(scores[i].score);
+    AppendScore(out, scores[i].score);
     out += '}';
     if (scores[i].score > best) best = scores[i].score, best_index = scores[i].index;
   }
@@ -225,7 +249,7 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
   if (!args) {
     if (log_) LogDecision("warn", "bind", {{"error", args.error()}});
     if (metrics_) metrics_->CountDecision(Verb::kBind, "error");
-    return Reply{200, BindResult(args.error())};
+    return Refused(Verb::kBind, args.error());
   }
   std::string label = args->pod_namespace + "/" + args->pod_name;
   auto fail = [&](std::string message) {
@@ -233,7 +257,7 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
     if (log_)
       LogDecision("warn", "bind", {{"pod", label}, {"node", args->node}, {"error", message},
                                    {"took_us", std::to_string(MicrosSince(start))}});
-    return Reply{200, BindResult(message)};
+    return Refused(Verb::kBind, message);
   };
 
   auto pod = pipeline_->model().pending().Get(args->pod_uid);
@@ -269,7 +293,7 @@ Reply ExtenderVerbs::PreemptImpl(std::string_view body) {
   auto args = k8s::DecodePreemptionArgs(body);
   if (!args) {
     if (log_) LogDecision("warn", "preempt", {{"error", args.error()}});
-    return Reply{400, JsonError(args.error())};
+    return Refused(Verb::kPreempt, args.error());
   }
   model::PodRequest pod = model::MakePodRequest(args->pod);
   // Meta victims (UIDs; priorities from the model) when given, else the full victims.

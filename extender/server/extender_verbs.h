@@ -13,8 +13,10 @@
 //
 // Every decision logs one logfmt line to the DecisionLog. Thread-safe.
 
+#include <atomic>
 #include <string_view>
 
+#include "extender/k8s/extender_args.h"
 #include "extender/k8s/kube_writer.h"
 #include "extender/model/pipeline.h"
 #include "extender/server/metrics.h"
@@ -39,17 +41,26 @@ class ExtenderVerbs {
   // Dispatches by verb and takes care of metrics and recording.
   Reply Handle(Verb verb, std::string_view body);
 
+  // When on, full-node filter and prioritize calls add the Nodes the model does not know (decoded from the
+  // request) to the model. For snapshot mode, where no watch keeps the nodes current; off in live
+  // mode, where the watch is the truth (a node the scheduler still lists after its deletion must not
+  // come back). Off by default.
+  void SetLearnNodes(bool on) { learn_nodes_.store(on, std::memory_order_relaxed); }
+
  private:
   Reply FilterImpl(std::string_view body);
   Reply PrioritizeImpl(std::string_view body);
   Reply BindImpl(std::string_view body);
   Reply PreemptImpl(std::string_view body);
+  // Decodes filter/prioritize args; with SetLearnNodes, applies the request's unknown Nodes.
+  Result<k8s::ExtenderArgs> DecodeArgs(std::string_view body);
 
   model::Pipeline* pipeline_;
   k8s::KubeWriter* writer_;
   Metrics* metrics_;
   Recorder* recorder_;
   bool log_;
+  std::atomic<bool> learn_nodes_{false};
 };
 
 }  // namespace topofit::server

@@ -4,8 +4,10 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <limits>
+#include <memory>
 
 #include "extender/server/json_writer.h"
 
@@ -21,9 +23,23 @@ std::string RegexEscape(std::string_view s) {
   return out;
 }
 
+// Request buffers up to this size stay with their worker thread for the next call.
+constexpr size_t kKeepBodyBytes = 16 << 20;
+
 void Send(httplib::Response& res, Reply reply) {
   res.status = reply.status;
-  res.set_content(std::move(reply.body), reply.content_type.c_str());
+  // set_content copies; a full-node filter reply is megabytes, so large bodies are handed over
+  // and written straight from our string.
+  constexpr size_t kCopyLimit = 64 * 1024;
+  if (reply.body.size() <= kCopyLimit) {
+    res.set_content(reply.body, reply.content_type);
+    return;
+  }
+  auto body = std::make_shared<std::string>(std::move(reply.body));
+  res.set_content_provider(body->size(), reply.content_type,
+                           [body](size_t offset, size_t length, httplib::DataSink& sink) {
+                             return sink.write(body->data() + offset, length);
+                           });
 }
 
 }  // namespace
@@ -33,7 +49,7 @@ ExtenderServer::ExtenderServer(ServerOptions options, ExtenderVerbs* verbs, cons
     : options_(std::move(options)), verbs_(verbs), query_(query), metrics_(metrics), model_(model),
       http_(std::make_unique<httplib::Server>()) {
   while (options_.url_prefix.size() > 1 && options_.url_prefix.back() == '/') options_.url_prefix.pop_back();
-  if (!options_.url_prefix.empty() && options_.url_prefix.front() != '/') options_.url_prefix.insert(0, "/");
+  if (!options_.url_prefix.empty() && options_.url_prefix.front() != '/') options_.url_prefix = "/" + options_.url_prefix;
   if (options_.url_prefix == "/") options_.url_prefix.clear();
   size_t threads = options_.threads > 0 ? size_t(options_.threads)
                                         : std::max<size_t>(32, 4 * std::max(1u, std::thread::hardware_concurrency()));
@@ -58,8 +74,28 @@ void ExtenderServer::Routes() {
   };
   for (Route r : {Route{"filter", Verb::kFilter}, Route{"prioritize", Verb::kPrioritize},
                   Route{"bind", Verb::kBind}, Route{"preempt", Verb::kPreempt}}) {
-    s.Post(prefix + "/" + r.name, [this, verb = r.verb](const httplib::Request& req, httplib::Response& res) {
-      Send(res, verbs_->Handle(verb, req.body));
+    s.Post(prefix + "/" + r.name, [this, verb = r.verb](const httplib::Request& req, httplib::Response& res,
+                                                        const httplib::ContentReader& read) {
+      // httplib would grow req.body 4 KB at a time (a dozen copies and fresh pages for a 3 MB
+      // full-node body); a per-thread buffer sized from Content-Length is filled once and reused.
+      thread_local std::string body;
+      body.clear();
+      size_t length = 0;
+      const std::string declared = req.get_header_value("Content-Length");
+      std::from_chars(declared.data(), declared.data() + declared.size(), length);
+      body.reserve(std::min(length, options_.max_body_bytes));
+      bool complete = read([](const char* data, size_t n) {
+        body.append(data, n);
+        return true;
+      });
+      if (!complete) {
+        // httplib set 413 (over --max-body-bytes; it drained the body) or 400; the error handler
+        // below words the reply for this verb.
+        if (res.status < 400) res.status = 400;
+        return;
+      }
+      Send(res, verbs_->Handle(verb, body));
+      if (body.capacity() > kKeepBodyBytes) std::string().swap(body);
     });
   }
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });

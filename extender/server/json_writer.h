@@ -9,31 +9,34 @@
 
 namespace topofit::server {
 
+namespace json_writer_internal {
+// True for the bytes AppendJsonString must escape.
+constexpr bool NeedsEscape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&'; }
+}  // namespace json_writer_internal
+
 inline void AppendJsonString(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
-  for (unsigned char c : s) {
+  // Runs of plain bytes (all of a Kubernetes name) are appended in one piece.
+  size_t run = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (!json_writer_internal::NeedsEscape(c)) continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
       case '\n': out += "\\n"; break;
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
-      case '<': case '>': case '&':
+      default:  // Control characters, and <, >, & as Go writes them.
         out += "\\u00";
         out += kHex[c >> 4];
         out += kHex[c & 15];
-        break;
-      default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 15];
-        } else {
-          out += char(c);
-        }
     }
   }
+  out.append(s.data() + run, s.size() - run);
   out += '"';
 }
 

@@ -10,6 +10,10 @@ struct Reply {
   int status = 200;
   std::string body;
   std::string content_type = "application/json";
+  // The call failed: a 4xx, or a 200 whose Error is set (filter and bind). Counted in metrics.
+  bool error = false;
+  // The request body was not JSON at all (the recorder then stores it as text).
+  bool request_not_json = false;
 };
 
 }  // namespace topofit::server

@@ -1,0 +1,26 @@
+#pragma once
+// Byte ranges inside JSON text, for echoing part of a request exactly as it was sent: a full-node
+// filter reply repeats the kept Nodes, and copying their bytes is ~10x cheaper than re-printing
+// them from a parsed document (simdjson's DOM keeps no source offsets).
+//
+// Contract: the text must already have parsed as valid JSON (the extender decoders parse with
+// simdjson first). Nothing is validated again; on invalid text the results are unspecified but
+// every read stays inside the text.
+
+#include <initializer_list>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace topofit::k8s::json {
+
+// The elements of the array reached from the root object through `path`, one object key per step,
+// matched ASCII-case-insensitively against the key as written (the last occurrence wins, as in Go).
+// nullopt when a step is missing or not an object/array, or a key is written with escapes.
+std::optional<std::vector<std::string_view>> RawArrayElements(std::string_view text,
+                                                              std::initializer_list<std::string_view> path);
+
+// Index just past the JSON value that starts at or after `i` (leading whitespace skipped).
+size_t SkipValue(std::string_view text, size_t i);
+
+}  // namespace topofit::k8s::json
