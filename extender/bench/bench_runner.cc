@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "extender/bench/cluster_snapshot.h"
 #include "extender/bench/gpu_models.h"
 #include "extender/bench/openb_csv.h"
 #include "extender/bench/paper_driver.h"
@@ -93,6 +94,14 @@ Result<GpuModelMap> LoadMap(const CommonArgs& c) {
 
 int RunCommon(const std::string& trace, SimCluster& cluster, const std::vector<PodSpec>& pods, const CommonArgs& c,
               const std::vector<uint64_t>& seeds, bool time_ordered, double stop_ratio) {
+  if (!c.write_snapshot.empty()) {
+    if (auto st = WriteTextFile(c.write_snapshot, ClusterSnapshotJson(cluster)); !st) {
+      std::fprintf(stderr, "topofit bench: %s\n", st.error().c_str());
+      return 1;
+    }
+    std::printf("wrote %s (%zu nodes)\n", c.write_snapshot.c_str(), cluster.nodes().size());
+    return 0;
+  }
   auto policies = SelectPolicies(c.policies);
   if (!policies) {
     std::fprintf(stderr, "topofit bench: %s\n", policies.error().c_str());

@@ -25,6 +25,8 @@ struct CommonArgs {
   int jobs = 0;
   PolicyOptions policy;
   OutputOptions out;
+  // When set: write the cluster as a `topofit serve --snapshot` file (cluster_snapshot.h) and run nothing.
+  std::string write_snapshot;
 };
 
 struct OpenbArgs {

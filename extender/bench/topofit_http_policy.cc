@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <cctype>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -27,6 +28,22 @@ json PodJson(const PodSpec& pod) {
           {"status", {{"phase", "Pending"}}}};
 }
 
+// Percent-encodes everything but RFC 3986 unreserved characters, for one URL path segment.
+std::string PathSegment(const std::string& s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += char(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 class TopofitHttpPolicy final : public Policy {
  public:
   explicit TopofitHttpPolicy(const PolicyOptions& o) : weight_(o.extender_weight), most_(o.in_tree == "most") {
@@ -44,10 +61,30 @@ class TopofitHttpPolicy final : public Policy {
   }
   std::string name() const override { return most_ ? "topofit-mostallocated" : "topofit"; }
 
+  // The served model cannot be emptied over HTTP (departures come from the watch), so a run needs a
+  // server that holds nothing yet and knows exactly the bench's GPUs; anything else would replay the
+  // pods onto a different cluster and report it as topofit's result.
   Status Reset(const SimCluster& cluster, uint64_t seed) override {
     rng_.seed(seed);
     names_.clear();
     for (const auto& n : cluster.nodes()) names_.push_back(n.spec->name);
+    auto res = client_->Get("/api/v1/nodes");
+    if (!res) return Error{"--via-http " + base_ + ": " + httplib::to_string(res.error())};
+    auto j = json::parse(res->body, nullptr, false);
+    if (res->status != 200 || j.is_discarded() || !j.contains("totals")) {
+      return Error{"--via-http " + base_ + ": GET /api/v1/nodes answered HTTP " + std::to_string(res->status)};
+    }
+    const json& t = j["totals"];
+    const int64_t usable = t.value("usableGpus", int64_t(-1)), free = t.value("freeGpus", int64_t(-1));
+    if (usable != cluster.gpu_capacity()) {
+      return Error{"--via-http: the server has " + std::to_string(usable) + " usable GPUs, the bench cluster " +
+                   std::to_string(cluster.gpu_capacity()) +
+                   ": start `topofit serve --snapshot` on the file `topofit bench ... --write-snapshot` writes"};
+    }
+    if (free != usable) {
+      return Error{"--via-http: the server already holds " + std::to_string(usable - free) +
+                   " GPUs: every run needs a freshly started `topofit serve` (one seed, one topofit policy)"};
+    }
     return Status::Ok();
   }
 
@@ -103,7 +140,8 @@ class TopofitHttpPolicy final : public Policy {
   }
 
   std::optional<GpuSet> GrantedSet(const PodSpec& pod) {
-    auto res = client_->Get("/api/v1/pods/bench/" + pod.name);
+    // Bench pod names carry '#' (a pod drawn twice is two pods): escape it, or it starts a fragment.
+    auto res = client_->Get("/api/v1/pods/bench/" + PathSegment(pod.name));
     if (!res || res->status != 200) return std::nullopt;
     auto j = json::parse(res->body, nullptr, false);
     if (j.is_discarded()) return std::nullopt;

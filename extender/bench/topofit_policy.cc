@@ -81,8 +81,23 @@ class TopofitPolicy final : public Policy {
     return p;
   }
 
+  // A pod without GPUs still takes CPU and memory on its node; the extender's model learns it from the
+  // pod watch (a bound pod), which is what this does. GPU pods are already held by ReserveBest.
+  void Bound(const SimCluster&, const PodSpec& pod, const Placement& placement) override {
+    if (pod.gpus > 0) return;
+    k8s::PodObject obj;
+    obj.meta.uid = pod.name;
+    obj.meta.name = pod.name;
+    obj.meta.namespace_ = "bench";
+    obj.cpu_milli = pod.cpu_milli;
+    obj.memory_bytes = pod.memory_mib << 20;
+    obj.node_name = names_[placement.node];
+    obj.phase = "Running";
+    model_->ApplyPod(obj);
+  }
+
   void Released(const SimCluster&, const PodSpec& pod, const Placement& placement) override {
-    if (pod.gpus > 0) model_->DeletePod(pod.name);
+    model_->DeletePod(pod.name);
   }
 
  private:
@@ -92,6 +107,8 @@ class TopofitPolicy final : public Policy {
     r.namespace_ = "bench";
     r.name = pod.name;
     r.gpus = pod.gpus;
+    r.cpu_milli = pod.cpu_milli;  // As kube-scheduler's pod carries them: the model holds them with the GPUs.
+    r.memory_bytes = pod.memory_mib << 20;
     return r;
   }
 

@@ -15,7 +15,8 @@
 // topology named in the topofit.io/gpu-topology annotation (profile name or topo -m text), exactly
 // as a node agent or an operator would publish it.
 // Pods asking for no GPU skip steps 2-4 (kube-scheduler does not send them to a managedResources
-// extender) and get the in-tree scores only.
+// extender) and get the in-tree scores only; once bound they enter the model as a bound pod from the
+// watch would, so their CPU and memory count in the resource-aware score (Stranding).
 
 #include <memory>
 

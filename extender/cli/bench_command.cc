@@ -4,11 +4,24 @@
 
 #include "extender/bench/bench_runner.h"
 #include "extender/cli/command.h"
+#include "extender/server/serve_config.h"
 
 namespace topofit::cli {
 namespace {
 
-void AddCommon(CLI::App* app, bench::CommonArgs* c) {
+// The scoring section of a `topofit serve --config` file, so the bench runs the pipeline as served.
+int ApplyServeConfig(const std::string& path, bench::CommonArgs* c) {
+  if (path.empty()) return 0;
+  server::ServeConfig cfg;
+  if (Status s = server::ApplyConfigFile(path, cfg); !s.ok()) {
+    std::fprintf(stderr, "topofit bench: %s\n", s.error().c_str());
+    return 2;
+  }
+  c->policy.pipeline = cfg.pipeline;
+  return 0;
+}
+
+void AddCommon(CLI::App* app, bench::CommonArgs* c, std::string* config) {
   app->add_option("--policies", c->policies, "Comma-separated policies (default: all; see --list-policies)");
   app->add_option("--gpu-models", c->gpu_models, "GPU model -> topology map (default: gpu-models.csv beside topofit)");
   app->add_option("--jobs,-j", c->jobs, "Parallel runs (default: number of CPUs)");
@@ -16,6 +29,9 @@ void AddCommon(CLI::App* app, bench::CommonArgs* c) {
                   "Send topofit's filter/prioritize/bind to a running `topofit serve` at this URL prefix");
   app->add_option("--extender-weight", c->policy.extender_weight, "The extender's weight in the scheduler config")
       ->capture_default_str();
+  app->add_option("--config", *config, "A `topofit serve --config` YAML file: its scoring weights and request mix");
+  app->add_option("--write-snapshot", c->write_snapshot,
+                  "Write the simulated cluster as a `topofit serve --snapshot` file (for --via-http) and exit");
   app->add_option("--json", c->out.json, "Write the result table as JSON");
   app->add_option("--csv", c->out.csv, "Write the result table as CSV");
   app->add_option("--plots", c->out.plots_dir, "Write PNG plots (gnuplot) into this directory");
@@ -27,6 +43,7 @@ const CommandRegistration kBench(
       auto openb = std::make_shared<bench::OpenbArgs>();
       auto replay = std::make_shared<bench::ReplayArgs>();
       auto synth = std::make_shared<bench::SyntheticArgs>();
+      auto config = std::make_shared<std::string>();
       sub.add_flag("--list-policies", *list, "Name the policies and exit");
       sub.require_subcommand(0, 1);
 
@@ -37,12 +54,12 @@ const CommandRegistration kBench(
       o->add_option("--stop", openb->stop_ratio, "Stop when the arrived GPU request reaches this x capacity")
           ->capture_default_str();
       o->add_flag("--time-ordered", openb->time_ordered, "Replay creation/deletion times instead");
-      AddCommon(o, &openb->common);
+      AddCommon(o, &openb->common, config.get());
 
       CLI::App* r = sub.add_subcommand("replay", "Time-ordered replay of a snapshot plus a JSON-lines trace");
       r->add_option("--snapshot", replay->snapshot, "Nodes (and bound pods): JSON from kubectl or topofit")->required();
       r->add_option("--trace", replay->trace, "JSON-lines trace, e.g. `topofit serve --record` output")->required();
-      AddCommon(r, &replay->common);
+      AddCommon(r, &replay->common, config.get());
 
       CLI::App* s = sub.add_subcommand("synthetic", "A seeded synthetic cluster and workload");
       s->add_option("--node-mix", synth->node_mix, "profile:count,...")->capture_default_str();
@@ -51,16 +68,25 @@ const CommandRegistration kBench(
       s->add_option("--seed", synth->seed, "Generator seed")->capture_default_str();
       s->add_option("--seeds", synth->seeds, "Replay seeds")->capture_default_str();
       s->add_flag("--time-ordered", synth->time_ordered, "Generate arrivals and departures and replay them in time");
-      AddCommon(s, &synth->common);
+      AddCommon(s, &synth->common, config.get());
 
-      return CommandRun([&sub, o, r, s, list, openb, replay, synth]() -> int {
+      return CommandRun([&sub, o, r, s, list, openb, replay, synth, config]() -> int {
         if (*list) {
           std::fputs(bench::ListPoliciesText().c_str(), stdout);
           return 0;
         }
-        if (o->parsed()) return bench::RunOpenbBench(*openb);
-        if (r->parsed()) return bench::RunReplayBench(*replay);
-        if (s->parsed()) return bench::RunSyntheticBench(*synth);
+        if (o->parsed()) {
+          if (int rc = ApplyServeConfig(*config, &openb->common)) return rc;
+          return bench::RunOpenbBench(*openb);
+        }
+        if (r->parsed()) {
+          if (int rc = ApplyServeConfig(*config, &replay->common)) return rc;
+          return bench::RunReplayBench(*replay);
+        }
+        if (s->parsed()) {
+          if (int rc = ApplyServeConfig(*config, &synth->common)) return rc;
+          return bench::RunSyntheticBench(*synth);
+        }
         std::fputs(sub.help().c_str(), stdout);
         return 2;
       });

@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -84,6 +85,8 @@ class ClusterModel {
   class Reader {
    public:
     const NodeState* Find(std::string_view name) const;  // nullptr for unknown nodes.
+    // Find for every name at once (batched: see NodeIndex::FindAll); out is resized to fit.
+    void FindAll(std::span<const std::string_view> names, std::vector<const NodeState*>& out) const;
     template <typename F>
     void ForEach(F&& f) const {  // f(const NodeState&), in no particular order.
       for (const auto& [name, node] : model_->nodes_) {

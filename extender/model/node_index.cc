@@ -39,6 +39,49 @@ NodeState* NodeIndex::Find(std::string_view name) const {
   }
 }
 
+void NodeIndex::FindAll(std::span<const std::string_view> names, std::span<NodeState*> out) const {
+  const size_t n = names.size();
+  if (slots_.empty()) {
+    for (size_t i = 0; i < n; ++i) out[i] = nullptr;
+    return;
+  }
+  // Three stages, kWindow names apart: hash and prefetch the home slot; read the slot (now cached)
+  // and prefetch its NodeState; compare the name (now cached) and probe on if needed.
+  constexpr size_t kWindow = 8;
+  uint64_t hashes[kWindow];
+  const Slot* first_hit[kWindow];
+  // Each iteration runs the stages last to first, so each reads its ring slot before the stage
+  // behind it overwrites that slot with the entry kWindow names later.
+  for (size_t i = 0; i < n + 2 * kWindow; ++i) {
+    if (i >= 2 * kWindow) {
+      size_t j = i - 2 * kWindow;
+      const Slot* hit = first_hit[j % kWindow];
+      // A 64-bit hash match is almost always the node; on a collision, the plain lookup decides.
+      out[j] = hit && hit->node->name() == names[j] ? hit->node : (hit ? Find(names[j]) : nullptr);
+    }
+    if (i >= kWindow && i - kWindow < n) {
+      size_t j = i - kWindow;
+      const uint64_t h = hashes[j % kWindow];
+      const Slot* hit = nullptr;
+      for (size_t k = h & mask(); slots_[k].node; k = (k + 1) & mask()) {
+        if (slots_[k].hash == h) {
+          hit = &slots_[k];
+          break;
+        }
+      }
+      first_hit[j % kWindow] = hit;
+      if (hit) {
+        __builtin_prefetch(hit->node);
+        __builtin_prefetch(reinterpret_cast<const char*>(hit->node) + 64);
+      }
+    }
+    if (i < n) {
+      hashes[i % kWindow] = Hash(names[i]);
+      __builtin_prefetch(&slots_[hashes[i % kWindow] & mask()]);
+    }
+  }
+}
+
 void NodeIndex::Grow() {
   std::vector<Slot> old = std::move(slots_);
   slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{});

@@ -8,6 +8,7 @@
 // exclusive lock and reads it under the shared lock. Does not own the nodes.
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +21,10 @@ class NodeIndex {
   static uint64_t Hash(std::string_view s);
 
   NodeState* Find(std::string_view name) const;
+  // out[i] = Find(names[i]) for every i (out.size() == names.size()). Looks up a window of names at
+  // once, prefetching each one's slot and then its NodeState, so that the cache misses of 5,000
+  // lookups overlap instead of queueing (they were most of a 5,000-node call's model time).
+  void FindAll(std::span<const std::string_view> names, std::span<NodeState*> out) const;
   // Inserts, or replaces the node with the same name.
   void Put(NodeState* node);
   void Erase(std::string_view name);

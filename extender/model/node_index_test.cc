@@ -40,5 +40,33 @@ TEST_CASE("node index: insert - replace - erase with many collisions in a small 
   CHECK(index.Find("") == nullptr);
 }
 
+TEST_CASE("node index: FindAll answers as Find does, in order, for known and unknown names") {
+  std::vector<std::unique_ptr<NodeState>> nodes;
+  NodeIndex index;
+  std::vector<std::string_view> empty_names = {"a", "b"};
+  std::vector<NodeState*> empty_out(2, reinterpret_cast<NodeState*>(1));
+  index.FindAll(empty_names, empty_out);
+  CHECK(empty_out == std::vector<NodeState*>{nullptr, nullptr});  // Empty index.
+
+  for (int i = 0; i < 500; ++i) {
+    nodes.push_back(std::make_unique<NodeState>("gpu-node-" + std::to_string(i), ResolvedTopology{}));
+    index.Put(nodes.back().get());
+  }
+  for (int i = 0; i < 500; i += 7) index.Erase("gpu-node-" + std::to_string(i));
+  std::mt19937 rng(11);
+  for (size_t n : {0, 1, 5, 8, 9, 16, 17, 1000}) {
+    std::vector<std::string> storage;
+    for (size_t i = 0; i < n; ++i) storage.push_back("gpu-node-" + std::to_string(rng() % 600));
+    std::vector<std::string_view> names(storage.begin(), storage.end());
+    std::vector<NodeState*> out(n);
+    index.FindAll(names, out);
+    for (size_t i = 0; i < n; ++i) {
+      CHECK(out[i] == index.Find(names[i]));
+      int k = std::stoi(storage[i].substr(9));
+      CHECK((out[i] != nullptr) == (k < 500 && k % 7 != 0));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace topofit::model

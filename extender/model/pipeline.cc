@@ -98,8 +98,10 @@ FilterOutcome Pipeline::Filter(const PodRequest& pod, std::span<const std::strin
   std::vector<Memo> memo;
   size_t memo_used = 0;
   auto reader = model_->Read();
+  std::vector<const NodeState*> found;
+  reader.FindAll(nodes, found);
   for (uint32_t i = 0; i < nodes.size(); ++i) {
-    const NodeState* node = reader.Find(nodes[i]);
+    const NodeState* node = found[i];
     if (!node) {
       out.unresolvable.push_back({i, "unknown node"});
       continue;
@@ -155,13 +157,15 @@ std::vector<NodeEvaluation> Pipeline::Evaluate(const PodRequest& pod, std::span<
   }
   CycleState state(pod, placer_);
   auto reader = model_->Read();
+  std::vector<const NodeState*> found;
+  reader.FindAll(nodes, found);
   std::vector<NodeView> views;
   std::vector<Candidate> candidates;
   std::vector<size_t> passing;
   views.reserve(nodes.size());
   candidates.reserve(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
-    const NodeState* node = reader.Find(nodes[i]);
+    const NodeState* node = found[i];
     if (!node) {
       out[i].status = FilterStatus::Unresolvable("unknown node");
       continue;
@@ -203,9 +207,11 @@ std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<con
   views.reserve(nodes.size());
   candidates.reserve(nodes.size());
   auto reader = model_->Read();
+  std::vector<const NodeState*> found;
+  reader.FindAll(nodes, found);
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     out.push_back({i, 0});
-    const NodeState* node = reader.Find(nodes[i]);
+    const NodeState* node = found[i];
     if (!node) continue;
     NodeView view{nodes[i], node, node->free()};
     if (!FilterNode(state, view).passed()) continue;
@@ -217,7 +223,8 @@ std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<con
   for (size_t j = 0; j < passing.size(); ++j) {
     double total = 0;
     for (const auto& s : scores_) total += s.weight * s.plugin->Score(state, views[j], candidates[j]);
-    int score = weight_sum_ > 0 ? static_cast<int>(std::lround(10.0 * total / weight_sum_)) : 0;
+    // total >= 0, so adding 0.5 and truncating rounds like lround (a libm call per node otherwise).
+    int score = weight_sum_ > 0 ? static_cast<int>(10.0 * total / weight_sum_ + 0.5) : 0;
     out[passing[j]].score = std::clamp(score, 0, 10);
   }
   return out;

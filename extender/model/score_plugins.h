@@ -46,4 +46,29 @@ class FragmentationScore final : public ScorePlugin {
   double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
 };
 
+// Stranding: keep free GPUs usable. A GPU is only worth something while its node still has CPU and
+// memory for a pod to run beside it; with kube-scheduler spreading CPU and memory (LeastAllocated)
+// and CPU-only pods landing on GPU nodes, GPUs end up free on nodes whose CPU or memory is used up.
+//   d_cpu = allocatable CPU / usable GPUs, d_mem likewise  (what one GPU of this node comes with)
+//   backed(g, cpu, mem) = min(g, cpu / d_cpu, mem / d_mem)   (free GPUs still backed; a dimension
+//                                                              with no allocatable figure is ignored)
+//   waste = backed(before) - backed(after placing the pod) - k     (k = GPUs the pod takes)
+//   s = clamp(0.5 - waste / (2k), 0, 1)
+// A pod that uses its GPUs' share of CPU and memory wastes nothing (0.5, on every node alike). A pod
+// hungrier than its share destroys more backed GPUs than it takes (s < 0.5), least so on a node whose
+// CPU and memory are plentiful; a frugal pod on a node short of CPU or memory takes GPUs that no
+// average pod could use (waste < 0, s > 0.5), which is where such a pod should go.
+class StrandingScore final : public ScorePlugin {
+ public:
+  std::string_view Name() const override { return "Stranding"; }
+  double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
+};
+
+// ResourcePacking (experimental): CPU and memory in use on the node after placing the pod, mean of the two fractions.
+class ResourcePackingScore final : public ScorePlugin {
+ public:
+  std::string_view Name() const override { return "ResourcePacking"; }
+  double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
+};
+
 }  // namespace topofit::model

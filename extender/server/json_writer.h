@@ -4,6 +4,7 @@
 // the characters that matter (quotes, backslash, control characters, and <, >, & as \u003c...).
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -16,10 +17,21 @@ constexpr bool NeedsEscape(unsigned char c) { return c < 0x20 || c == '"' || c =
 
 inline void AppendJsonString(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
+  size_t first = 0;
+  while (first < s.size() && !json_writer_internal::NeedsEscape(static_cast<unsigned char>(s[first]))) ++first;
+  if (first == s.size()) {
+    // The common case (every Kubernetes name): one resize, one copy.
+    size_t at = out.size();
+    out.resize(at + s.size() + 2);
+    char* p = out.data() + at;
+    p[0] = '"';
+    std::memcpy(p + 1, s.data(), s.size());
+    p[s.size() + 1] = '"';
+    return;
+  }
   out += '"';
-  // Runs of plain bytes (all of a Kubernetes name) are appended in one piece.
-  size_t run = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
+  size_t run = 0;  // Runs of plain bytes are appended in one piece.
+  for (size_t i = first; i < s.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (!json_writer_internal::NeedsEscape(c)) continue;
     out.append(s.data() + run, i - run);
