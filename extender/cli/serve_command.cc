@@ -3,6 +3,10 @@
 // adds --kubeconfig (list + watch); the model is built so that watch events are just more writers.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstdio>
@@ -29,11 +33,18 @@ struct ServeFlags {
   bool in_cluster = false;
 };
 
-server::ExtenderServer* g_server = nullptr;
+// SIGTERM/SIGINT only write a byte here (async-signal-safe); the main thread does the shutdown.
+int g_signal_pipe[2] = {-1, -1};
 
 void OnSignal(int) {
-  if (g_server) g_server->Stop();
+  char c = 1;
+  ssize_t ignored = write(g_signal_pipe[1], &c, 1);
+  (void)ignored;
 }
+
+// How long a SIGTERM waits for running calls (a bind's API writes) before exiting anyway; well
+// inside Kubernetes' default 30 s termination grace period.
+constexpr std::chrono::seconds kDrain{10};
 
 void PrintTryIt(const server::ServeConfig& cfg, int port) {
   std::string host = cfg.server.host == "0.0.0.0" || cfg.server.host.empty() ? "127.0.0.1" : cfg.server.host;
@@ -115,12 +126,27 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
                cfg.server.host.c_str(), a.server().port(), cfg.server.url_prefix.c_str(), snapshot->nodes.size(),
                snapshot->pods.size(), api ? api->config().server.c_str() : flags.snapshot.empty() ? "demo" : flags.snapshot.c_str());
   if (!api && flags.snapshot.empty()) PrintTryIt(cfg, a.server().port());
-  g_server = &a.server();
+  if (pipe(g_signal_pipe) != 0) {
+    std::fprintf(stderr, "topofit serve: cannot create the signal pipe\n");
+    return 1;
+  }
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
-  a.server().Run();
-  g_server = nullptr;
-  return 0;
+  if (Status started = a.server().Start(); !started.ok()) {
+    std::fprintf(stderr, "topofit serve: %s\n", started.error().c_str());
+    return 1;
+  }
+  char c;
+  while (read(g_signal_pipe[0], &c, 1) < 0 && errno == EINTR) {
+  }
+  std::fprintf(stderr, "ts=stop level=info msg=\"shutting down\" in_flight=%d\n", a.server().in_flight());
+  bool drained = a.server().Shutdown(kDrain);
+  std::fprintf(stderr, "ts=stop level=%s msg=\"%s\"\n", drained ? "info" : "warn",
+               drained ? "stopped" : "stopped with calls still running after the drain period");
+  // Exit without destroying the server: its idle keep-alive workers would hold the process for
+  // their keep-alive timeout. Stdio (the --record file, logs) is flushed first.
+  std::fflush(nullptr);
+  std::_Exit(drained ? 0 : 1);
 }
 
 CommandRegistration serve_registration(

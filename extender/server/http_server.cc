@@ -26,6 +26,18 @@ std::string RegexEscape(std::string_view s) {
 // Request buffers up to this size stay with their worker thread for the next call.
 constexpr size_t kKeepBodyBytes = 16 << 20;
 
+// Counts a running handler for Shutdown's drain.
+class InFlight {
+ public:
+  explicit InFlight(std::atomic<int>& n) : n_(n) { n_.fetch_add(1); }
+  ~InFlight() { n_.fetch_sub(1); }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+ private:
+  std::atomic<int>& n_;
+};
+
 void Send(httplib::Response& res, Reply reply) {
   res.status = reply.status;
   // set_content copies; a full-node filter reply is megabytes, so large bodies are handed over
@@ -76,6 +88,7 @@ void ExtenderServer::Routes() {
                   Route{"bind", Verb::kBind}, Route{"preempt", Verb::kPreempt}}) {
     s.Post(prefix + "/" + r.name, [this, verb = r.verb](const httplib::Request& req, httplib::Response& res,
                                                         const httplib::ContentReader& read) {
+      InFlight counted(in_flight_);
       // httplib would grow req.body 4 KB at a time (a dozen copies and fresh pages for a 3 MB
       // full-node body); a per-thread buffer sized from Content-Length is filled once and reused.
       thread_local std::string body;
@@ -118,6 +131,7 @@ void ExtenderServer::Routes() {
     Send(res, query_->Pod(req.matches[1].str(), req.matches[2].str()));
   });
   s.Post("/api/v1/explain", [this](const httplib::Request& req, httplib::Response& res) {
+    InFlight counted(in_flight_);
     Send(res, query_->Explain(req.body, req.get_param_value("nodes")));
   });
 
@@ -176,12 +190,25 @@ Status ExtenderServer::Bind() {
 void ExtenderServer::Run() { http_->listen_after_bind(); }
 
 Status ExtenderServer::Start() {
-  Status bound = Bind();
-  if (!bound.ok()) return bound;
+  if (port_ == 0) {
+    Status bound = Bind();
+    if (!bound.ok()) return bound;
+  }
   thread_ = std::thread([this] { Run(); });
   // listen_after_bind() sets is_running() before accepting; until then a client could race Stop().
   for (int i = 0; i < 2000 && !http_->is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return Status::Ok();
+}
+
+bool ExtenderServer::Shutdown(std::chrono::milliseconds drain) {
+  SetReady(false);
+  if (http_) http_->stop();
+  auto deadline = std::chrono::steady_clock::now() + drain;
+  while (in_flight_.load() > 0) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
 }
 
 void ExtenderServer::Stop() {

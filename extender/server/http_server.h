@@ -15,6 +15,7 @@
 // verb's own error shape: Error in a 200 for filter and bind, a JSON 413 otherwise).
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -52,9 +53,16 @@ class ExtenderServer {
   Status Bind();
   // Serves on the calling thread until Stop(). Bind() first.
   void Run();
-  // Bind() and Run() on a background thread.
+  // Bind() (unless already bound) and Run() on a background thread.
   Status Start();
   void Stop();
+  // Graceful stop before the process exits: /readyz turns 503, the listener closes (no new
+  // connections, no new requests on open ones), and the call waits until no handler is running,
+  // at most `drain`. Connections idling in keep-alive are not waited for - httplib would hold each
+  // for keep_alive_seconds (90 s, past any termination grace period) - so the caller must exit the
+  // process afterwards rather than destroy the server. True when every handler finished in time.
+  bool Shutdown(std::chrono::milliseconds drain);
+  int in_flight() const { return in_flight_.load(); }
 
   int port() const { return port_; }
   void SetReady(bool ready) { ready_.store(ready); }
@@ -70,6 +78,7 @@ class ExtenderServer {
   std::unique_ptr<httplib::Server> http_;
   std::thread thread_;
   std::atomic<bool> ready_{false};
+  std::atomic<int> in_flight_{0};  // Handlers running now.
   int port_ = 0;
 };
 
