@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 
 namespace topofit::bench {
 
@@ -38,8 +36,6 @@ Placement RecordingReplayer::Arrive(const PodSpec& pod) {
   auto t1 = std::chrono::steady_clock::now();
   out_->decision_us.push_back(float(std::chrono::duration<double, std::micro>(t1 - t0).count()));
   if (!p.ok()) {
-    if (getenv("H5DBG")) fprintf(stderr, "FAIL %s seed=%lu n=%ld gpus=%d cpu=%ld mem=%ld feasible=%zu spec=%zu\n", out_->policy.c_str(), out_->seed, out_->arrivals, pod.gpus, pod.cpu_milli, pod.memory_mib, feasible_.size(), pod.gpu_models.size());
-    if (getenv("H5DBG") && pod.gpus == 8) { int n8 = 0; std::string cpus; for (const auto& n : cluster_->nodes()) if (n.free_gpus() == 8) { ++n8; cpus += " " + std::to_string(n.free_cpu / 1000) + "/" + std::to_string(n.free_mem/1024) + n.spec->model; } fprintf(stderr, "  8free=%d:%s\n", n8, cpus.c_str()); }
     ++out_->failed_pods;
     if (pod.gpus > 0) ++out_->failed_gpu_pods;
     return p;

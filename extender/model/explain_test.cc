@@ -36,7 +36,7 @@ TEST_CASE("explain: verdicts - sets - bandwidth and links for every node - best 
   CHECK(dgx.bandwidth_gbps > 0);
   CHECK(dgx.worst_link.rfind("NV", 0) == 0);
   CHECK_FALSE(dgx.links.empty());
-  CHECK(dgx.parts.size() == 3);
+  CHECK(dgx.parts.size() == 4);  // SetQuality, Packing, Fragmentation, Stranding
   CHECK(dgx.score > e.nodes[1].score);
   const NodeExplanation& small = e.nodes[2];
   CHECK(small.node == "small");

@@ -85,10 +85,11 @@ TEST_CASE("resources: a registered score plugin is enabled by its weight") {
   auto scores = pipeline.Prioritize(Request("p", 1), names);
   CHECK(scores[0].score == 2);
   CHECK(scores[1].score == 10);
-  // The default pipeline does not run it.
+  // The default pipeline does not run it: only the built-ins with a default weight.
   Pipeline defaults(&model);
   auto evals = defaults.Evaluate(Request("p", 1), std::vector<std::string_view>{"idle"});
-  CHECK(evals[0].parts.size() == 3);
+  CHECK(evals[0].parts.size() == PipelineConfig::DefaultWeights().size());
+  for (const auto& part : evals[0].parts) CHECK(part.plugin != "TestFreeCpu");
 }
 
 }  // namespace

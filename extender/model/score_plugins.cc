@@ -1,8 +1,6 @@
 #include "extender/model/score_plugins.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <mutex>
 
 namespace topofit::model {
@@ -23,7 +21,6 @@ std::vector<std::unique_ptr<ScorePlugin>> AllScorePlugins() {
   out.push_back(std::make_unique<PackingScore>());
   out.push_back(std::make_unique<FragmentationScore>());
   out.push_back(std::make_unique<StrandingScore>());
-  out.push_back(std::make_unique<ResourcePackingScore>());
   std::lock_guard lock(registry_mu);
   for (const auto& make : Registered()) {
     auto plugin = make();
@@ -84,47 +81,17 @@ double BackedGpus(double gpus, double cpu, double mem, double cpu_per_gpu, doubl
 }  // namespace
 
 double StrandingScore::Score(const CycleState& state, const NodeView& node, const Candidate& c) const {
-  static const int variant = getenv("H5V") ? atoi(getenv("H5V")) : 0;
-  static const double scale = getenv("H5S") ? atof(getenv("H5S")) : 1.0;
   const PodRequest& pod = state.pod();
   const int usable = node.usable().size();
   if (usable == 0 || pod.gpus <= 0) return 0.5;
   const NodeResources& alloc = node.node->allocatable();
   const double cpu_per_gpu = double(alloc.cpu_milli) / usable, mem_per_gpu = double(alloc.memory_bytes) / usable;
   const double gpus = node.free.size(), cpu = double(node.free_cpu_milli()), mem = double(node.free_memory_bytes());
-  double before = BackedGpus(gpus, cpu, mem, cpu_per_gpu, mem_per_gpu);
-  double after = BackedGpus(gpus - pod.gpus, cpu - double(pod.cpu_milli), mem - double(pod.memory_bytes),
+  const double before = BackedGpus(gpus, cpu, mem, cpu_per_gpu, mem_per_gpu);
+  const double after = BackedGpus(gpus - pod.gpus, cpu - double(pod.cpu_milli), mem - double(pod.memory_bytes),
                                   cpu_per_gpu, mem_per_gpu);
-  if (variant == 1) {
-    auto H = [&](double b) {
-      double sum = 0, w = 0;
-      for (const auto& e : state.placer().mix().entries) {
-        sum += e.weight * e.size * std::floor(b / e.size + 1e-9);
-        w += e.weight;
-      }
-      return w > 0 ? sum / w : b;
-    };
-    before = H(before);
-    after = H(after);
-  }
   const double waste = before - after - pod.gpus;
-  return std::clamp(0.5 - waste / (2.0 * scale * pod.gpus), 0.0, 1.0);
-}
-
-double ResourcePackingScore::Score(const CycleState& state, const NodeView& node, const Candidate& c) const {
-  const PodRequest& pod = state.pod();
-  const NodeResources& alloc = node.node->allocatable();
-  double sum = 0;
-  int n = 0;
-  if (alloc.cpu_milli > 0) {
-    sum += std::clamp(1.0 - double(node.free_cpu_milli() - pod.cpu_milli) / alloc.cpu_milli, 0.0, 1.0);
-    ++n;
-  }
-  if (alloc.memory_bytes > 0) {
-    sum += std::clamp(1.0 - double(node.free_memory_bytes() - pod.memory_bytes) / alloc.memory_bytes, 0.0, 1.0);
-    ++n;
-  }
-  return n ? sum / n : 0.5;
+  return std::clamp(0.5 - waste / (2.0 * pod.gpus), 0.0, 1.0);
 }
 
 }  // namespace topofit::model

@@ -64,11 +64,4 @@ class StrandingScore final : public ScorePlugin {
   double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
 };
 
-// ResourcePacking (experimental): CPU and memory in use on the node after placing the pod, mean of the two fractions.
-class ResourcePackingScore final : public ScorePlugin {
- public:
-  std::string_view Name() const override { return "ResourcePacking"; }
-  double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
-};
-
 }  // namespace topofit::model

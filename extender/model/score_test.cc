@@ -72,10 +72,11 @@ TEST_CASE("score: evaluation exposes the parts and the weighted formula") {
   REQUIRE(evals.size() == 1);
   const NodeEvaluation& e = evals[0];
   CHECK(e.status.passed());
-  REQUIRE(e.parts.size() == 3);
+  REQUIRE(e.parts.size() == 4);
   CHECK(e.parts[0].plugin == "SetQuality");
   CHECK(e.parts[1].plugin == "Packing");
   CHECK(e.parts[2].plugin == "Fragmentation");
+  CHECK(e.parts[3].plugin == "Stranding");
   double total = 0, weights = 0;
   for (const auto& p : e.parts) {
     CHECK(p.value >= 0.0);

@@ -91,6 +91,19 @@ TEST_CASE("stranding: a CPU-hungry pod is kept off nodes it would strand and sen
   CHECK(s[0] == doctest::Approx(0.25));
 }
 
+TEST_CASE("stranding: with the default weights the node score follows it") {
+  ClusterModel model;
+  AddNode(model, "starved", 8, "pcie-8-dual-socket", 96, 384);
+  AddNode(model, "fresh", 8, "pcie-8-dual-socket", 96, 384);
+  AddCpuPod(model, "cpu", "starved", 84, 0);
+  Pipeline pipeline(&model);  // Default weights: Stranding is enabled.
+  std::vector<std::string> names{"starved", "fresh"};
+  auto scores = pipeline.Prioritize(Pod(1, 4, 16), names);
+  REQUIRE(scores.size() == 2);
+  // Same GPUs free on both, so SetQuality, Packing and Fragmentation tie; Stranding decides.
+  CHECK(scores[0].score > scores[1].score);
+}
+
 TEST_CASE("stranding: nodes without allocatable CPU or memory figures are neutral") {
   ClusterModel model;
   model.ApplyNode(MakeNode("bare", 8, "pcie-8-dual-socket"));  // No cpu/memory in allocatable.
