@@ -22,6 +22,7 @@ namespace {
 
 struct ServeFlags {
   std::string listen = "0.0.0.0:8888";
+  std::string ops_listen;  // "": health, metrics and the query API share --listen.
   std::string url_prefix;
   std::string snapshot;
   std::string record;
@@ -80,6 +81,13 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
       return 2;
     }
   }
+  if (sub.count("--ops-listen")) {
+    Status s = server::ParseOpsListen(flags.ops_listen, cfg.server);
+    if (!s.ok()) {
+      std::fprintf(stderr, "topofit serve: %s\n", s.error().c_str());
+      return 2;
+    }
+  }
   if (!flags.url_prefix.empty()) cfg.server.url_prefix = flags.url_prefix;
   if (flags.max_body_bytes) cfg.server.max_body_bytes = flags.max_body_bytes;
   if (flags.threads) cfg.server.threads = flags.threads;
@@ -122,8 +130,10 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
   } else {
     a.Load(*snapshot);
   }
-  std::fprintf(stderr, "ts=start level=info msg=\"serving\" listen=%s:%d prefix=%s nodes=%zu pods=%zu source=%s\n",
-               cfg.server.host.c_str(), a.server().port(), cfg.server.url_prefix.c_str(), snapshot->nodes.size(),
+  std::fprintf(stderr, "ts=start level=info msg=\"serving\" listen=%s:%d ops=%s:%d prefix=%s nodes=%zu pods=%zu source=%s\n",
+               cfg.server.host.c_str(), a.server().port(),
+               (cfg.server.ops_port >= 0 ? cfg.server.ops_host : cfg.server.host).c_str(), a.server().ops_port(),
+               cfg.server.url_prefix.c_str(), snapshot->nodes.size(),
                snapshot->pods.size(), api ? api->config().server.c_str() : flags.snapshot.empty() ? "demo" : flags.snapshot.c_str());
   if (!api && flags.snapshot.empty()) PrintTryIt(cfg, a.server().port());
   if (pipe(g_signal_pipe) != 0) {
@@ -154,6 +164,9 @@ CommandRegistration serve_registration(
     [](CLI::App& sub) -> CommandRun {
       auto flags = std::make_shared<ServeFlags>();
       sub.add_option("--listen", flags->listen, "ADDR:PORT to listen on")->capture_default_str();
+      sub.add_option("--ops-listen", flags->ops_listen,
+                     "ADDR:PORT for /healthz, /readyz, /metrics and /api/v1 on their own listener, so --listen "
+                     "(the verbs) can stay on 127.0.0.1 beside kube-scheduler");
       sub.add_option("--url-prefix", flags->url_prefix, "Path prefix of the verbs (default /scheduler)");
       sub.add_option("--snapshot", flags->snapshot,
                      "Cluster snapshot: `kubectl get nodes,pods -A -o json` (or -o yaml) output; "

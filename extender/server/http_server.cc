@@ -65,20 +65,33 @@ ExtenderServer::ExtenderServer(ServerOptions options, ExtenderVerbs* verbs, cons
   if (options_.url_prefix == "/") options_.url_prefix.clear();
   size_t threads = options_.threads > 0 ? size_t(options_.threads)
                                         : std::max<size_t>(32, 4 * std::max(1u, std::thread::hardware_concurrency()));
-  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  http_->set_tcp_nodelay(true);
-  http_->set_keep_alive_max_count(std::numeric_limits<size_t>::max());
-  http_->set_keep_alive_timeout(options_.keep_alive_seconds);
-  http_->set_payload_max_length(options_.max_body_bytes);
-  http_->set_read_timeout(30, 0);
-  http_->set_write_timeout(30, 0);
+  auto transport = [this](httplib::Server& s, size_t threads) {
+    s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    s.set_tcp_nodelay(true);
+    s.set_keep_alive_max_count(std::numeric_limits<size_t>::max());
+    s.set_keep_alive_timeout(options_.keep_alive_seconds);
+    s.set_payload_max_length(options_.max_body_bytes);
+    s.set_read_timeout(30, 0);
+    s.set_write_timeout(30, 0);
+  };
+  transport(*http_, threads);
+  if (options_.ops_port >= 0) {
+    ops_ = std::make_unique<httplib::Server>();
+    transport(*ops_, 8);  // Probes, a Prometheus scraper and the odd person with curl.
+  }
   Routes();
 }
 
 ExtenderServer::~ExtenderServer() { Stop(); }
 
 void ExtenderServer::Routes() {
-  httplib::Server& s = *http_;
+  VerbRoutes(*http_);
+  OpsRoutes(ops_ ? *ops_ : *http_);
+  ErrorHandlers(*http_);
+  if (ops_) ErrorHandlers(*ops_);
+}
+
+void ExtenderServer::VerbRoutes(httplib::Server& s) {
   const std::string prefix = RegexEscape(options_.url_prefix);
   struct Route {
     const char* name;
@@ -111,6 +124,9 @@ void ExtenderServer::Routes() {
       if (body.capacity() > kKeepBodyBytes) std::string().swap(body);
     });
   }
+}
+
+void ExtenderServer::OpsRoutes(httplib::Server& s) {
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
     if (ready_.load()) {
@@ -135,6 +151,9 @@ void ExtenderServer::Routes() {
     Send(res, query_->Explain(req.body, req.get_param_value("nodes")));
   });
 
+}
+
+void ExtenderServer::ErrorHandlers(httplib::Server& s) {
   // Replies httplib makes itself (413 over the body limit, 404, 400 on a broken request line) get
   // the shape of the endpoint they hit. Our own 4xx replies already have a body and pass through.
   s.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
@@ -184,10 +203,18 @@ Status ExtenderServer::Bind() {
       return Error{fmt::format("cannot listen on {}:{} (address in use or not local?)", options_.host, options_.port)};
     port_ = options_.port;
   }
+  if (ops_) {
+    const std::string& host = options_.ops_host;
+    ops_port_ = options_.ops_port == 0 ? ops_->bind_to_any_port(host) : ops_->bind_to_port(host, options_.ops_port) ? options_.ops_port : -1;
+    if (ops_port_ <= 0) return Error{fmt::format("cannot listen on {}:{} (--ops-listen)", host, options_.ops_port)};
+  }
   return Status::Ok();
 }
 
-void ExtenderServer::Run() { http_->listen_after_bind(); }
+void ExtenderServer::Run() {
+  if (ops_ && !ops_thread_.joinable()) ops_thread_ = std::thread([this] { ops_->listen_after_bind(); });
+  http_->listen_after_bind();
+}
 
 Status ExtenderServer::Start() {
   if (port_ == 0) {
@@ -196,13 +223,15 @@ Status ExtenderServer::Start() {
   }
   thread_ = std::thread([this] { Run(); });
   // listen_after_bind() sets is_running() before accepting; until then a client could race Stop().
-  for (int i = 0; i < 2000 && !http_->is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (int i = 0; i < 2000 && !(http_->is_running() && (!ops_ || ops_->is_running())); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return Status::Ok();
 }
 
 bool ExtenderServer::Shutdown(std::chrono::milliseconds drain) {
   SetReady(false);
   if (http_) http_->stop();
+  if (ops_) ops_->stop();
   auto deadline = std::chrono::steady_clock::now() + drain;
   while (in_flight_.load() > 0) {
     if (std::chrono::steady_clock::now() >= deadline) return false;
@@ -214,6 +243,13 @@ bool ExtenderServer::Shutdown(std::chrono::milliseconds drain) {
 void ExtenderServer::Stop() {
   if (http_) http_->stop();
   if (thread_.joinable()) thread_.join();
+  if (ops_) {
+    // Run() may not have reached listen yet; stop() only acts on a running server.
+    for (int i = 0; i < 2000 && ops_thread_.joinable() && !ops_->is_running(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ops_->stop();
+  }
+  if (ops_thread_.joinable()) ops_thread_.join();
 }
 
 }  // namespace topofit::server

@@ -6,6 +6,7 @@
 //   GET  /readyz                                   200 once the model is loaded (SetReady), else 503
 //   GET  /metrics                                  Prometheus text
 //   /api/v1/...                                    QueryApi
+// The last four move to a second listener with ServerOptions::ops_port (--ops-listen).
 //
 // Transport choices, each for a measured reason: TCP_NODELAY on (the listening socket's flag is
 // inherited by accepted sockets on Linux; without it keep-alive replies stall ~40 ms on delayed
@@ -40,6 +41,11 @@ struct ServerOptions {
   size_t max_body_bytes = 64u << 20;
   int threads = 0;                         // 0: max(32, 4 x cores).
   int keep_alive_seconds = 90;             // Go's http.Transport idles connections for 90 s.
+  // A separate listener for /healthz, /readyz, /metrics and /api/v1 (--ops-listen), so the verbs -
+  // bind creates Bindings with topofit's RBAC - can stay on 127.0.0.1 beside kube-scheduler while
+  // probes and Prometheus reach the ops port through the pod IP. ops_port -1: one listener for all.
+  std::string ops_host = "0.0.0.0";
+  int ops_port = -1;
 };
 
 class ExtenderServer {
@@ -65,10 +71,14 @@ class ExtenderServer {
   int in_flight() const { return in_flight_.load(); }
 
   int port() const { return port_; }
+  int ops_port() const { return ops_ ? ops_port_ : port_; }  // Where /metrics etc. answer.
   void SetReady(bool ready) { ready_.store(ready); }
 
  private:
   void Routes();
+  void VerbRoutes(httplib::Server& s);
+  void OpsRoutes(httplib::Server& s);
+  void ErrorHandlers(httplib::Server& s);
 
   ServerOptions options_;
   ExtenderVerbs* verbs_;
@@ -76,7 +86,10 @@ class ExtenderServer {
   const Metrics* metrics_;
   const model::ClusterModel* model_;
   std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<httplib::Server> ops_;  // Null unless options_.ops_port >= 0.
   std::thread thread_;
+  std::thread ops_thread_;
+  int ops_port_ = 0;
   std::atomic<bool> ready_{false};
   std::atomic<int> in_flight_{0};  // Handlers running now.
   int port_ = 0;

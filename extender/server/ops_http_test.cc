@@ -141,3 +141,47 @@ TEST_CASE("TCP_NODELAY is set on the server's accepted sockets") {
 }
 
 }  // namespace topofit::server
+
+namespace topofit::server {
+
+TEST_CASE("ops listener: health, metrics and queries on their own port, verbs only on the main one") {
+  ServeConfig cfg;
+  cfg.server.ops_host = "127.0.0.1";
+  cfg.server.ops_port = 0;  // Ephemeral.
+  testing::LiveServer srv(cfg);
+  int ops_port = srv.app->server().ops_port();
+  REQUIRE(ops_port > 0);
+  REQUIRE(ops_port != srv.app->server().port());
+  httplib::Client ops("127.0.0.1", ops_port);
+  for (const char* path : {"/healthz", "/readyz", "/metrics", "/api/v1/nodes"}) {
+    auto on_ops = ops.Get(path);
+    REQUIRE(on_ops);
+    CHECK_MESSAGE(on_ops->status == 200, path);
+    auto on_main = srv.client->Get(path);
+    REQUIRE(on_main);
+    CHECK_MESSAGE(on_main->status == 404, path);
+  }
+  std::string filter = R"({"Pod":)" + testing::GpuPod("p", 1) + R"(,"NodeNames":)" + testing::kDemoNames + "}";
+  auto verb = srv.Post("/scheduler/filter", filter);
+  REQUIRE(verb);
+  CHECK(verb->status == 200);
+  auto verb_on_ops = ops.Post("/scheduler/filter", filter, "application/json");
+  REQUIRE(verb_on_ops);
+  CHECK(verb_on_ops->status == 404);
+}
+
+TEST_CASE("ops listener: config and flag parsing") {
+  ServerOptions o;
+  REQUIRE(ParseOpsListen("127.0.0.1:8889", o).ok());
+  CHECK(o.ops_host == "127.0.0.1");
+  CHECK(o.ops_port == 8889);
+  REQUIRE(ParseOpsListen("", o).ok());
+  CHECK(o.ops_port == -1);
+  CHECK(ParseOpsListen("nope", o).error().find("ops --listen 'nope'") == 0);
+  ServeConfig cfg;
+  REQUIRE(ApplyConfigYaml("opsListen: \":9090\"\n", cfg).ok());
+  CHECK(cfg.server.ops_host == "0.0.0.0");
+  CHECK(cfg.server.ops_port == 9090);
+}
+
+}  // namespace topofit::server

@@ -28,6 +28,19 @@ Status ParseListen(const std::string& listen, ServerOptions& out) {
   return Status::Ok();
 }
 
+Status ParseOpsListen(const std::string& listen, ServerOptions& out) {
+  if (listen.empty()) {
+    out.ops_port = -1;
+    return Status::Ok();
+  }
+  ServerOptions parsed;
+  Status s = ParseListen(listen, parsed);
+  if (!s.ok()) return Error{"ops " + s.error()};
+  out.ops_host = parsed.host;
+  out.ops_port = parsed.port;
+  return Status::Ok();
+}
+
 Result<model::Duration> ParseDuration(const std::string& text) {
   double value = 0;
   size_t used = 0;
@@ -57,6 +70,9 @@ Status ApplyConfigYaml(const std::string& yaml, ServeConfig& config) {
       const YAML::Node& v = kv.second;
       if (key == "listen") {
         Status s = ParseListen(v.as<std::string>(), config.server);
+        if (!s.ok()) return s;
+      } else if (key == "opsListen") {
+        Status s = ParseOpsListen(v.as<std::string>(), config.server);
         if (!s.ok()) return s;
       } else if (key == "urlPrefix") {
         config.server.url_prefix = v.as<std::string>();

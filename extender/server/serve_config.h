@@ -28,6 +28,8 @@ struct ServeConfig {
 
 // Splits "ADDR:PORT" (ADDR may be empty for all interfaces, or [v6]).
 Status ParseListen(const std::string& listen, ServerOptions& out);
+// "ADDR:PORT" into out.ops_host/ops_port; "" turns the separate ops listener off.
+Status ParseOpsListen(const std::string& listen, ServerOptions& out);
 // Reads a duration: "30s", "2m", "500ms", or a plain number of seconds.
 Result<model::Duration> ParseDuration(const std::string& text);
 // Applies the YAML text on top of `config`.
