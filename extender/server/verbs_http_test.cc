@@ -64,6 +64,35 @@ TEST_CASE("filter, full-node mode echoes the kept Node objects; canonical encodi
   CHECK(c["NodeNames"] == json::array({"node1"}));
 }
 
+TEST_CASE("filter, full-node mode in snapshot mode learns Nodes the model does not know") {
+  LiveServer srv;  // Snapshot (demo) mode: no watch keeps the nodes current.
+  REQUIRE_FALSE(srv.app->model().Node("new-a100"));
+  std::string fresh = R"({"metadata":{"name":"new-a100","annotations":{"topofit.io/gpu-topology":"hgx-a100-8"}},)"
+                      R"("status":{"allocatable":{"nvidia.com/gpu":"8","cpu":"64","memory":"512Gi"}}})";
+  std::string body = R"({"Pod":)" + GpuPod("learn", 8) + R"(,"Nodes":{"items":[)" + fresh + R"(]},"NodeNames":null})";
+  auto res = srv.Post("/scheduler/filter", body);
+  REQUIRE(res);
+  json j = json::parse(res->body);
+  CHECK(j["Error"] == "");
+  REQUIRE(j["Nodes"]["items"].size() == 1);  // Passes: 8 free NVLink-connected GPUs.
+  CHECK(j["Nodes"]["items"][0]["metadata"]["name"] == "new-a100");
+  auto node = srv.app->model().Node("new-a100");
+  REQUIRE(node);
+  CHECK(node->allocatable == 8);
+  CHECK(node->free.size() == 8);
+
+  // Live mode leaves the node set to the watch: an unknown node stays unknown and fails.
+  srv.app->verbs().SetLearnNodes(false);
+  std::string other = R"({"metadata":{"name":"ghost"},"status":{"allocatable":{"nvidia.com/gpu":"8"}}})";
+  auto ghost = srv.Post("/scheduler/filter",
+                        R"({"Pod":)" + GpuPod("ghost", 1) + R"(,"Nodes":{"items":[)" + other + R"(]},"NodeNames":null})");
+  REQUIRE(ghost);
+  json g = json::parse(ghost->body);
+  CHECK(g["Nodes"]["items"].empty());
+  CHECK(g["FailedAndUnresolvableNodes"]["ghost"] == "unknown node");
+  CHECK_FALSE(srv.app->model().Node("ghost"));
+}
+
 TEST_CASE("prioritize: bare array of integer scores 0..10") {
   LiveServer srv;
   for (bool lower : {false, true}) {
