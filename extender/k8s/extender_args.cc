@@ -28,7 +28,7 @@ void ForEachRootField(std::string_view body, F&& f) {
   if (padded.size() < body.size() || padded.size() > 4 * body.size() + (1 << 20)) {
     padded = simdjson::padded_string(body.size());
   }
-  std::memcpy(padded.data(), body.data(), body.size());
+  if (!body.empty()) std::memcpy(padded.data(), body.data(), body.size());  // data() is null when empty.
   // Parse exactly body.size() bytes; the rest of the buffer is padding for simdjson.
   dom::element root;
   auto error = ThreadParser().parse(padded.data(), body.size(), false).get(root);
