@@ -60,6 +60,7 @@ TEST_CASE("extender args: lower-case keys and nulls") {
 
 TEST_CASE("extender args: malformed") {
   CHECK(DecodeExtenderArgs("not json").error().find("invalid JSON") == 0);
+  CHECK(DecodeExtenderArgs("").error().find("invalid JSON") == 0);  // Found by the fuzzer (null memcpy).
   CHECK(DecodeExtenderArgs(R"({"NodeNames":["a"]})").error() == "missing Pod");
   CHECK(DecodeExtenderArgs(R"({"Pod":null,"NodeNames":["a"]})").error() == "missing Pod");
   CHECK(DecodeExtenderArgs(R"({"Pod":{},"NodeNames":"a"})").error().find("NodeNames") == 0);
