@@ -30,8 +30,8 @@ NodeState::NodeState(std::string name, ResolvedTopology spec, NodeResources allo
       usable_(spec.usable),
       topology_(spec.topology.get()),
       name_(std::move(name)),
-      spec_(std::move(spec)),
-      allocatable_(allocatable) {}
+      allocatable_(allocatable),
+      spec_(std::move(spec)) {}
 
 void NodeState::RecountLocked() {
   const GpuSet usable = spec_.usable;
