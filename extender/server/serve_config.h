@@ -2,12 +2,13 @@
 // ServeConfig: everything `topofit serve` can be told, from --config YAML and then flags.
 //
 //   listen: 0.0.0.0:8888
+//   opsListen: 0.0.0.0:8889        # optional: health, metrics, /api/v1 on their own listener
 //   urlPrefix: /scheduler
 //   maxBodyBytes: 67108864
 //   threads: 32
 //   reservationTTL: 30s            # or a number of seconds
 //   scoring:
-//     weights: {SetQuality: 2, Packing: 1, Fragmentation: 1}
+//     weights: {SetQuality: 2, Packing: 1, Fragmentation: 1, Stranding: 2}
 //     requestMix: [{size: 1, weight: 1}, {size: 2, weight: 1}, {size: 4, weight: 1}, {size: 8, weight: 1}]
 // Unknown keys are errors (a typo must not silently keep a default). Never throws.
 
