@@ -2,24 +2,16 @@
 
 #include <doctest/doctest.h>
 
-#include <fstream>
-#include <sstream>
 
 #include "topology/node_graph.h"
+#include "topology/fixture_test_util.h"
 #include "topology/topo_parser.h"
 #include "topology/topology.h"
 
 namespace topofit {
 namespace {
 
-TopoMatrix Fixture(const std::string& name) {
-  std::ifstream in(std::string(TOPOFIT_FIXTURES_DIR) + "/topo/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  Result<TopoMatrix> m = ParseTopoMatrix(ss.str());
-  REQUIRE_MESSAGE(m.ok(), name << ": " << (m.ok() ? "" : m.error()));
-  return *m;
-}
+TopoMatrix Fixture(const std::string& name) { return testing::ParseTopoFixture(name); }
 
 TopoMatrix Profile(const std::string& name) {
   Result<TopoMatrix> m = ProfileMatrix(name);

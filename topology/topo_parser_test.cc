@@ -2,20 +2,14 @@
 
 #include <doctest/doctest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "topology/fixture_test_util.h"
 
 namespace topofit {
 namespace {
 
-std::string ReadFixture(const std::string& name) {
-  std::ifstream in(std::string(TOPOFIT_FIXTURES_DIR) + "/topo/" + name, std::ios::binary);
-  REQUIRE_MESSAGE(in.good(), "missing fixture " << name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string ReadFixture(const std::string& name) { return testing::ReadTopoFixture(name); }
 
 TopoMatrix ParseOk(const std::string& text) {
   Result<TopoMatrix> m = ParseTopoMatrix(text);

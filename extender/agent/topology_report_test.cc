@@ -2,18 +2,12 @@
 
 #include <doctest/doctest.h>
 
-#include <fstream>
-#include <sstream>
+#include "topology/fixture_test_util.h"
 
 namespace topofit::agent {
 namespace {
 
-std::string Fixture(const std::string& name) {
-  std::ifstream in(std::string(TOPOFIT_FIXTURES_DIR) + "/topo/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string Fixture(const std::string& name) { return testing::ReadTopoFixture(name); }
 
 const char* kTwoIds = "0, GPU-aaa, 00000000:01:00.0\n1, GPU-bbb, 00000000:02:00.0\n";
 
