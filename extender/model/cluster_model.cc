@@ -306,9 +306,8 @@ const NodeState* ClusterModel::Reader::Find(std::string_view name) const {
 }
 
 void ClusterModel::Reader::FindAll(std::span<const std::string_view> names, std::vector<const NodeState*>& out) const {
-  std::vector<NodeState*> found(names.size());
-  model_->by_name_.FindAll(names, found);
-  out.assign(found.begin(), found.end());
+  out.resize(names.size());
+  model_->by_name_.FindAll(names, out);
   for (const NodeState* node : out)
     if (node) MaybeExpire(*node);
 }

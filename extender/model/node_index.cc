@@ -39,7 +39,7 @@ NodeState* NodeIndex::Find(std::string_view name) const {
   }
 }
 
-void NodeIndex::FindAll(std::span<const std::string_view> names, std::span<NodeState*> out) const {
+void NodeIndex::FindAll(std::span<const std::string_view> names, std::span<const NodeState*> out) const {
   const size_t n = names.size();
   if (slots_.empty()) {
     for (size_t i = 0; i < n; ++i) out[i] = nullptr;

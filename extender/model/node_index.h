@@ -24,7 +24,7 @@ class NodeIndex {
   // out[i] = Find(names[i]) for every i (out.size() == names.size()). Looks up a window of names at
   // once, prefetching each one's slot and then its NodeState, so that the cache misses of 5,000
   // lookups overlap instead of queueing (they were most of a 5,000-node call's model time).
-  void FindAll(std::span<const std::string_view> names, std::span<NodeState*> out) const;
+  void FindAll(std::span<const std::string_view> names, std::span<const NodeState*> out) const;
   // Inserts, or replaces the node with the same name.
   void Put(NodeState* node);
   void Erase(std::string_view name);

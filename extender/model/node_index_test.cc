@@ -44,9 +44,9 @@ TEST_CASE("node index: FindAll answers as Find does, in order, for known and unk
   std::vector<std::unique_ptr<NodeState>> nodes;
   NodeIndex index;
   std::vector<std::string_view> empty_names = {"a", "b"};
-  std::vector<NodeState*> empty_out(2, reinterpret_cast<NodeState*>(1));
+  std::vector<const NodeState*> empty_out(2, reinterpret_cast<const NodeState*>(1));
   index.FindAll(empty_names, empty_out);
-  CHECK(empty_out == std::vector<NodeState*>{nullptr, nullptr});  // Empty index.
+  CHECK(empty_out == std::vector<const NodeState*>{nullptr, nullptr});  // Empty index.
 
   for (int i = 0; i < 500; ++i) {
     nodes.push_back(std::make_unique<NodeState>("gpu-node-" + std::to_string(i), ResolvedTopology{}));
@@ -58,7 +58,7 @@ TEST_CASE("node index: FindAll answers as Find does, in order, for known and unk
     std::vector<std::string> storage;
     for (size_t i = 0; i < n; ++i) storage.push_back("gpu-node-" + std::to_string(rng() % 600));
     std::vector<std::string_view> names(storage.begin(), storage.end());
-    std::vector<NodeState*> out(n);
+    std::vector<const NodeState*> out(n);
     index.FindAll(names, out);
     for (size_t i = 0; i < n; ++i) {
       CHECK(out[i] == index.Find(names[i]));
