@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "extender/model/filter_plugins.h"
+#include "extender/model/node_classes.h"
 #include "extender/model/score_plugins.h"
 
 namespace topofit::model {
@@ -86,57 +87,26 @@ FilterOutcome Pipeline::Filter(const PodRequest& pod, std::span<const std::strin
   }
   out.passed.reserve(nodes.size());
   CycleState state(pod, placer_);
-  // Verdicts depend only on (topology, usable, free) for a given pod: formatting a reason once per
-  // distinct state instead of once per node keeps 5,000-node calls cheap when most nodes are full.
-  struct Memo {
-    bool used = false;
-    const Topology* topology = nullptr;
-    uint64_t usable = 0, free = 0;
-    FilterStatus status;
-  };
-  constexpr size_t kSlots = 512;
-  std::vector<Memo> memo;
-  size_t memo_used = 0;
   auto reader = model_->Read();
   std::vector<const NodeState*> found;
   reader.FindAll(nodes, found);
+  // Verdicts depend only on a node's GPU state (plugin.h): each distinct state is filtered once,
+  // and its reason formatted once, however many of the 5,000 nodes share it.
+  NodeClasses classes(nodes.size(), /*resources=*/false);
+  std::vector<FilterStatus> verdicts;
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     const NodeState* node = found[i];
     if (!node) {
       out.unresolvable.push_back({i, "unknown node"});
       continue;
     }
-    NodeView view{nodes[i], node, node->free()};
-    FilterStatus s;
-    if (view.free.size() >= pod.gpus && pod.intent.policy != TopologyPolicy::kRequired) {
-      s = FilterNode(state, view);  // Passes the count check; nothing worth memoising.
-    } else {
-      if (memo.empty()) memo.resize(kSlots);
-      const Topology* t = node->topology();
-      const uint64_t u = node->usable().mask(), f = view.free.mask();
-      uint64_t h = ((f * 31 + u) ^ reinterpret_cast<uintptr_t>(t)) * 0x9E3779B97F4A7C15ull;
-      Memo* slot = nullptr;
-      for (size_t j = h >> 55, probes = 0; probes < kSlots; j = (j + 1) & (kSlots - 1), ++probes) {
-        Memo& m = memo[j];
-        if (!m.used) {
-          if (memo_used < kSlots / 2) {
-            m = Memo{true, t, u, f, FilterNode(state, view)};
-            ++memo_used;
-            slot = &m;
-          }
-          break;
-        }
-        if (m.topology == t && m.usable == u && m.free == f) {
-          slot = &m;
-          break;
-        }
-      }
-      s = slot ? slot->status : FilterNode(state, view);
-    }
+    const uint32_t c = classes.Classify(NodeView{nodes[i], node, node->free()});
+    if (c == verdicts.size()) verdicts.push_back(FilterNode(state, classes.views()[c]));
+    const FilterStatus& s = verdicts[c];
     switch (s.code) {
       case FilterCode::kPass: out.passed.push_back(i); break;
-      case FilterCode::kFail: out.failed.push_back({i, std::move(s.reason)}); break;
-      case FilterCode::kUnresolvable: out.unresolvable.push_back({i, std::move(s.reason)}); break;
+      case FilterCode::kFail: out.failed.push_back({i, s.reason}); break;
+      case FilterCode::kUnresolvable: out.unresolvable.push_back({i, s.reason}); break;
     }
   }
   return out;
@@ -201,23 +171,31 @@ std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<con
     return out;
   }
   CycleState state(pod, placer_, /*reasons=*/false);
-  std::vector<NodeView> views;
-  std::vector<Candidate> candidates;
-  std::vector<uint32_t> passing;
-  views.reserve(nodes.size());
-  candidates.reserve(nodes.size());
   auto reader = model_->Read();
   std::vector<const NodeState*> found;
   reader.FindAll(nodes, found);
+  // Filter and score each distinct state once (plugin.h); every node takes its class's score.
+  constexpr uint32_t kUnknown = UINT32_MAX;
+  NodeClasses classes(nodes.size(), /*resources=*/true);
+  std::vector<uint32_t> class_of(nodes.size(), kUnknown);
   for (uint32_t i = 0; i < nodes.size(); ++i) {
-    out.push_back({i, 0});
-    const NodeState* node = found[i];
-    if (!node) continue;
-    NodeView view{nodes[i], node, node->free()};
-    if (!FilterNode(state, view).passed()) continue;
+    if (const NodeState* node = found[i]) class_of[i] = classes.Classify(NodeView{nodes[i], node, node->free()});
+  }
+  const std::vector<int> class_scores = ScoreEach(state, classes.views());
+  for (uint32_t i = 0; i < nodes.size(); ++i) out.push_back({i, class_of[i] == kUnknown ? 0 : class_scores[class_of[i]]});
+  return out;
+}
+
+std::vector<int> Pipeline::ScoreEach(CycleState& state, std::span<const NodeView> nodes) const {
+  std::vector<int> out(nodes.size(), 0);
+  std::vector<NodeView> views;
+  std::vector<Candidate> candidates;
+  std::vector<uint32_t> passing;
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    if (!FilterNode(state, nodes[i]).passed()) continue;
     passing.push_back(i);
-    views.push_back(view);
-    candidates.push_back(state.CandidateFor(view));
+    views.push_back(nodes[i]);
+    candidates.push_back(state.CandidateFor(nodes[i]));
   }
   for (const auto& s : scores_) s.plugin->PreScore(state, views, candidates);
   for (size_t j = 0; j < passing.size(); ++j) {
@@ -225,7 +203,7 @@ std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<con
     for (const auto& s : scores_) total += s.weight * s.plugin->Score(state, views[j], candidates[j]);
     // total >= 0, so adding 0.5 and truncating rounds like lround (a libm call per node otherwise).
     int score = weight_sum_ > 0 ? static_cast<int>(10.0 * total / weight_sum_ + 0.5) : 0;
-    out[passing[j]].score = std::clamp(score, 0, 10);
+    out[passing[j]] = std::clamp(score, 0, 10);
   }
   return out;
 }

@@ -9,6 +9,7 @@
 //               failing the filter score 0. Pods asking for no GPU score 0 everywhere (neutral).
 //   ReserveBest chooses the exact set with the Placer under the node's lock and reserves it; then
 //               Confirm after the API writes, or Release on failure.
+// Each distinct node state is filtered and scored once per call (NodeClasses, plugin.h).
 // Node lists are taken as given (names from the request) and results refer to them by index into
 // that list, so the server can answer without copying names.
 //
@@ -90,6 +91,9 @@ class Pipeline {
   const PipelineConfig& config() const { return config_; }
 
  private:
+  // Scores 0..10 of each node (0 where the filters fail): filter, PreScore, Score, weighted sum.
+  std::vector<int> ScoreEach(CycleState& state, std::span<const NodeView> nodes) const;
+
   struct Weighted {
     std::unique_ptr<ScorePlugin> plugin;
     double weight;

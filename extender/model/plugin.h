@@ -5,6 +5,11 @@
 //
 // Plugins are stateless and const: everything about one pod's cycle is in CycleState, and every
 // plugin sees a node through one NodeView taken once per cycle (the same free mask for all of them).
+//
+// What a plugin may read of a node (NodeKey in node_classes.h): filter plugins its GPU state -
+// topology, usable, free; score plugins that plus allocatable and used CPU and memory. Never its
+// name or anything else: the pipeline evaluates each distinct state once per cycle and gives every
+// node of that state the same verdict and score. A plugin needing more extends NodeKey.
 
 #include <cstdint>
 #include <span>
@@ -95,7 +100,8 @@ class ScorePlugin {
  public:
   virtual ~ScorePlugin() = default;
   virtual std::string_view Name() const = 0;
-  // Called once per cycle with every node about to be scored (and its candidate), before Score.
+  // Called once per cycle before Score, with the nodes about to be scored and their candidates -
+  // one node per distinct state, so it must not depend on how many nodes share a state.
   virtual void PreScore(CycleState& state, std::span<const NodeView> nodes,
                         std::span<const Candidate> candidates) const {}
   // In [0, 1]; higher is better. Called only for nodes that pass the filters.
