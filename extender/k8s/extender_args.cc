@@ -103,11 +103,21 @@ Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body, const ExtenderArg
         dom::array names_json(v);
         auto& names = args.node_names.emplace();
         names.reserve(names_json.size());
+        // Two passes: sizes first, so every name lands in one allocation and no view moves.
+        size_t bytes = 0;
         int i = 0;
         for (dom::element name : names_json) {
           if (name.type() != dom::element_type::STRING) json::Fail(p.Index(i), "expected a string");
-          names.emplace_back(std::string_view(name));
+          bytes += std::string_view(name).size();
           ++i;
+        }
+        args.name_storage.resize(bytes);
+        char* at = args.name_storage.data();
+        for (dom::element name : names_json) {
+          std::string_view n(name);
+          if (!n.empty()) std::memcpy(at, n.data(), n.size());
+          names.emplace_back(at, n.size());
+          at += n.size();
         }
       } else if (KeyIs(key, "Nodes")) {
         if (json::IsNull(v)) return;

@@ -31,8 +31,10 @@ struct NodeItem {
 
 struct ExtenderArgs {
   PodObject pod;
-  // Node-cache mode (nodeCacheCapable: true): the names. nullopt when NodeNames is null or absent.
-  std::optional<std::vector<std::string>> node_names;
+  // Node-cache mode (nodeCacheCapable: true): the names, viewing name_storage. nullopt when
+  // NodeNames is null or absent.
+  std::optional<std::vector<std::string_view>> node_names;
+  std::vector<char> name_storage;  // One block for all names (a vector keeps its buffer on move).
   // Full-node mode: the Nodes, in request order. nullopt when Nodes is null or absent. The views
   // point into the body passed to DecodeExtenderArgs (or into json_storage), which must outlive them.
   std::optional<std::vector<NodeItem>> nodes;

@@ -2,6 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <optional>
+#include <string>
+
 namespace topofit::k8s {
 
 // Upstream's canonical encodings (k8s.io/kube-scheduler extender/v1 types_test.go).
@@ -13,7 +16,7 @@ TEST_CASE("extender args: canonical encoding, both node lists") {
   REQUIRE_MESSAGE(args.ok(), (args.ok() ? "" : args.error()));
   CHECK(args->pod.meta.name == "podname");
   REQUIRE(args->node_names);
-  CHECK(*args->node_names == std::vector<std::string>{"node1"});
+  CHECK(*args->node_names == std::vector<std::string_view>{"node1"});
   REQUIRE(args->nodes);
   REQUIRE(args->nodes->size() == 1);
   CHECK((*args->nodes)[0].name == "nodename");
@@ -24,6 +27,22 @@ TEST_CASE("extender args: canonical encoding, both node lists") {
   CHECK(json.data() >= body.data());
   CHECK(json.starts_with(R"({"metadata":{"name":"nodename"},"spec":{})"));
   CHECK(json.ends_with(R"("architecture":""}}})"));
+}
+
+TEST_CASE("extender args: node names are owned by the args, survive moves, and are unescaped") {
+  std::string body =
+      R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["ip-10-0-100-7.ec2.internal","","a\u003cb","n\"q"]})";
+  std::optional<ExtenderArgs> kept;
+  {
+    auto args = DecodeExtenderArgs(body);
+    REQUIRE_MESSAGE(args.ok(), (args.ok() ? "" : args.error()));
+    kept.emplace(std::move(*args));
+  }
+  body.assign(body.size(), 'x');  // The names must not point into the request body.
+  REQUIRE(kept->node_names);
+  CHECK(*kept->node_names == std::vector<std::string_view>{"ip-10-0-100-7.ec2.internal", "", "a<b", "n\"q"});
+  ExtenderArgs moved = std::move(*kept);
+  CHECK((*moved.node_names)[0] == "ip-10-0-100-7.ec2.internal");
 }
 
 TEST_CASE("extender args: full-node Nodes decoded on request, echoed as sent") {

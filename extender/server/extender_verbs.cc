@@ -16,6 +16,7 @@ namespace topofit::server {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using namespace std::string_view_literals;
 
 int64_t MicrosSince(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
@@ -36,23 +37,20 @@ std::string BindResult(std::string_view error) {
 }
 
 void AppendFailures(std::string& out, const std::vector<model::NodeFailure>& failures,
-                    const std::vector<std::string>& names) {
-  out += '{';
-  bool first = true;
-  for (const auto& f : failures) {
-    if (!first) out += ',';
-    first = false;
-    AppendJsonString(out, names[f.index]);
-    out += ':';
-    AppendJsonString(out, f.reason);
+                    const std::vector<std::string_view>& names) {
+  JsonBuffer buf(out);
+  buf.Reserve(1);
+  buf.Put('{');
+  for (size_t i = 0; i < failures.size(); ++i) {
+    const std::string_view name = names[failures[i].index], reason = failures[i].reason;
+    buf.Reserve(JsonBuffer::MaxJsonBytes(name) + JsonBuffer::MaxJsonBytes(reason) + 2);
+    if (i) buf.Put(',');
+    buf.PutJson(name);
+    buf.Put(':');
+    buf.PutJson(reason);
   }
-  out += '}';
-}
-
-// Scores are 0..10; std::to_string per node showed up in 5,000-node profiles.
-void AppendScore(std::string& out, int score) {
-  if (score >= 10) out += std::to_string(score);
-  else out += char('0' + std::max(0, score));
+  buf.Reserve(1);
+  buf.Put('}');
 }
 
 std::string PodLabel(const k8s::PodObject& pod) {
@@ -127,13 +125,13 @@ Reply ExtenderVerbs::FilterImpl(std::string_view body) {
 
   // Node-cache mode names the nodes; full-node mode sends Node objects. Upstream fills one of the
   // two; when both come (the canonical test encoding), NodeNames decides and both are answered.
-  std::vector<std::string> full_names;
+  std::vector<std::string_view> full_names;
   if (args->nodes) {
     full_names.reserve(args->nodes->size());
     for (const auto& n : *args->nodes) full_names.push_back(n.name);
   }
-  const std::vector<std::string>& names = args->node_names ? *args->node_names : full_names;
-  model::FilterOutcome outcome = pipeline_->Filter(pod, std::span<const std::string>(names));
+  const std::vector<std::string_view>& names = args->node_names ? *args->node_names : full_names;
+  model::FilterOutcome outcome = pipeline_->Filter(pod, std::span<const std::string_view>(names));
 
   std::string out;
   size_t echo_bytes = 0;
@@ -166,12 +164,17 @@ Reply ExtenderVerbs::FilterImpl(std::string_view body) {
   }
   out += R"(,"NodeNames":)";
   if (args->node_names) {
-    out += '[';
+    JsonBuffer buf(out);
+    buf.Reserve(1);
+    buf.Put('[');
     for (size_t i = 0; i < outcome.passed.size(); ++i) {
-      if (i) out += ',';
-      AppendJsonString(out, names[outcome.passed[i]]);
+      const std::string_view name = names[outcome.passed[i]];
+      buf.Reserve(JsonBuffer::MaxJsonBytes(name) + 2);
+      if (i) buf.Put(',');
+      buf.PutJson(name);
     }
-    out += ']';
+    buf.Reserve(1);
+    buf.Put(']');
   } else {
     out += "null";
   }
@@ -209,34 +212,43 @@ Reply ExtenderVerbs::PrioritizeImpl(std::string_view body) {
   }
   model::PodRequest pod = model::MakePodRequest(args->pod);
   if (pod.wants_gpus() && !pod.uid.empty()) pipeline_->model().pending().Put(pod);
-  std::vector<std::string> full_names;
+  std::vector<std::string_view> full_names;
   if (!args->node_names && args->nodes)
     for (const auto& n : *args->nodes) full_names.push_back(n.name);
-  const std::vector<std::string>& names = args->node_names ? *args->node_names : full_names;
-  auto scores = pipeline_->Prioritize(pod, std::span<const std::string>(names));
+  const std::vector<std::string_view>& names = args->node_names ? *args->node_names : full_names;
+  auto scores = pipeline_->Prioritize(pod, std::span<const std::string_view>(names));
 
   std::string out;
-  out.reserve(2 + scores.size() * 32);
-  out += '[';
+  out.reserve(2 + scores.size() * 48);
   int best = -1;
   uint32_t best_index = 0;
-  for (size_t i = 0; i < scores.size(); ++i) {
-    if (i) out += ',';
-    out += R"({"Host":)";
-    AppendJsonString(out, names[scores[i].index]);
-    out += R"(,"Score":)";
-    AppendScore(out, scores[i].score);
-    out += '}';
-    if (scores[i].score > best) best = scores[i].score, best_index = scores[i].index;
+  {
+    JsonBuffer buf(out);
+    buf.Reserve(1);
+    buf.Put('[');
+    for (size_t i = 0; i < scores.size(); ++i) {
+      const std::string_view name = names[scores[i].index];
+      buf.Reserve(JsonBuffer::MaxJsonBytes(name) + 24);
+      if (i) buf.Put(',');
+      buf.Put(R"({"Host":)"sv);
+      buf.PutJson(name);
+      buf.Put(R"(,"Score":)"sv);
+      const int score = std::clamp(scores[i].score, 0, 10);  // Two digits at most.
+      if (score == 10) buf.Put("10"sv);
+      else buf.Put(char('0' + score));
+      buf.Put('}');
+      if (scores[i].score > best) best = scores[i].score, best_index = scores[i].index;
+    }
+    buf.Reserve(1);
+    buf.Put(']');
   }
-  out += ']';
   if (metrics_) metrics_->CountDecision(Verb::kPrioritize, "scored", scores.size());
   if (log_) {
     LogDecision("info", "prioritize",
                 {{"pod", PodLabel(args->pod)},
                  {"gpus", std::to_string(pod.gpus)},
                  {"nodes", std::to_string(names.size())},
-                 {"best_node", best >= 0 ? names[best_index] : std::string()},
+                 {"best_node", best >= 0 ? std::string(names[best_index]) : std::string()},
                  {"best_score", std::to_string(best < 0 ? 0 : best)},
                  {"took_us", std::to_string(MicrosSince(start))}});
   }

@@ -27,4 +27,38 @@ TEST_CASE("AppendJsonString: every byte value round-trips through a JSON parser"
   CHECK(parsed.get<std::string>() == all);
 }
 
+TEST_CASE("JsonBuffer: thousands of entries, grown as needed, match AppendJsonString") {
+  std::string expected = "prefix:", out = "prefix:";
+  {
+    JsonBuffer buf(out);
+    for (int i = 0; i < 5000; ++i) {
+      // Mostly plain names, every seventh with bytes to escape, some long.
+      std::string name = "ip-10-0-" + std::to_string(i) + (i % 7 == 0 ? "<\"\n>" : "") + std::string(i % 50, 'x');
+      buf.Reserve(JsonBuffer::MaxJsonBytes(name) + 1);
+      if (i) buf.Put(',');
+      buf.PutJson(name);
+      if (i) expected += ',';
+      AppendJsonString(expected, name);
+    }
+    buf.Reserve(2);
+    buf.Put("]}");
+    expected += "]}";
+  }  // Destruction trims the scratch past the written bytes.
+  CHECK(out == expected);
+}
+
+TEST_CASE("JsonBuffer: Finish leaves the string as written; nothing written changes nothing") {
+  std::string out = "x";
+  {
+    JsonBuffer buf(out);
+  }
+  CHECK(out == "x");
+  JsonBuffer buf(out);
+  buf.Reserve(3);
+  buf.PutJson("");
+  buf.Put('!');
+  buf.Finish();
+  CHECK(out == R"(x""!)");
+}
+
 }  // namespace topofit::server
