@@ -1,13 +1,14 @@
 // extender_loadgen: client-side latency of the extender verbs over loopback with keep-alive, next to
 // a do-nothing cpp-httplib server that parses the names with simdjson and echoes them (the floor).
 //
-//   build/bench/extender_loadgen [--iterations N] [--only TEXT]
+//   build/bench/extender_loadgen [--iterations N] [--only TEXT] [--in-process]
 //
 // Scenarios: node-cache mode with 5,000 nodes (filter and prioritize; every node passes, so filter
 // sends 5,000 names back), and full-node mode with 1,000 realistic Node objects (filter).
 // Each scenario alternates requests to a do-nothing floor server (parse with simdjson, echo the
 // names or Nodes) and to topofit, so both see the same machine noise. Prints median, p90 and p99 in
-// milliseconds, and topofit's ratio to the floor.
+// milliseconds, and topofit's ratio to the floor. --in-process calls both handlers directly instead
+// (no HTTP): what each costs the server's CPU.
 #include <fmt/format.h>
 #include <httplib.h>
 #include <simdjson.h>
@@ -27,7 +28,9 @@ namespace {
 
 using namespace topofit;
 
-std::string NodeName(int i) { return fmt::format("gpu-node-{:05d}", i); }
+// As EC2 names them (27 bytes): 5,000 of them make the ~150 KB filter body the issue quotes, and they
+// are too long for std::string's inline buffer, as real names are.
+std::string NodeName(int i) { return fmt::format("ip-10-0-{}-{}.ec2.internal", 100 + i / 256, 100 + i % 256); }
 
 const char* Profile(int i) { return i % 3 == 0 ? "dgx1-v100" : i % 3 == 1 ? "hgx-a100-8" : "pcie-8-dual-socket"; }
 
@@ -83,54 +86,83 @@ std::pair<Stats, Stats> MeasurePair(httplib::Client& floor, const std::string& f
   return {Summarise(std::move(f)), Summarise(std::move(e))};
 }
 
-// The floor: parse the names with simdjson, echo them as the verb's reply shape.
-void FloorRoutes(httplib::Server& s) {
-  auto names_of = [](const std::string& body, std::vector<std::string_view>& names, simdjson::dom::parser& p) {
-    simdjson::padded_string padded(body);
-    simdjson::dom::element root = p.parse(padded);
-    for (std::string_view n : root["NodeNames"].get_array()) names.push_back(n);
-  };
-  s.Post("/floor/filter", [names_of](const httplib::Request& req, httplib::Response& res) {
-    thread_local simdjson::dom::parser p;
-    std::vector<std::string_view> names;
-    names_of(req.body, names, p);
-    std::string out = R"({"Nodes":null,"NodeNames":[)";
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (i) out += ',';
-      server::AppendJsonString(out, names[i]);
-    }
-    out += R"(],"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""})";
-    res.set_content(out, "application/json");
-  });
-  s.Post("/floor/prioritize", [names_of](const httplib::Request& req, httplib::Response& res) {
-    thread_local simdjson::dom::parser p;
-    std::vector<std::string_view> names;
-    names_of(req.body, names, p);
-    std::string out = "[";
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (i) out += ',';
-      out += R"({"Host":)";
-      server::AppendJsonString(out, names[i]);
-      out += R"(,"Score":0})";
-    }
-    out += ']';
-    res.set_content(out, "application/json");
-  });
+// The floor: parse the names with simdjson, echo them in the verb's reply shape. Plain functions, so
+// --in-process can time them without HTTP.
+std::vector<std::string_view> FloorNames(std::string_view body) {
+  thread_local simdjson::dom::parser p;
+  simdjson::padded_string padded(body);
+  simdjson::dom::element root = p.parse(padded);
+  std::vector<std::string_view> names;
+  for (std::string_view n : root["NodeNames"].get_array()) names.push_back(n);
+  return names;  // Views into the parser's string buffer, valid until its next parse.
+}
+
+std::string FloorFilter(std::string_view body) {
+  std::vector<std::string_view> names = FloorNames(body);
+  std::string out = R"({"Nodes":null,"NodeNames":[)";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) out += ',';
+    server::AppendJsonString(out, names[i]);
+  }
+  out += R"(],"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""})";
+  return out;
+}
+
+std::string FloorPrioritize(std::string_view body) {
+  std::vector<std::string_view> names = FloorNames(body);
+  std::string out = "[";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) out += ',';
+    out += R"({"Host":)";
+    server::AppendJsonString(out, names[i]);
+    out += R"(,"Score":0})";
+  }
+  out += ']';
+  return out;
 }
 
 // Full-node floor: parse the body, echo its Nodes list as sent (located by a plain text search).
-void FloorFullNodeRoute(httplib::Server& s) {
-  s.Post("/floor/filter-full", [](const httplib::Request& req, httplib::Response& res) {
-    thread_local simdjson::dom::parser p;
-    simdjson::padded_string padded(req.body);
-    simdjson::dom::element root = p.parse(padded);
-    if (root["Nodes"].error()) return;
-    size_t from = req.body.find(R"("Nodes":)") + 8, to = req.body.rfind(R"(,"NodeNames")");
-    std::string out = R"({"Nodes":)";
-    out.append(req.body, from, to - from);
-    out += R"(,"NodeNames":null,"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""})";
-    res.set_content(out, "application/json");
-  });
+std::string FloorFilterFull(std::string_view body) {
+  thread_local simdjson::dom::parser p;
+  simdjson::padded_string padded(body);
+  simdjson::dom::element root = p.parse(padded);
+  if (root["Nodes"].error()) return "";
+  size_t from = body.find(R"("Nodes":)") + 8, to = body.rfind(R"(,"NodeNames")");
+  std::string out = R"({"Nodes":)";
+  out.append(body, from, to - from);
+  out += R"(,"NodeNames":null,"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""})";
+  return out;
+}
+
+void FloorRoutes(httplib::Server& s) {
+  auto route = [&s](const char* path, std::string (*floor)(std::string_view)) {
+    s.Post(path, [floor](const httplib::Request& req, httplib::Response& res) {
+      res.set_content(floor(req.body), "application/json");
+    });
+  };
+  route("/floor/filter", FloorFilter);
+  route("/floor/prioritize", FloorPrioritize);
+  route("/floor/filter-full", FloorFilterFull);
+}
+
+// --in-process: the same two handlers called directly, alternating - the server's CPU time per
+// request without HTTP, to tell what topofit's own work costs from what the transport costs.
+std::pair<Stats, Stats> MeasureInProcess(std::string (*floor)(std::string_view), server::ExtenderVerbs& verbs,
+                                         server::Verb verb, const std::string& body, int iterations) {
+  auto time = [](auto&& f) {
+    auto start = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::vector<double> f, e;
+  for (int i = 0; i < iterations / 10 + 5 + iterations; ++i) {
+    double tf = time([&] { floor(body); });
+    double te = time([&] { verbs.Handle(verb, body); });
+    if (i < iterations / 10 + 5) continue;  // Warm-up.
+    f.push_back(tf);
+    e.push_back(te);
+  }
+  return {Summarise(std::move(f)), Summarise(std::move(e))};
 }
 
 void Print(const char* what, Stats s) {
@@ -142,7 +174,10 @@ void Print(const char* what, Stats s) {
 int main(int argc, char** argv) {
   int iterations = 2000;
   std::string only;  // Runs only the scenarios whose label contains this text (for profiling).
-  for (int i = 1; i + 1 < argc; ++i) {
+  bool in_process = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--in-process") == 0) in_process = true;
+    if (i + 1 == argc) break;
     if (std::strcmp(argv[i], "--iterations") == 0) iterations = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--only") == 0) only = argv[i + 1];
   }
@@ -165,7 +200,6 @@ int main(int argc, char** argv) {
   floor.set_tcp_nodelay(true);
   floor.set_keep_alive_max_count(std::numeric_limits<size_t>::max());
   FloorRoutes(floor);
-  FloorFullNodeRoute(floor);
   int floor_port = floor.bind_to_any_port("127.0.0.1");
   std::thread floor_thread([&] { floor.listen_after_bind(); });
   while (!floor.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -187,20 +221,24 @@ int main(int argc, char** argv) {
   struct Scenario {
     const char* name;
     const char* floor_path;
+    std::string (*floor)(std::string_view);
     const char* path;
+    server::Verb verb;
     const std::string* body;
     int iterations;
   };
   const int full_iterations = std::max(50, iterations / 10);
   for (const Scenario& sc : {
-           Scenario{"filter     (node-cache, 5,000 nodes)", "/floor/filter", "/scheduler/filter", &cache_body, iterations},
-           Scenario{"prioritize (node-cache, 5,000 nodes)", "/floor/prioritize", "/scheduler/prioritize", &cache_body,
-                    iterations},
-           Scenario{"filter     (full-node, 1,000 Nodes)", "/floor/filter-full", "/scheduler/filter", &full_body,
-                    full_iterations},
+           Scenario{"filter     (node-cache, 5,000 nodes)", "/floor/filter", FloorFilter, "/scheduler/filter",
+                    server::Verb::kFilter, &cache_body, iterations},
+           Scenario{"prioritize (node-cache, 5,000 nodes)", "/floor/prioritize", FloorPrioritize,
+                    "/scheduler/prioritize", server::Verb::kPrioritize, &cache_body, iterations},
+           Scenario{"filter     (full-node, 1,000 Nodes)", "/floor/filter-full", FloorFilterFull, "/scheduler/filter",
+                    server::Verb::kFilter, &full_body, full_iterations},
        }) {
     if (!only.empty() && std::string_view(sc.name).find(only) == std::string_view::npos) continue;
-    auto [f, t] = MeasurePair(flo, sc.floor_path, ext, sc.path, *sc.body, sc.iterations);
+    auto [f, t] = in_process ? MeasureInProcess(sc.floor, (*app)->verbs(), sc.verb, *sc.body, sc.iterations)
+                             : MeasurePair(flo, sc.floor_path, ext, sc.path, *sc.body, sc.iterations);
     Print(("floor   " + std::string(sc.name)).c_str(), f);
     Print(("topofit " + std::string(sc.name)).c_str(), t);
     std::printf("%-44s median %7.2fx    p99 %7.2fx\n", "  topofit / floor", t.median / f.median, t.p99 / f.p99);
