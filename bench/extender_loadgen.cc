@@ -23,6 +23,7 @@
 #include "extender/k8s/object_decoder.h"
 #include "extender/server/extender_app.h"
 #include "extender/server/json_writer.h"
+#include "bench/raw_http_client.h"
 
 namespace {
 
@@ -60,20 +61,21 @@ Stats Summarise(std::vector<double> ms) {
   return {at(0.5), at(0.9), at(0.99)};
 }
 
-double TimedPost(httplib::Client& c, const std::string& path, const std::string& body) {
+double TimedPost(bench::RawHttpClient& c, const std::string& path, const std::string& body) {
   auto start = std::chrono::steady_clock::now();
-  auto res = c.Post(path.c_str(), body, "application/json");
+  int status = c.Post(path, body);
   double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (!res || res->status != 200) {
-    std::fprintf(stderr, "request to %s failed\n", path.c_str());
+  if (status != 200) {
+    std::fprintf(stderr, "request to %s failed (status %d)\n", path.c_str(), status);
     std::exit(1);
   }
   return t;
 }
 
 // Floor and topofit requests alternate, so both see the same machine noise.
-std::pair<Stats, Stats> MeasurePair(httplib::Client& floor, const std::string& floor_path, httplib::Client& ext,
-                                    const std::string& ext_path, const std::string& body, int iterations) {
+std::pair<Stats, Stats> MeasurePair(bench::RawHttpClient& floor, const std::string& floor_path,
+                                    bench::RawHttpClient& ext, const std::string& ext_path, const std::string& body,
+                                    int iterations) {
   for (int i = 0; i < iterations / 10 + 5; ++i) {  // Warm-up.
     TimedPost(floor, floor_path, body);
     TimedPost(ext, ext_path, body);
@@ -212,10 +214,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 1000; ++i) full_body += (i ? "," : "") + RealisticNode(i);
   full_body += R"(]},"NodeNames":null})";
 
-  httplib::Client ext("127.0.0.1", (*app)->server().port());
-  ext.set_keep_alive(true);
-  httplib::Client flo("127.0.0.1", floor_port);
-  flo.set_keep_alive(true);
+  bench::RawHttpClient ext("127.0.0.1", (*app)->server().port());
+  bench::RawHttpClient flo("127.0.0.1", floor_port);
   std::printf("extender_loadgen: %d requests per scenario, keep-alive, loopback; filter body %zu KB, full-node body %zu KB\n",
               iterations, cache_body.size() / 1024, full_body.size() / 1024);
   struct Scenario {

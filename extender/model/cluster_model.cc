@@ -295,21 +295,12 @@ size_t ClusterModel::ExpireReservations() {
 ClusterModel::Reader::Reader(const ClusterModel* model)
     : model_(model), lock_(model->nodes_mu_), now_(model->clock_->Now()) {}
 
-void ClusterModel::Reader::MaybeExpire(const NodeState& node) const {
-  if (now_ >= node.next_expiry()) model_->ExpireNode(node, now_);
-}
+void ClusterModel::Reader::Expire(const NodeState& node) const { model_->ExpireNode(node, now_); }
 
 const NodeState* ClusterModel::Reader::Find(std::string_view name) const {
   const NodeState* node = model_->by_name_.Find(name);
   if (node) MaybeExpire(*node);
   return node;
-}
-
-void ClusterModel::Reader::FindAll(std::span<const std::string_view> names, std::vector<const NodeState*>& out) const {
-  out.resize(names.size());
-  model_->by_name_.FindAll(names, out);
-  for (const NodeState* node : out)
-    if (node) MaybeExpire(*node);
 }
 
 }  // namespace topofit::model

@@ -85,8 +85,21 @@ class ClusterModel {
   class Reader {
    public:
     const NodeState* Find(std::string_view name) const;  // nullptr for unknown nodes.
-    // Find for every name at once (batched: see NodeIndex::FindAll); out is resized to fit.
-    void FindAll(std::span<const std::string_view> names, std::vector<const NodeState*>& out) const;
+    // Find for every name, batched (NodeIndex::FindAll), in blocks small enough that the nodes
+    // found are still in cache when f sees them: f(index into names, node or nullptr), in order.
+    template <typename F>
+    void FindEach(std::span<const std::string_view> names, F&& f) const {
+      constexpr size_t kBlock = 256;
+      const NodeState* found[kBlock];
+      for (size_t b = 0; b < names.size(); b += kBlock) {
+        const size_t n = std::min(kBlock, names.size() - b);
+        model_->by_name_.FindAll(names.subspan(b, n), std::span<const NodeState*>(found, n));
+        for (size_t i = 0; i < n; ++i) {
+          if (found[i]) MaybeExpire(*found[i]);
+          f(static_cast<uint32_t>(b + i), found[i]);
+        }
+      }
+    }
     template <typename F>
     void ForEach(F&& f) const {  // f(const NodeState&), in no particular order.
       for (const auto& [name, node] : model_->nodes_) {
@@ -100,7 +113,11 @@ class ClusterModel {
    private:
     friend class ClusterModel;
     explicit Reader(const ClusterModel* model);
-    void MaybeExpire(const NodeState& node) const;
+    // Drops expired reservations of the node first (the check is inline: it runs for every node).
+    void MaybeExpire(const NodeState& node) const {
+      if (now_ >= node.next_expiry()) Expire(node);
+    }
+    void Expire(const NodeState& node) const;
     const ClusterModel* model_;
     std::shared_lock<std::shared_mutex> lock_;
     TimePoint now_;

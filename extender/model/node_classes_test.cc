@@ -115,7 +115,13 @@ TEST_CASE("pipeline: memoised filter and prioritize agree with evaluating every 
   ClusterModel model;
   const auto names = MixedCluster(model, 240, 7);
   std::vector<std::string_view> views(names.begin(), names.end());
-  Pipeline pipeline(&model);
+  // Default weights (GPU-only plugins and Stranding), GPU-only plugins alone, Stranding alone.
+  PipelineConfig gpu_only, resources_only;
+  gpu_only.weights = {{"SetQuality", 2.0}, {"Packing", 1.0}, {"Fragmentation", 1.0}};
+  resources_only.weights = {{"Stranding", 1.0}};
+  for (const PipelineConfig& config : {PipelineConfig{}, gpu_only, resources_only}) {
+  CAPTURE(config.weights.size());
+  Pipeline pipeline(&model, config);
   for (const PodRequest& pod : {Request("one", 1), Request("two", 2), Request("four", 4), Request("eight", 8),
                                 Request("req", 4, testing::Required("NV"))}) {
     CAPTURE(pod.uid);
@@ -141,6 +147,7 @@ TEST_CASE("pipeline: memoised filter and prioritize agree with evaluating every 
     }
     CHECK(passing > 0);            // The comparison covered scored nodes...
     CHECK(distinct_scores >= 2);   // ...that the scores tell apart.
+  }
   }
 }
 

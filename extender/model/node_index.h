@@ -33,7 +33,8 @@ class NodeIndex {
  private:
   struct Slot {
     uint64_t hash = 0;
-    NodeState* node = nullptr;  // nullptr: empty.
+    NodeState* node = nullptr;    // nullptr: empty.
+    const char* name = nullptr;   // node->name().data(): FindAll prefetches it with the node.
   };
   void Grow();
   size_t mask() const { return slots_.size() - 1; }

@@ -1,5 +1,6 @@
 #include "extender/model/pipeline.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -11,6 +12,14 @@
 namespace topofit::model {
 
 namespace {
+
+// What score plugins read of a node beyond its GPU state (plugin.h).
+struct ResourceState {
+  NodeResources allocatable;
+  int64_t used_cpu_milli = 0, used_memory_bytes = 0;
+  static ResourceState Of(const NodeState& n) { return {n.allocatable(), n.used_cpu_milli(), n.used_memory_bytes()}; }
+  friend bool operator==(const ResourceState&, const ResourceState&) = default;
+};
 
 template <typename S>
 std::vector<std::string_view> Views(std::span<const S> names) {
@@ -28,7 +37,9 @@ Pipeline::Pipeline(ClusterModel* model, PipelineConfig config)
     double w = it == config_.weights.end() ? 0.0 : it->second;
     if (!(w > 0) || !std::isfinite(w)) continue;
     weight_sum_ += w;
-    scores_.push_back({std::move(plugin), w});
+    const bool resources = plugin->ReadsResources();
+    per_node_ |= resources;
+    scores_.push_back({std::move(plugin), w, resources});
   }
 }
 
@@ -87,18 +98,14 @@ FilterOutcome Pipeline::Filter(const PodRequest& pod, std::span<const std::strin
   }
   out.passed.reserve(nodes.size());
   CycleState state(pod, placer_);
-  auto reader = model_->Read();
-  std::vector<const NodeState*> found;
-  reader.FindAll(nodes, found);
   // Verdicts depend only on a node's GPU state (plugin.h): each distinct state is filtered once,
   // and its reason formatted once, however many of the 5,000 nodes share it.
   NodeClasses classes(nodes.size(), /*resources=*/false);
   std::vector<FilterStatus> verdicts;
-  for (uint32_t i = 0; i < nodes.size(); ++i) {
-    const NodeState* node = found[i];
+  model_->Read().FindEach(nodes, [&](uint32_t i, const NodeState* node) {
     if (!node) {
       out.unresolvable.push_back({i, "unknown node"});
-      continue;
+      return;
     }
     const uint32_t c = classes.Classify(NodeView{nodes[i], node, node->free()});
     if (c == verdicts.size()) verdicts.push_back(FilterNode(state, classes.views()[c]));
@@ -108,7 +115,7 @@ FilterOutcome Pipeline::Filter(const PodRequest& pod, std::span<const std::strin
       case FilterCode::kFail: out.failed.push_back({i, s.reason}); break;
       case FilterCode::kUnresolvable: out.unresolvable.push_back({i, s.reason}); break;
     }
-  }
+  });
   return out;
 }
 
@@ -127,8 +134,8 @@ std::vector<NodeEvaluation> Pipeline::Evaluate(const PodRequest& pod, std::span<
   }
   CycleState state(pod, placer_);
   auto reader = model_->Read();
-  std::vector<const NodeState*> found;
-  reader.FindAll(nodes, found);
+  std::vector<const NodeState*> found(nodes.size());
+  reader.FindEach(nodes, [&](uint32_t i, const NodeState* node) { found[i] = node; });
   std::vector<NodeView> views;
   std::vector<Candidate> candidates;
   std::vector<size_t> passing;
@@ -171,39 +178,70 @@ std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<con
     return out;
   }
   CycleState state(pod, placer_, /*reasons=*/false);
-  auto reader = model_->Read();
-  std::vector<const NodeState*> found;
-  reader.FindAll(nodes, found);
-  // Filter and score each distinct state once (plugin.h); every node takes its class's score.
+  // The filters, the candidate set and the score plugins that read only GPUs run once per distinct
+  // GPU state (plugin.h) - a few hundred at most, even in a busy cluster. Plugins that read CPU and
+  // memory run once per GPU state too for the nodes whose CPU and memory equal the first node's of
+  // that state (an idle cluster: all of them), and per node for the rest (a busy cluster: nearly
+  // all; grouping those by full state cost more than the arithmetic it saved).
   constexpr uint32_t kUnknown = UINT32_MAX;
-  NodeClasses classes(nodes.size(), /*resources=*/true);
+  NodeClasses classes(nodes.size(), /*resources=*/false);
   std::vector<uint32_t> class_of(nodes.size(), kUnknown);
-  for (uint32_t i = 0; i < nodes.size(); ++i) {
-    if (const NodeState* node = found[i]) class_of[i] = classes.Classify(NodeView{nodes[i], node, node->free()});
-  }
-  const std::vector<int> class_scores = ScoreEach(state, classes.views());
-  for (uint32_t i = 0; i < nodes.size(); ++i) out.push_back({i, class_of[i] == kUnknown ? 0 : class_scores[class_of[i]]});
-  return out;
-}
+  std::vector<const NodeState*> found(nodes.size());
+  std::vector<ResourceState> class_resources;
+  std::vector<uint8_t> like_class(nodes.size(), 0);  // CPU and memory as the class's first node.
+  auto reader = model_->Read();  // Held while scoring: the nodes must stay alive.
+  reader.FindEach(nodes, [&](uint32_t i, const NodeState* node) {
+    found[i] = node;
+    if (!node) return;
+    const uint32_t c = classes.Classify(NodeView{nodes[i], node, node->free()});
+    class_of[i] = c;
+    const ResourceState r = ResourceState::Of(*node);  // Read while the node is in cache.
+    if (c == class_resources.size()) class_resources.push_back(r);
+    like_class[i] = r == class_resources[c];
+  });
 
-std::vector<int> Pipeline::ScoreEach(CycleState& state, std::span<const NodeView> nodes) const {
-  std::vector<int> out(nodes.size(), 0);
-  std::vector<NodeView> views;
-  std::vector<Candidate> candidates;
-  std::vector<uint32_t> passing;
-  for (uint32_t i = 0; i < nodes.size(); ++i) {
-    if (!FilterNode(state, nodes[i]).passed()) continue;
-    passing.push_back(i);
-    views.push_back(nodes[i]);
-    candidates.push_back(state.CandidateFor(nodes[i]));
+  // Per GPU state: verdict, candidate, PreScore over the passing ones, the GPU-only partial sum.
+  const std::span<const NodeView> reps = classes.views();
+  std::vector<uint8_t> passed(reps.size(), 0);
+  std::vector<Candidate> candidates(reps.size());
+  std::vector<NodeView> passing_views;
+  std::vector<Candidate> passing_candidates;
+  for (uint32_t c = 0; c < reps.size(); ++c) {
+    if (!FilterNode(state, reps[c]).passed()) continue;
+    passed[c] = 1;
+    candidates[c] = state.CandidateFor(reps[c]);
+    passing_views.push_back(reps[c]);
+    passing_candidates.push_back(candidates[c]);
   }
-  for (const auto& s : scores_) s.plugin->PreScore(state, views, candidates);
-  for (size_t j = 0; j < passing.size(); ++j) {
-    double total = 0;
-    for (const auto& s : scores_) total += s.weight * s.plugin->Score(state, views[j], candidates[j]);
+  for (const auto& s : scores_) s.plugin->PreScore(state, passing_views, passing_candidates);
+  std::vector<double> partial(reps.size(), 0.0);
+  for (const auto& s : scores_) {
+    if (s.resources) continue;
+    for (uint32_t c = 0; c < reps.size(); ++c)
+      if (passed[c]) partial[c] += s.weight * s.plugin->Score(state, reps[c], candidates[c]);
+  }
+
+  auto score_of = [&](const NodeView& view, uint32_t c) {
+    double total = partial[c];
+    for (const auto& s : scores_)
+      if (s.resources) total += s.weight * s.plugin->Score(state, view, candidates[c]);
     // total >= 0, so adding 0.5 and truncating rounds like lround (a libm call per node otherwise).
-    int score = weight_sum_ > 0 ? static_cast<int>(10.0 * total / weight_sum_ + 0.5) : 0;
-    out[passing[j]] = std::clamp(score, 0, 10);
+    const int score = weight_sum_ > 0 ? static_cast<int>(10.0 * total / weight_sum_ + 0.5) : 0;
+    return std::clamp(score, 0, 10);
+  };
+  std::vector<int> class_scores(reps.size(), 0);
+  for (uint32_t c = 0; c < reps.size(); ++c)
+    if (passed[c]) class_scores[c] = score_of(reps[c], c);
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    constexpr uint32_t kAhead = 16;  // Nodes scored alone left the cache since FindEach.
+    if (i + kAhead < nodes.size() && !like_class[i + kAhead] && found[i + kAhead]) {
+      __builtin_prefetch(found[i + kAhead]);
+      __builtin_prefetch(reinterpret_cast<const char*>(found[i + kAhead]) + 64);
+    }
+    const uint32_t c = class_of[i];
+    if (c == kUnknown || !passed[c]) out.push_back({i, 0});
+    else if (like_class[i] || !per_node_) out.push_back({i, class_scores[c]});
+    else out.push_back({i, score_of(NodeView{nodes[i], found[i], reps[c].free}, c)});  // Free as classified.
   }
   return out;
 }

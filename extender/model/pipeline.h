@@ -9,7 +9,9 @@
 //               failing the filter score 0. Pods asking for no GPU score 0 everywhere (neutral).
 //   ReserveBest chooses the exact set with the Placer under the node's lock and reserves it; then
 //               Confirm after the API writes, or Release on failure.
-// Each distinct node state is filtered and scored once per call (NodeClasses, plugin.h).
+// Each distinct node state is filtered and scored once per call (NodeClasses, plugin.h): filters,
+// candidates and GPU-only score plugins per distinct GPU state; plugins reading CPU and memory too,
+// except on nodes whose CPU and memory differ from the first node of their GPU state.
 // Node lists are taken as given (names from the request) and results refer to them by index into
 // that list, so the server can answer without copying names.
 //
@@ -91,12 +93,10 @@ class Pipeline {
   const PipelineConfig& config() const { return config_; }
 
  private:
-  // Scores 0..10 of each node (0 where the filters fail): filter, PreScore, Score, weighted sum.
-  std::vector<int> ScoreEach(CycleState& state, std::span<const NodeView> nodes) const;
-
   struct Weighted {
     std::unique_ptr<ScorePlugin> plugin;
     double weight;
+    bool resources;  // plugin->ReadsResources()
   };
   ClusterModel* model_;
   PipelineConfig config_;
@@ -104,6 +104,7 @@ class Pipeline {
   std::vector<std::unique_ptr<FilterPlugin>> filters_;
   std::vector<Weighted> scores_;
   double weight_sum_ = 0;
+  bool per_node_ = false;  // Some enabled score plugin reads CPU and memory.
 };
 
 }  // namespace topofit::model

@@ -7,9 +7,10 @@
 // plugin sees a node through one NodeView taken once per cycle (the same free mask for all of them).
 //
 // What a plugin may read of a node (NodeKey in node_classes.h): filter plugins its GPU state -
-// topology, usable, free; score plugins that plus allocatable and used CPU and memory. Never its
-// name or anything else: the pipeline evaluates each distinct state once per cycle and gives every
-// node of that state the same verdict and score. A plugin needing more extends NodeKey.
+// topology, usable, free; score plugins that plus allocatable and used CPU and memory, unless they
+// say ReadsResources() == false. Never its name or anything else: the pipeline evaluates each
+// distinct state once per cycle and gives every node of that state the same verdict and score. A
+// plugin needing more extends NodeKey.
 
 #include <cstdint>
 #include <span>
@@ -101,11 +102,15 @@ class ScorePlugin {
   virtual ~ScorePlugin() = default;
   virtual std::string_view Name() const = 0;
   // Called once per cycle before Score, with the nodes about to be scored and their candidates -
-  // one node per distinct state, so it must not depend on how many nodes share a state.
+  // one node per distinct GPU state: it must not read CPU or memory, nor depend on how many nodes
+  // share a state.
   virtual void PreScore(CycleState& state, std::span<const NodeView> nodes,
                         std::span<const Candidate> candidates) const {}
   // In [0, 1]; higher is better. Called only for nodes that pass the filters.
   virtual double Score(const CycleState& state, const NodeView& node, const Candidate& candidate) const = 0;
+  // Whether Score reads the node's CPU and memory. false: it reads only the GPU state, and is run
+  // once per distinct GPU state (a busy cluster has a few hundred, against one per node for CPU).
+  virtual bool ReadsResources() const { return true; }
 };
 
 }  // namespace topofit::model

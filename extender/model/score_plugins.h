@@ -25,6 +25,7 @@ void RegisterScorePlugin(std::function<std::unique_ptr<ScorePlugin>()> make);
 class SetQualityScore final : public ScorePlugin {
  public:
   std::string_view Name() const override { return "SetQuality"; }
+  bool ReadsResources() const override { return false; }
   void PreScore(CycleState& state, std::span<const NodeView> nodes,
                 std::span<const Candidate> candidates) const override;
   double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
@@ -35,6 +36,7 @@ class SetQualityScore final : public ScorePlugin {
 class PackingScore final : public ScorePlugin {
  public:
   std::string_view Name() const override { return "Packing"; }
+  bool ReadsResources() const override { return false; }
   double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
 };
 
@@ -43,6 +45,7 @@ class PackingScore final : public ScorePlugin {
 class FragmentationScore final : public ScorePlugin {
  public:
   std::string_view Name() const override { return "Fragmentation"; }
+  bool ReadsResources() const override { return false; }
   double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
 };
 
@@ -61,6 +64,7 @@ class FragmentationScore final : public ScorePlugin {
 class StrandingScore final : public ScorePlugin {
  public:
   std::string_view Name() const override { return "Stranding"; }
+  bool ReadsResources() const override { return true; }
   double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
 };
 

@@ -137,7 +137,11 @@ Reply ExtenderVerbs::FilterImpl(std::string_view body) {
   size_t echo_bytes = 0;
   if (args->nodes)
     for (const auto& n : *args->nodes) echo_bytes += n.json.size() + 1;
-  out.reserve(256 + names.size() * 24 + echo_bytes);
+  // Room for every name passing, and a reason line for a few distinct failures; JsonBuffer grows
+  // past that only when many nodes fail.
+  size_t name_bytes = 0;
+  for (std::string_view n : names) name_bytes += n.size() + 3;
+  out.reserve(256 + name_bytes + echo_bytes);
   out += R"({"Nodes":)";
   if (args->nodes) {
     out += R"({"metadata":{},"items":[)";
@@ -219,7 +223,9 @@ Reply ExtenderVerbs::PrioritizeImpl(std::string_view body) {
   auto scores = pipeline_->Prioritize(pod, std::span<const std::string_view>(names));
 
   std::string out;
-  out.reserve(2 + scores.size() * 48);
+  size_t name_bytes = 0;
+  for (std::string_view n : names) name_bytes += n.size();
+  out.reserve(2 + name_bytes + scores.size() * 22);  // {"Host":"",,"Score":10}
   int best = -1;
   uint32_t best_index = 0;
   {
