@@ -3,8 +3,10 @@
 //
 //   build/bench/extender_loadgen [--iterations N] [--only TEXT] [--in-process]
 //
-// Scenarios: node-cache mode with 5,000 nodes (filter and prioritize; every node passes, so filter
-// sends 5,000 names back), and full-node mode with 1,000 realistic Node objects (filter).
+// Scenarios: node-cache mode with 5,000 nodes (filter and prioritize), on an idle cluster (every
+// node passes, so filter sends 5,000 names back; nodes come in three states) and on a busy one (a
+// pod with random GPUs, CPU and memory on 7 of 8 nodes: nearly every node in a state of its own);
+// full-node mode with 1,000 realistic Node objects (filter).
 // Each scenario alternates requests to a do-nothing floor server (parse with simdjson, echo the
 // names or Nodes) and to topofit, so both see the same machine noise. Prints median, p90 and p99 in
 // milliseconds, and topofit's ratio to the floor. --in-process calls both handlers directly instead
@@ -14,6 +16,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <random>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -49,6 +52,31 @@ std::string RealisticNode(int i) {
 
 std::string PodJson(int gpus) {
   return fmt::format(R"({{"metadata":{{"name":"bench","namespace":"b","uid":"bench-uid"}},"spec":{{"containers":[{{"name":"c","resources":{{"limits":{{"nvidia.com/gpu":"{}"}}}}}}]}},"status":{{}}}})", gpus);
+}
+
+// Busy: a pod on 7 of every 8 nodes holding random GPUs and CPU and memory, as a cluster in use
+// looks - nearly every node a state of its own, and some nodes failing a 2-GPU pod.
+void AddBusyPods(k8s::Snapshot& snap) {
+  std::mt19937 rng(42);
+  for (size_t i = 0; i < snap.nodes.size(); ++i) {
+    if (i % 8 == 0) continue;
+    std::string ids;
+    int gpus = 0;
+    for (int g = 0; g < 8; ++g)
+      if (rng() % 2) ids += (ids.empty() ? "" : ",") + std::to_string(g), ++gpus;
+    if (gpus == 0) continue;
+    k8s::PodObject p;
+    p.meta.uid = fmt::format("busy-{}", i);
+    p.meta.name = p.meta.uid;
+    p.meta.namespace_ = "busy";
+    p.meta.annotations[k8s::kGpuIdsAnnotation] = ids;
+    p.gpus = gpus;
+    p.cpu_milli = int64_t(rng() % 64) * 1000;
+    p.memory_bytes = int64_t(rng() % 512) << 30;
+    p.node_name = snap.nodes[i].meta.name;
+    p.phase = "Running";
+    snap.pods.push_back(std::move(p));
+  }
 }
 
 struct Stats {
@@ -187,16 +215,21 @@ int main(int argc, char** argv) {
   server::ServeConfig cfg;
   cfg.server.host = "127.0.0.1";
   cfg.server.port = 0;
-  auto app = server::ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
-  if (!app) return std::fprintf(stderr, "%s\n", app.error().c_str()), 1;
   k8s::Snapshot snap;
   for (int i = 0; i < 5000; ++i) {
     auto node = k8s::DecodeNode(RealisticNode(i));
     if (!node) return std::fprintf(stderr, "%s\n", node.error().c_str()), 1;
     snap.nodes.push_back(std::move(*node));
   }
+  // Two extenders: one on the idle cluster, one on the same cluster made busy.
+  auto app = server::ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
+  auto busy = server::ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
+  if (!app || !busy) return std::fprintf(stderr, "cannot create the extenders\n"), 1;
   (*app)->Load(snap);
-  if (auto s = (*app)->server().Start(); !s.ok()) return std::fprintf(stderr, "%s\n", s.error().c_str()), 1;
+  AddBusyPods(snap);
+  (*busy)->Load(snap);
+  for (auto* a : {&*app, &*busy})
+    if (auto s = (*a)->server().Start(); !s.ok()) return std::fprintf(stderr, "%s\n", s.error().c_str()), 1;
 
   httplib::Server floor;
   floor.set_tcp_nodelay(true);
@@ -215,6 +248,7 @@ int main(int argc, char** argv) {
   full_body += R"(]},"NodeNames":null})";
 
   bench::RawHttpClient ext("127.0.0.1", (*app)->server().port());
+  bench::RawHttpClient ext_busy("127.0.0.1", (*busy)->server().port());
   bench::RawHttpClient flo("127.0.0.1", floor_port);
   std::printf("extender_loadgen: %d requests per scenario, keep-alive, loopback; filter body %zu KB, full-node body %zu KB\n",
               iterations, cache_body.size() / 1024, full_body.size() / 1024);
@@ -226,19 +260,26 @@ int main(int argc, char** argv) {
     server::Verb verb;
     const std::string* body;
     int iterations;
+    server::ExtenderApp* app;
+    bench::RawHttpClient* client;
   };
   const int full_iterations = std::max(50, iterations / 10);
   for (const Scenario& sc : {
            Scenario{"filter     (node-cache, 5,000 nodes)", "/floor/filter", FloorFilter, "/scheduler/filter",
-                    server::Verb::kFilter, &cache_body, iterations},
+                    server::Verb::kFilter, &cache_body, iterations, app->get(), &ext},
            Scenario{"prioritize (node-cache, 5,000 nodes)", "/floor/prioritize", FloorPrioritize,
-                    "/scheduler/prioritize", server::Verb::kPrioritize, &cache_body, iterations},
+                    "/scheduler/prioritize", server::Verb::kPrioritize, &cache_body, iterations, app->get(), &ext},
+           Scenario{"filter     (node-cache, 5,000 busy)", "/floor/filter", FloorFilter, "/scheduler/filter",
+                    server::Verb::kFilter, &cache_body, iterations, busy->get(), &ext_busy},
+           Scenario{"prioritize (node-cache, 5,000 busy)", "/floor/prioritize", FloorPrioritize,
+                    "/scheduler/prioritize", server::Verb::kPrioritize, &cache_body, iterations, busy->get(),
+                    &ext_busy},
            Scenario{"filter     (full-node, 1,000 Nodes)", "/floor/filter-full", FloorFilterFull, "/scheduler/filter",
-                    server::Verb::kFilter, &full_body, full_iterations},
+                    server::Verb::kFilter, &full_body, full_iterations, app->get(), &ext},
        }) {
     if (!only.empty() && std::string_view(sc.name).find(only) == std::string_view::npos) continue;
-    auto [f, t] = in_process ? MeasureInProcess(sc.floor, (*app)->verbs(), sc.verb, *sc.body, sc.iterations)
-                             : MeasurePair(flo, sc.floor_path, ext, sc.path, *sc.body, sc.iterations);
+    auto [f, t] = in_process ? MeasureInProcess(sc.floor, sc.app->verbs(), sc.verb, *sc.body, sc.iterations)
+                             : MeasurePair(flo, sc.floor_path, *sc.client, sc.path, *sc.body, sc.iterations);
     Print(("floor   " + std::string(sc.name)).c_str(), f);
     Print(("topofit " + std::string(sc.name)).c_str(), t);
     std::printf("%-44s median %7.2fx    p99 %7.2fx\n", "  topofit / floor", t.median / f.median, t.p99 / f.p99);
@@ -246,5 +287,6 @@ int main(int argc, char** argv) {
   floor.stop();
   floor_thread.join();
   (*app)->server().Stop();
+  (*busy)->server().Stop();
   return 0;
 }
