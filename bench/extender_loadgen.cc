@@ -16,7 +16,6 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <random>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -26,15 +25,14 @@
 #include "extender/k8s/object_decoder.h"
 #include "extender/server/extender_app.h"
 #include "extender/server/json_writer.h"
+#include "bench/busy_cluster.h"
 #include "bench/raw_http_client.h"
 
 namespace {
 
 using namespace topofit;
 
-// As EC2 names them (27 bytes): 5,000 of them make the ~150 KB filter body the issue quotes, and they
-// are too long for std::string's inline buffer, as real names are.
-std::string NodeName(int i) { return fmt::format("ip-10-0-{}-{}.ec2.internal", 100 + i / 256, 100 + i % 256); }
+std::string NodeName(int i) { return bench::Ec2NodeName(i); }
 
 const char* Profile(int i) { return i % 3 == 0 ? "dgx1-v100" : i % 3 == 1 ? "hgx-a100-8" : "pcie-8-dual-socket"; }
 
@@ -52,31 +50,6 @@ std::string RealisticNode(int i) {
 
 std::string PodJson(int gpus) {
   return fmt::format(R"({{"metadata":{{"name":"bench","namespace":"b","uid":"bench-uid"}},"spec":{{"containers":[{{"name":"c","resources":{{"limits":{{"nvidia.com/gpu":"{}"}}}}}}]}},"status":{{}}}})", gpus);
-}
-
-// Busy: a pod on 7 of every 8 nodes holding random GPUs and CPU and memory, as a cluster in use
-// looks - nearly every node a state of its own, and some nodes failing a 2-GPU pod.
-void AddBusyPods(k8s::Snapshot& snap) {
-  std::mt19937 rng(42);
-  for (size_t i = 0; i < snap.nodes.size(); ++i) {
-    if (i % 8 == 0) continue;
-    std::string ids;
-    int gpus = 0;
-    for (int g = 0; g < 8; ++g)
-      if (rng() % 2) ids += (ids.empty() ? "" : ",") + std::to_string(g), ++gpus;
-    if (gpus == 0) continue;
-    k8s::PodObject p;
-    p.meta.uid = fmt::format("busy-{}", i);
-    p.meta.name = p.meta.uid;
-    p.meta.namespace_ = "busy";
-    p.meta.annotations[k8s::kGpuIdsAnnotation] = ids;
-    p.gpus = gpus;
-    p.cpu_milli = int64_t(rng() % 64) * 1000;
-    p.memory_bytes = int64_t(rng() % 512) << 30;
-    p.node_name = snap.nodes[i].meta.name;
-    p.phase = "Running";
-    snap.pods.push_back(std::move(p));
-  }
 }
 
 struct Stats {
@@ -226,7 +199,9 @@ int main(int argc, char** argv) {
   auto busy = server::ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
   if (!app || !busy) return std::fprintf(stderr, "cannot create the extenders\n"), 1;
   (*app)->Load(snap);
-  AddBusyPods(snap);
+  std::vector<std::string> names_of;
+  for (const auto& n : snap.nodes) names_of.push_back(n.meta.name);
+  snap.pods = bench::BusyPods(names_of);
   (*busy)->Load(snap);
   for (auto* a : {&*app, &*busy})
     if (auto s = (*a)->server().Start(); !s.ok()) return std::fprintf(stderr, "%s\n", s.error().c_str()), 1;

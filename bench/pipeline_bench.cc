@@ -6,12 +6,11 @@
 // and read the medians (this machine is shared and noisy).
 
 #include <benchmark/benchmark.h>
-#include <fmt/format.h>
 
-#include <random>
 #include <string>
 #include <vector>
 
+#include "bench/busy_cluster.h"
 #include "extender/model/cluster_model.h"
 #include "extender/model/pipeline.h"
 
@@ -28,15 +27,13 @@ struct Cluster {
   std::vector<std::string_view> views;
 };
 
-// Three hardware profiles as extender_loadgen uses, EC2-style names (longer than std::string's
-// inline 15 bytes, as real names are). busy: a pod on 7 of 8 nodes with random GPUs and CPU.
+// Three hardware profiles as extender_loadgen uses, its names; busy: bench::BusyPods.
 std::unique_ptr<Cluster> MakeCluster(bool busy) {
   auto c = std::make_unique<Cluster>();
   const char* profiles[] = {"dgx1-v100", "hgx-a100-8", "pcie-8-dual-socket"};
-  std::mt19937 rng(42);
   for (int i = 0; i < kNodes; ++i) {
     k8s::NodeObject n;
-    n.meta.name = fmt::format("ip-10-0-{}-{}.ec2.internal", 100 + i / 256, 100 + i % 256);
+    n.meta.name = bench::Ec2NodeName(i);
     n.meta.uid = "uid-" + n.meta.name;
     n.allocatable_gpus = n.capacity_gpus = 8;
     n.allocatable_cpu_milli = 95690;
@@ -44,24 +41,9 @@ std::unique_ptr<Cluster> MakeCluster(bool busy) {
     n.meta.annotations[k8s::kTopologyAnnotation] = profiles[i % 3];
     c->model.ApplyNode(n);
     c->names.push_back(n.meta.name);
-    if (!busy || i % 8 == 0) continue;
-    std::string ids;
-    int gpus = 0;
-    for (int g = 0; g < 8; ++g)
-      if (rng() % 2) ids += (ids.empty() ? "" : ",") + std::to_string(g), ++gpus;
-    if (gpus == 0) continue;
-    k8s::PodObject p;
-    p.meta.uid = fmt::format("pod-{}", i);
-    p.meta.name = p.meta.uid;
-    p.meta.namespace_ = "bench";
-    p.meta.annotations[k8s::kGpuIdsAnnotation] = ids;
-    p.gpus = gpus;
-    p.cpu_milli = int64_t(rng() % 64) * 1000;
-    p.memory_bytes = int64_t(rng() % 512) * kGiB;
-    p.node_name = n.meta.name;
-    p.phase = "Running";
-    c->model.ApplyPod(p);
   }
+  if (busy)
+    for (const auto& p : bench::BusyPods(c->names)) c->model.ApplyPod(p);
   for (const auto& n : c->names) c->arena += n;
   for (size_t at = 0; const auto& n : c->names) {
     c->views.emplace_back(c->arena.data() + at, n.size());
@@ -100,25 +82,21 @@ void BM_FindEach(benchmark::State& state) {
 }
 BENCHMARK(BM_FindEach)->Unit(benchmark::kMicrosecond);
 
-void BM_Filter(benchmark::State& state) {
+// range(0): 0 idle, 1 busy.
+template <auto Verb>
+void BM_Verb(benchmark::State& state) {
   Cluster& c = state.range(0) ? Busy() : Idle();
   Pipeline pipeline(&c.model);
   const PodRequest pod = TwoGpuPod();
-  for (auto _ : state) benchmark::DoNotOptimize(pipeline.Filter(pod, c.views));
+  for (auto _ : state) benchmark::DoNotOptimize((pipeline.*Verb)(pod, c.views));
   state.SetLabel(state.range(0) ? "busy" : "idle");
   state.SetItemsProcessed(state.iterations() * kNodes);
 }
-BENCHMARK(BM_Filter)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
-
-void BM_Prioritize(benchmark::State& state) {
-  Cluster& c = state.range(0) ? Busy() : Idle();
-  Pipeline pipeline(&c.model);
-  const PodRequest pod = TwoGpuPod();
-  for (auto _ : state) benchmark::DoNotOptimize(pipeline.Prioritize(pod, c.views));
-  state.SetLabel(state.range(0) ? "busy" : "idle");
-  state.SetItemsProcessed(state.iterations() * kNodes);
-}
-BENCHMARK(BM_Prioritize)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+using Views = std::span<const std::string_view>;
+constexpr FilterOutcome (Pipeline::*kFilter)(const PodRequest&, Views) const = &Pipeline::Filter;
+constexpr std::vector<NodeScore> (Pipeline::*kPrioritize)(const PodRequest&, Views) const = &Pipeline::Prioritize;
+BENCHMARK(BM_Verb<kFilter>)->Name("BM_Filter")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Verb<kPrioritize>)->Name("BM_Prioritize")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace topofit::model
