@@ -37,6 +37,21 @@ void ForEachRootField(std::string_view body, F&& f) {
   for (dom::key_value_pair field : dom::object(root)) f(field.key, field.value);
 }
 
+// The root of a body with a required Pod (ExtenderArgs, ExtenderPreemptionArgs): decodes Pod into
+// `pod` and calls f(key, value, path) for every other field; fails when Pod is missing or null.
+template <typename F>
+void ForEachFieldWithPod(std::string_view body, PodObject& pod, F&& f) {
+  bool has_pod = false;
+  ForEachRootField(body, [&](std::string_view key, dom::element v) {
+    Path p{nullptr, key};
+    if (!KeyIs(key, "Pod")) return f(key, v, p);
+    if (json::IsNull(v)) return;
+    pod = DecodePodValue(v, p);
+    has_pod = true;
+  });
+  if (!has_pod) json::Fail(Path{}, "missing Pod");
+}
+
 // {"Pods":[...],"NumPDBViolations":n}; `meta` means Pods hold only {"UID":...}.
 Victims DecodeVictims(dom::element v, const Path& path, bool meta) {
   Victims out;
@@ -90,14 +105,8 @@ std::string NodeName(dom::element node, const Path& path) {
 Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body, const ExtenderArgsOptions& options) {
   return CatchDecode<ExtenderArgs>([&]() -> Result<ExtenderArgs> {
     ExtenderArgs args;
-    bool has_pod = false;
-    ForEachRootField(body, [&](std::string_view key, dom::element v) {
-      Path p{nullptr, key};
-      if (KeyIs(key, "Pod")) {
-        if (json::IsNull(v)) return;
-        args.pod = DecodePodValue(v, p);
-        has_pod = true;
-      } else if (KeyIs(key, "NodeNames")) {
+    ForEachFieldWithPod(body, args.pod, [&](std::string_view key, dom::element v, const Path& p) {
+      if (KeyIs(key, "NodeNames")) {
         if (json::IsNull(v)) return;
         if (v.type() != dom::element_type::ARRAY) json::Fail(p, "expected an array of node names");
         dom::array names_json(v);
@@ -144,7 +153,6 @@ Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body, const ExtenderArg
         });
       }
     });
-    if (!has_pod) json::Fail(Path{}, "missing Pod");
     return args;
   });
 }
@@ -168,20 +176,10 @@ Result<BindingArgs> DecodeBindingArgs(std::string_view body) {
 Result<PreemptionArgs> DecodePreemptionArgs(std::string_view body) {
   return CatchDecode<PreemptionArgs>([&]() -> Result<PreemptionArgs> {
     PreemptionArgs args;
-    bool has_pod = false;
-    ForEachRootField(body, [&](std::string_view key, dom::element v) {
-      Path p{nullptr, key};
-      if (KeyIs(key, "Pod")) {
-        if (json::IsNull(v)) return;
-        args.pod = DecodePodValue(v, p);
-        has_pod = true;
-      } else if (KeyIs(key, "NodeNameToVictims")) {
-        args.node_to_victims = DecodeVictimMap(v, p, false);
-      } else if (KeyIs(key, "NodeNameToMetaVictims")) {
-        args.node_to_meta_victims = DecodeVictimMap(v, p, true);
-      }
+    ForEachFieldWithPod(body, args.pod, [&](std::string_view key, dom::element v, const Path& p) {
+      if (KeyIs(key, "NodeNameToVictims")) args.node_to_victims = DecodeVictimMap(v, p, false);
+      else if (KeyIs(key, "NodeNameToMetaVictims")) args.node_to_meta_victims = DecodeVictimMap(v, p, true);
     });
-    if (!has_pod) json::Fail(Path{}, "missing Pod");
     return args;
   });
 }
