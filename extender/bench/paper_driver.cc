@@ -1,10 +1,9 @@
 #include "extender/bench/paper_driver.h"
 
 #include <algorithm>
-#include <atomic>
-#include <mutex>
 #include <random>
-#include <thread>
+
+#include "extender/bench/parallel_runs.h"
 
 namespace topofit::bench {
 
@@ -27,14 +26,9 @@ std::vector<int> PaperSequence(const std::vector<PodSpec>& pods, int64_t capacit
 
 RunMetrics RunPaperOnce(SimCluster& cluster, Policy& policy, const std::vector<PodSpec>& pods,
                         const std::vector<int>& sequence, uint64_t seed) {
-  RunMetrics m;
-  m.seed = seed;
-  cluster.Reset();
-  if (auto st = policy.Reset(cluster, seed); !st) {
-    m.policy = policy.name();
-    m.error = st.error();
-    return m;
-  }
+  RunStart start = BeginRun(cluster, policy, seed);
+  if (!start.ok()) return start.metrics;
+  RunMetrics& m = start.metrics;
   RecordingReplayer replay(&cluster, &policy, &m);
   const double cap = double(cluster.gpu_capacity());
   m.curve.reserve(sequence.size());
@@ -61,7 +55,7 @@ RunMetrics RunPaperOnce(SimCluster& cluster, Policy& policy, const std::vector<P
     prev_x = x;
     prev_unalloc = 100.0 - alloc;
   }
-  return m;
+  return std::move(m);  // m names start.metrics.
 }
 
 std::vector<RunMetrics> RunPaperProtocol(const SimCluster& cluster, const std::vector<PodSpec>& pods,
@@ -71,31 +65,12 @@ std::vector<RunMetrics> RunPaperProtocol(const SimCluster& cluster, const std::v
   for (uint64_t seed : options.seeds) {
     sequences.push_back(PaperSequence(pods, cluster.gpu_capacity(), options.stop_ratio, seed));
   }
-  std::vector<RunMetrics> results(runs);
-  std::atomic<int> next{0};
-  std::mutex progress_mu;
-  int done = 0;
-  auto worker = [&] {
-    auto local = cluster.Clone();
-    while (true) {
-      int r = next.fetch_add(1);
-      if (r >= runs) return;
-      size_t pi = size_t(r) / options.seeds.size(), si = size_t(r) % options.seeds.size();
-      auto policy = policies[pi]->make(options.policy);
-      results[r] = RunPaperOnce(*local, *policy, pods, sequences[si], options.seeds[si]);
-      if (options.on_progress) {
-        std::lock_guard<std::mutex> lock(progress_mu);
-        options.on_progress(++done, runs);
-      }
-    }
+  auto run = [&](SimCluster& local, int r) {
+    size_t pi = size_t(r) / options.seeds.size(), si = size_t(r) % options.seeds.size();
+    auto policy = policies[pi]->make(options.policy);
+    return RunPaperOnce(local, *policy, pods, sequences[si], options.seeds[si]);
   };
-  int jobs = options.jobs > 0 ? options.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
-  jobs = std::min(jobs, runs);
-  std::vector<std::thread> threads;
-  for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
-  return results;
+  return RunParallel(cluster, runs, options.jobs, run, options.on_progress);
 }
 
 }  // namespace topofit::bench

@@ -1,21 +1,15 @@
 #include "extender/bench/timed_driver.h"
 
 #include <algorithm>
-#include <atomic>
-#include <mutex>
-#include <thread>
+
+#include "extender/bench/parallel_runs.h"
 
 namespace topofit::bench {
 
 RunMetrics RunTimeOrdered(SimCluster& cluster, Policy& policy, const std::vector<PodSpec>& pods, uint64_t seed) {
-  RunMetrics m;
-  m.seed = seed;
-  cluster.Reset();
-  if (auto st = policy.Reset(cluster, seed); !st) {
-    m.policy = policy.name();
-    m.error = st.error();
-    return m;
-  }
+  RunStart start = BeginRun(cluster, policy, seed);
+  if (!start.ok()) return start.metrics;
+  RunMetrics& m = start.metrics;
   RecordingReplayer replay(&cluster, &policy, &m);
   struct Event {
     int64_t time;
@@ -59,36 +53,18 @@ RunMetrics RunTimeOrdered(SimCluster& cluster, Policy& policy, const std::vector
   double span = double(last_arrival - t0);
   m.unallocated_pct_at_100 = span > 0 ? weighted / span : unalloc;
   m.failed_pods_at_100 = m.failed_pods;
-  return m;
+  return std::move(m);  // m names start.metrics.
 }
 
 std::vector<RunMetrics> RunTimeOrderedAll(const SimCluster& cluster, const std::vector<PodSpec>& pods,
                                           const std::vector<const PolicyInfo*>& policies,
                                           const std::vector<uint64_t>& seeds, const PolicyOptions& options, int jobs,
                                           const std::function<void(int, int)>& on_progress) {
-  const int runs = int(policies.size() * seeds.size());
-  std::vector<RunMetrics> results(runs);
-  std::atomic<int> next{0};
-  std::mutex mu;
-  int done = 0;
-  auto worker = [&] {
-    auto local = cluster.Clone();
-    for (int r; (r = next.fetch_add(1)) < runs;) {
-      auto policy = policies[size_t(r) / seeds.size()]->make(options);
-      results[r] = RunTimeOrdered(*local, *policy, pods, seeds[size_t(r) % seeds.size()]);
-      if (on_progress) {
-        std::lock_guard<std::mutex> lock(mu);
-        on_progress(++done, runs);
-      }
-    }
+  auto run = [&](SimCluster& local, int r) {
+    auto policy = policies[size_t(r) / seeds.size()]->make(options);
+    return RunTimeOrdered(local, *policy, pods, seeds[size_t(r) % seeds.size()]);
   };
-  if (jobs <= 0) jobs = int(std::max(1u, std::thread::hardware_concurrency()));
-  jobs = std::max(1, std::min(jobs, runs));
-  std::vector<std::thread> threads;
-  for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
-  return results;
+  return RunParallel(cluster, int(policies.size() * seeds.size()), jobs, run, on_progress);
 }
 
 }  // namespace topofit::bench
