@@ -22,6 +22,17 @@ inline k8s::NodeObject MakeNode(const std::string& name, int gpus, const std::st
   return n;
 }
 
+constexpr int64_t kGiB = int64_t(1) << 30;
+
+// A node with CPU and memory as well: `cores` cores and `mem_gib` GiB allocatable.
+inline k8s::NodeObject MakeNodeWithResources(const std::string& name, int gpus, const std::string& topology,
+                                             int64_t cores, int64_t mem_gib) {
+  k8s::NodeObject n = MakeNode(name, gpus, topology);
+  n.allocatable_cpu_milli = cores * 1000;
+  n.allocatable_memory_bytes = mem_gib * kGiB;
+  return n;
+}
+
 inline k8s::PodObject MakePod(const std::string& uid, int gpus, const std::string& node = "",
                               const std::string& gpu_ids = "", int32_t priority = 0,
                               std::map<std::string, std::string> annotations = {}) {

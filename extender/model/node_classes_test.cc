@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <bit>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,17 +18,12 @@
 namespace topofit::model {
 namespace {
 
-using testing::MakeNode;
+using testing::kGiB;
 using testing::MakePod;
 using testing::Request;
 
-constexpr int64_t kGiB = int64_t(1) << 30;
-
 void AddNode(ClusterModel& model, const std::string& name, const std::string& topology, int64_t cores = 96) {
-  auto n = MakeNode(name, 8, topology);
-  n.allocatable_cpu_milli = cores * 1000;
-  n.allocatable_memory_bytes = 384 * kGiB;
-  model.ApplyNode(n);
+  model.ApplyNode(testing::MakeNodeWithResources(name, 8, topology, cores, 384));
 }
 
 void AddPod(ClusterModel& model, const std::string& uid, const std::string& node, int gpus, const std::string& ids,
@@ -37,9 +34,8 @@ void AddPod(ClusterModel& model, const std::string& uid, const std::string& node
   model.ApplyPod(p);
 }
 
-std::vector<uint32_t> Classes(ClusterModel& model, const std::vector<std::string>& names, bool resources,
-                              size_t hint) {
-  NodeClasses classes(hint, resources);
+std::vector<uint32_t> Classes(ClusterModel& model, const std::vector<std::string>& names, size_t hint) {
+  NodeClasses classes(hint);
   std::vector<uint32_t> out;
   auto reader = model.Read();
   for (const auto& name : names) {
@@ -48,6 +44,14 @@ std::vector<uint32_t> Classes(ClusterModel& model, const std::vector<std::string
     out.push_back(classes.Classify(NodeView{name, n, n->free()}));
   }
   CHECK(classes.size() == *std::max_element(out.begin(), out.end()) + 1);
+  return out;
+}
+
+// The ResourceKey of each node, in the order given.
+std::vector<ResourceKey> Resources(ClusterModel& model, const std::vector<std::string>& names) {
+  std::vector<ResourceKey> out;
+  auto reader = model.Read();
+  for (const auto& name : names) out.push_back(ResourceKey::Of(*reader.Find(name)));
   return out;
 }
 
@@ -62,30 +66,35 @@ TEST_CASE("node classes: same state, same class; any readable difference, anothe
   AddPod(model, "f1", "f", 2, "0,1", 16); // f: GPUs as c, more CPU.
   const std::vector<std::string> names{"a", "b", "c", "d", "e", "f", "pcie", "small"};
 
-  auto full = Classes(model, names, /*resources=*/true, names.size());
-  CHECK(full[0] == full[1]);  // Empty twins, names aside.
-  CHECK(full[2] == full[3]);
-  CHECK(full[2] != full[0]);
-  CHECK(full[4] != full[2]);  // Free mask.
-  CHECK(full[5] != full[2]);  // Used CPU and memory.
-  CHECK(full[6] != full[0]);  // Topology.
-  CHECK(full[7] != full[0]);  // Allocatable CPU.
-
-  auto gpu_only = Classes(model, names, /*resources=*/false, names.size());
-  CHECK(gpu_only[5] == gpu_only[2]);  // Filtering reads no CPU or memory...
-  CHECK(gpu_only[7] == gpu_only[0]);
-  CHECK(gpu_only[4] != gpu_only[2]);  // ...but still every GPU difference.
-  CHECK(gpu_only[6] != gpu_only[0]);
+  auto gpu = Classes(model, names, names.size());
+  auto res = Resources(model, names);
+  CHECK(gpu[0] == gpu[1]);  // Empty twins, names aside...
+  CHECK(res[0] == res[1]);
+  CHECK(gpu[2] == gpu[3]);  // ...and twins in use.
+  CHECK(res[2] == res[3]);
+  CHECK(gpu[2] != gpu[0]);
+  CHECK(gpu[4] != gpu[2]);  // Free mask.
+  CHECK(gpu[6] != gpu[0]);  // Topology.
+  // CPU and memory are not part of the GPU state, but the ResourceKey tells them apart.
+  CHECK(gpu[5] == gpu[2]);
+  CHECK(res[5] != res[2]);  // Used CPU and memory.
+  CHECK(gpu[7] == gpu[0]);
+  CHECK(res[7] != res[0]);  // Allocatable CPU.
 }
 
 TEST_CASE("node classes: more distinct states than the size hint") {
   ClusterModel model;
   std::vector<std::string> names;
   for (int i = 0; i < 300; ++i) {
+    // Every node a GPU state of its own: free masks 0..255 on one topology, then on another.
     names.push_back("n" + std::to_string(i));
-    AddNode(model, names.back(), "hgx-a100-8", 16 + i);  // Every node differs in CPU.
+    AddNode(model, names.back(), i < 256 ? "hgx-a100-8" : "dgx1-v100");
+    std::string ids;
+    for (int g = 0; g < 8; ++g)
+      if ((i % 256) >> g & 1) ids += (ids.empty() ? "" : ",") + std::to_string(g);
+    if (!ids.empty()) AddPod(model, "p" + std::to_string(i), names.back(), std::popcount(unsigned(i % 256)), ids, 0);
   }
-  auto classes = Classes(model, names, /*resources=*/true, /*hint=*/1);
+  auto classes = Classes(model, names, /*hint=*/1);
   for (size_t i = 0; i < classes.size(); ++i) CHECK(classes[i] == i);
 }
 

@@ -13,14 +13,6 @@ namespace topofit::model {
 
 namespace {
 
-// What score plugins read of a node beyond its GPU state (plugin.h).
-struct ResourceState {
-  NodeResources allocatable;
-  int64_t used_cpu_milli = 0, used_memory_bytes = 0;
-  static ResourceState Of(const NodeState& n) { return {n.allocatable(), n.used_cpu_milli(), n.used_memory_bytes()}; }
-  friend bool operator==(const ResourceState&, const ResourceState&) = default;
-};
-
 template <typename S>
 std::vector<std::string_view> Views(std::span<const S> names) {
   return std::vector<std::string_view>(names.begin(), names.end());
@@ -100,7 +92,7 @@ FilterOutcome Pipeline::Filter(const PodRequest& pod, std::span<const std::strin
   CycleState state(pod, placer_);
   // Verdicts depend only on a node's GPU state (plugin.h): each distinct state is filtered once,
   // and its reason formatted once, however many of the 5,000 nodes share it.
-  NodeClasses classes(nodes.size(), /*resources=*/false);
+  NodeClasses classes(nodes.size());
   std::vector<FilterStatus> verdicts;
   model_->Read().FindEach(nodes, [&](uint32_t i, const NodeState* node) {
     if (!node) {
@@ -184,10 +176,10 @@ std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<con
   // that state (an idle cluster: all of them), and per node for the rest (a busy cluster: nearly
   // all; grouping those by full state cost more than the arithmetic it saved).
   constexpr uint32_t kUnknown = UINT32_MAX;
-  NodeClasses classes(nodes.size(), /*resources=*/false);
+  NodeClasses classes(nodes.size());
   std::vector<uint32_t> class_of(nodes.size(), kUnknown);
   std::vector<const NodeState*> found(nodes.size());
-  std::vector<ResourceState> class_resources;
+  std::vector<ResourceKey> class_resources;
   std::vector<uint8_t> like_class(nodes.size(), 0);  // CPU and memory as the class's first node.
   auto reader = model_->Read();  // Held while scoring: the nodes must stay alive.
   reader.FindEach(nodes, [&](uint32_t i, const NodeState* node) {
@@ -195,7 +187,8 @@ std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<con
     if (!node) return;
     const uint32_t c = classes.Classify(NodeView{nodes[i], node, node->free()});
     class_of[i] = c;
-    const ResourceState r = ResourceState::Of(*node);  // Read while the node is in cache.
+    if (!per_node_) return;
+    const ResourceKey r = ResourceKey::Of(*node);  // Read while the node is in cache.
     if (c == class_resources.size()) class_resources.push_back(r);
     like_class[i] = r == class_resources[c];
   });
@@ -234,7 +227,7 @@ std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<con
     if (passed[c]) class_scores[c] = score_of(reps[c], c);
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     constexpr uint32_t kAhead = 16;  // Nodes scored alone left the cache since FindEach.
-    if (i + kAhead < nodes.size() && !like_class[i + kAhead] && found[i + kAhead]) {
+    if (per_node_ && i + kAhead < nodes.size() && !like_class[i + kAhead] && found[i + kAhead]) {
       __builtin_prefetch(found[i + kAhead]);
       __builtin_prefetch(reinterpret_cast<const char*>(found[i + kAhead]) + 64);
     }

@@ -6,11 +6,11 @@
 // Plugins are stateless and const: everything about one pod's cycle is in CycleState, and every
 // plugin sees a node through one NodeView taken once per cycle (the same free mask for all of them).
 //
-// What a plugin may read of a node (NodeKey in node_classes.h): filter plugins its GPU state -
-// topology, usable, free; score plugins that plus allocatable and used CPU and memory, unless they
-// say ReadsResources() == false. Never its name or anything else: the pipeline evaluates each
+// What a plugin may read of a node (node_classes.h): filter plugins its GPU state (NodeKey: topology,
+// usable, free); score plugins that plus allocatable and used CPU and memory (ResourceKey), unless
+// they say ReadsResources() == false. Never its name or anything else: the pipeline evaluates each
 // distinct state once per cycle and gives every node of that state the same verdict and score. A
-// plugin needing more extends NodeKey.
+// plugin needing more extends those keys.
 
 #include <cstdint>
 #include <span>

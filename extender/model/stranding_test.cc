@@ -12,18 +12,13 @@
 namespace topofit::model {
 namespace {
 
-using testing::MakeNode;
+using testing::kGiB;
 using testing::MakePod;
 using testing::Request;
 
-constexpr int64_t kGiB = int64_t(1) << 30;
-
 void AddNode(ClusterModel& model, const std::string& name, int gpus, const std::string& topology, int64_t cores,
              int64_t mem_gib) {
-  auto n = MakeNode(name, gpus, topology);
-  n.allocatable_cpu_milli = cores * 1000;
-  n.allocatable_memory_bytes = mem_gib * kGiB;
-  model.ApplyNode(n);
+  model.ApplyNode(testing::MakeNodeWithResources(name, gpus, topology, cores, mem_gib));
 }
 
 // A bound pod without GPUs taking CPU and memory on `node`.
@@ -106,7 +101,7 @@ TEST_CASE("stranding: with the default weights the node score follows it") {
 
 TEST_CASE("stranding: nodes without allocatable CPU or memory figures are neutral") {
   ClusterModel model;
-  model.ApplyNode(MakeNode("bare", 8, "pcie-8-dual-socket"));  // No cpu/memory in allocatable.
+  model.ApplyNode(testing::MakeNode("bare", 8, "pcie-8-dual-socket"));  // No cpu/memory in allocatable.
   auto s = Stranding(model, Pod(1, 36, 96), {"bare"});
   CHECK(s[0] == doctest::Approx(0.5));
 }
