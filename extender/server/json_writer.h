@@ -81,6 +81,7 @@ class JsonBuffer {
   }
   void Put(char c) { out_.data()[pos_++] = c; }
   void Put(std::string_view s) {
+    if (s.empty()) return;  // An empty view's data() may be null, which memcpy must not get.
     std::memcpy(out_.data() + pos_, s.data(), s.size());
     pos_ += s.size();
   }
@@ -99,7 +100,7 @@ inline void JsonBuffer::PutJson(std::string_view s) {
   if (json_writer_internal::IsPlain(s)) [[likely]] {
     char* p = out_.data() + pos_;
     p[0] = '"';
-    std::memcpy(p + 1, s.data(), s.size());
+    if (!s.empty()) std::memcpy(p + 1, s.data(), s.size());  // data() may be null when empty.
     p[s.size() + 1] = '"';
     pos_ += s.size() + 2;
     return;

@@ -54,11 +54,13 @@ TEST_CASE("JsonBuffer: Finish leaves the string as written; nothing written chan
   }
   CHECK(out == "x");
   JsonBuffer buf(out);
-  buf.Reserve(3);
+  buf.Reserve(5);
   buf.PutJson("");
+  buf.PutJson(std::string_view());  // data() null: an empty NodeNames entry decodes to one.
+  buf.Put(std::string_view());
   buf.Put('!');
   buf.Finish();
-  CHECK(out == R"(x""!)");
+  CHECK(out == R"(x""""!)");
 }
 
 }  // namespace topofit::server

@@ -113,6 +113,20 @@ TEST_CASE("prioritize: bare array of integer scores 0..10") {
   }
 }
 
+TEST_CASE("filter and prioritize: an empty node name is an unknown node, answered in valid JSON") {
+  LiveServer srv;
+  // The only name is "": the names decode to an empty block, the view's data() may be null.
+  std::string body = R"({"Pod":)" + GpuPod("empty", 1) + R"(,"NodeNames":[""]})";
+  auto filter = srv.Post("/scheduler/filter", body);
+  REQUIRE(filter);
+  json f = json::parse(filter->body);
+  CHECK(f["NodeNames"].empty());
+  CHECK(f["FailedAndUnresolvableNodes"][""] == "unknown node");
+  auto prioritize = srv.Post("/scheduler/prioritize", body);
+  REQUIRE(prioritize);
+  CHECK(prioritize->body == R"([{"Host":"","Score":0}])");
+}
+
 TEST_CASE("bind: reserves, annotates, binds; unknown pod is an Error") {
   LiveServer srv;
   std::string names = kDemoNames;
