@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates
-  libcpp-httplib-dev nlohmann-json3-dev libboost-graph-dev libfmt-dev doctest-dev
+  libcpp-httplib-dev nlohmann-json3-dev libboost-dev libboost-graph-dev libfmt-dev doctest-dev
   libsimdjson-dev libcli11-dev libyaml-cpp-dev libssl-dev libbenchmark-dev
 )
 # Extra packages for optional parts, named by the caller: e.g. `install-deps.sh plots`.

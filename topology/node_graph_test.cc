@@ -99,7 +99,7 @@ TEST_CASE("DGX-1 V100: NVLink edges per GPU pair, a PCIe switch with the NIC, tw
   CHECK_FALSE(g.numa_node(0).has_value());
 }
 
-TEST_CASE("NVSwitch boards get one NVSwitch vertex; NV12 pairs run at 300 GB/s") {
+TEST_CASE("NVSwitch boards get one NVSwitch vertex, NV12 pairs run at 300 GB/s") {
   NodeGraph p4d = BuildOk(Fixture("p4d-24xlarge.txt"));
   CHECK(p4d.has_nvswitch());
   CHECK(p4d.model().pcie_gen == 4);
@@ -121,7 +121,7 @@ TEST_CASE("NVSwitch boards get one NVSwitch vertex; NV12 pairs run at 300 GB/s")
   CHECK(dgx.Describe().find("nvswitch (NVSwitch)") != std::string::npos);
 }
 
-TEST_CASE("two GPUs at NV12 are a bridge, not an NVSwitch; mixed counts are not a switch either") {
+TEST_CASE("two GPUs at NV12 are a bridge, not an NVSwitch, mixed counts are not a switch either") {
   NodeGraph pair = BuildOk(Parse("        GPU0    GPU1\nGPU0     X      NV12\nGPU1    NV12     X\n"));
   CHECK_FALSE(pair.has_nvswitch());
   CHECK(CountEdges(pair, EdgeKind::kNvLink) == 1);

@@ -23,7 +23,7 @@ std::shared_ptr<const Topology> BuildOk(TopoMatrix m) {
 const char* const kFixtures[] = {"dgx1-v100-hybrid-cube-mesh.txt", "p4d-24xlarge.txt", "dgx-a100-10nic.txt",
                                  "l40s-8-pcie-dual-socket.txt", "l40s-4-pcie-single-socket.txt", "rtx5090-2-phb.txt"};
 
-TEST_CASE("every fixture builds; pair links copy the matrix and bandwidths are the graph's in MB/s") {
+TEST_CASE("every fixture builds, pair links copy the matrix and bandwidths are the graph's in MB/s") {
   for (const char* name : kFixtures) {
     CAPTURE(std::string(name));
     TopoMatrix m = Fixture(name);

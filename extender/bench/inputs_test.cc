@@ -8,7 +8,7 @@
 
 using namespace topofit::bench;
 
-TEST_CASE("openb pods: a GPU-sharing pod asks for one whole GPU; gpu_spec splits on |") {
+TEST_CASE("openb pods: a GPU-sharing pod asks for one whole GPU, gpu_spec splits on |") {
   auto pods = ParseOpenbPods(
       "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
       "a,6000,12288,1,460,,LS,Running,10,20,10\n"
@@ -25,7 +25,7 @@ TEST_CASE("openb pods: a GPU-sharing pod asks for one whole GPU; gpu_spec splits
   CHECK((*pods)[2].gpus == 0);
 }
 
-TEST_CASE("openb: short pod lists read; bad numbers name the line") {
+TEST_CASE("openb: short pod lists read, bad numbers name the line") {
   auto pods = ParseOpenbPods("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1000,10,2,1000\n");
   REQUIRE(pods.ok());
   CHECK((*pods)[0].gpus == 2);

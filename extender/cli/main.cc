@@ -1,5 +1,6 @@
 // The `topofit` executable: dispatches to the self-registered subcommands (topo, serve, bench, agent).
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <map>
 
@@ -16,6 +17,10 @@ std::vector<CommandSpec>& Commands() {
 
 int main(int argc, char** argv) {
   using namespace topofit::cli;
+  // A peer that goes away (an API server restarting under a kept-alive TLS connection, a client
+  // closing mid-reply) must be an EPIPE for the writer to handle, not the end of the process:
+  // OpenSSL writes with plain write(2).
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"topofit: topology-aware GPU placement for Kubernetes (a kube-scheduler extender)"};
   app.require_subcommand(0, 1);
   bool version = false;

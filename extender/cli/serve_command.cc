@@ -153,8 +153,8 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
   bool drained = a.server().Shutdown(kDrain);
   std::fprintf(stderr, "ts=stop level=%s msg=\"%s\"\n", drained ? "info" : "warn",
                drained ? "stopped" : "stopped with calls still running after the drain period");
-  // Exit without destroying the server: its idle keep-alive workers would hold the process for
-  // their keep-alive timeout. Stdio (the --record file, logs) is flushed first.
+  // Exit without destroying anything: a handler past the drain period may still be running, and the
+  // watch's threads need no orderly goodbye. Stdio (the --record file, logs) is flushed first.
   std::fflush(nullptr);
   std::_Exit(drained ? 0 : 1);
 }

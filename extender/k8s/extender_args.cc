@@ -105,6 +105,8 @@ std::string NodeName(dom::element node, const Path& path) {
 Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body, const ExtenderArgsOptions& options) {
   return CatchDecode<ExtenderArgs>([&]() -> Result<ExtenderArgs> {
     ExtenderArgs args;
+    int nodes_keys = 0, items_keys = 0;  // How often each key of the path to the Nodes occurs.
+    std::vector<dom::element> elements;  // The Nodes of the last Nodes.items, as parsed.
     ForEachFieldWithPod(body, args.pod, [&](std::string_view key, dom::element v, const Path& p) {
       if (KeyIs(key, "NodeNames")) {
         if (json::IsNull(v)) return;
@@ -129,30 +131,35 @@ Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body, const ExtenderArg
           at += n.size();
         }
       } else if (KeyIs(key, "Nodes")) {
+        ++nodes_keys;
         if (json::IsNull(v)) return;
         auto& nodes = args.nodes.emplace();
-        args.json_storage.clear();
         json::ForEachField(v, p, [&](std::string_view k, dom::element items) {
           if (!KeyIs(k, "items")) return;
+          ++items_keys;
           Path ip = p.Field(k);
           nodes.clear();
-          // Each Node's bytes as sent, when a walk of the raw text agrees with the parse; else
-          // (keys written with escapes, duplicate keys) the Node re-printed from the parse.
-          std::optional<std::vector<std::string_view>> raw;
-          if (items.type() == dom::element_type::ARRAY) {
-            raw = json::RawArrayElements(body, {"Nodes", "items"});
-            if (raw && raw->size() != dom::array(items).size()) raw.reset();
-          }
+          elements.clear();
           json::ForEachElement(items, ip, [&](int i, dom::element item) {
             if (item.type() != dom::element_type::OBJECT) json::Fail(ip.Index(i), "expected a Node object");
             NodeItem& n = nodes.emplace_back();
             n.name = NodeName(item, ip.Index(i));
             if (options.decode_node && options.decode_node(n.name)) n.object = DecodeNodeValue(item, ip.Index(i));
-            n.json = raw ? (*raw)[i] : std::string_view(args.json_storage.emplace_back(simdjson::minify(item)));
+            elements.push_back(item);
           });
         });
       }
     });
+    if (args.nodes) {
+      // Each Node's bytes as sent, when a walk of the raw text agrees with the parse; else (keys
+      // written with escapes) the Node re-printed from the parse. With one Nodes and one items key
+      // (the parse counted them) the walk may stop at the first match.
+      auto raw = json::RawArrayElements(body, {"Nodes", "items"}, nodes_keys == 1 && items_keys == 1);
+      if (raw && raw->size() != elements.size()) raw.reset();
+      args.json_storage.clear();
+      for (size_t i = 0; i < elements.size(); ++i)
+        (*args.nodes)[i].json = raw ? (*raw)[i] : std::string_view(args.json_storage.emplace_back(simdjson::minify(elements[i])));
+    }
     return args;
   });
 }

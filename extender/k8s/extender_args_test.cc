@@ -70,6 +70,15 @@ TEST_CASE("extender args: a Nodes key written with escapes falls back to re-prin
   CHECK((*moved.nodes)[0].json == R"({"metadata":{"name":"a"},"spec":{}})");
 }
 
+TEST_CASE("extender args: of duplicate Nodes keys the last wins, echoed as sent") {
+  auto args = DecodeExtenderArgs(
+      R"({"Pod":{},"Nodes":{"items":[{"metadata":{"name":"a"}}]},"nodes":{"items":[{"metadata":{"name":"b"},  "x":1}]}})");
+  REQUIRE_MESSAGE(args.ok(), (args.ok() ? "" : args.error()));
+  REQUIRE(args->nodes->size() == 1);
+  CHECK((*args->nodes)[0].name == "b");
+  CHECK((*args->nodes)[0].json == R"({"metadata":{"name":"b"},  "x":1})");
+}
+
 TEST_CASE("extender args: lower-case keys and nulls") {
   auto args = DecodeExtenderArgs(R"({"pod":{"metadata":{"name":"p"}},"nodes":null,"nodenames":["a","b"]})");
   REQUIRE(args.ok());

@@ -16,9 +16,12 @@ namespace topofit::k8s::json {
 
 // The elements of the array reached from the root object through `path`, one object key per step,
 // matched ASCII-case-insensitively against the key as written (the last occurrence wins, as in Go).
-// nullopt when a step is missing or not an object/array, or a key is written with escapes.
+// nullopt when a step is missing or not an object/array, or a key on the way is written with escapes.
+// `keys_unique`: the caller knows (from a parse) that each step's key occurs once in its object, so
+// the walk stops at the first match instead of skipping the rest of the object for a later one.
 std::optional<std::vector<std::string_view>> RawArrayElements(std::string_view text,
-                                                              std::initializer_list<std::string_view> path);
+                                                              std::initializer_list<std::string_view> path,
+                                                              bool keys_unique = false);
 
 // Index just past the JSON value that starts at or after `i` (leading whitespace skipped).
 size_t SkipValue(std::string_view text, size_t i);

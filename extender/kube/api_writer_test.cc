@@ -35,7 +35,7 @@ TEST_CASE("api writer: annotate then bind") {
   CHECK(pod["spec"]["nodeName"] == "node-a");
 }
 
-TEST_CASE("api writer: a retried bind to the same node succeeds; to another node it fails with the API message") {
+TEST_CASE("api writer: a retried bind to the same node succeeds, to another node it fails with the API message") {
   FakeApiServer server;
   server.Put("pods", testing::PodJson("ml", "train", "uid-1", 4, "node-a"));
   auto api = ClientFor(server);

@@ -52,7 +52,7 @@ struct Fixture {
   }
 };
 
-TEST_CASE("live: first list of both kinds makes it ready; only live GPU pods reach the sink") {
+TEST_CASE("live: first list of both kinds makes it ready, only live GPU pods reach the sink") {
   Fixture f;
   for (int i = 1; i <= 5; ++i) f.server.Put("nodes", NodeJson("n" + std::to_string(i), 8));
   f.server.Put("pods", PodJson("ml", "bound", "uid-bound", 4, "n1", "0,1,2,3", "Running"));
@@ -81,7 +81,7 @@ TEST_CASE("live: not ready while the API server refuses us") {
   CHECK(WaitFor([&] { return live->ready(); }));
 }
 
-TEST_CASE("live: watch events add, update and remove nodes and pods; finished pods free their GPUs") {
+TEST_CASE("live: watch events add, update and remove nodes and pods, finished pods free their GPUs") {
   Fixture f;
   f.server.Put("nodes", NodeJson("n1", 8));
   auto live = f.Start();
@@ -157,7 +157,7 @@ TEST_CASE("live: a dropped stream reconnects from its resourceVersion without re
   CHECK(f.server.lists("pods") == 1);
 }
 
-TEST_CASE("live: watches end by timeout and resume; bookmarks keep the resourceVersion fresh") {
+TEST_CASE("live: watches end by timeout and resume, bookmarks keep the resourceVersion fresh") {
   Fixture f;
   f.server.Put("nodes", NodeJson("n1", 8));
   auto live = f.Start();

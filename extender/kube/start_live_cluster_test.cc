@@ -25,7 +25,7 @@ LiveOptions OptionsFor(const FakeApiServer& server, std::atomic<int>* ready_call
   return o;
 }
 
-TEST_CASE("start live cluster: a fresh model is rebuilt from annotations; no GPU is given twice") {
+TEST_CASE("start live cluster: a fresh model is rebuilt from annotations, no GPU is given twice") {
   FakeApiServer server;
   server.Put("nodes", NodeJson("n1", 8));
   server.Put("pods", PodJson("ml", "a", "uid-a", 4, "n1", "0,1,2,3", "Running"));

@@ -55,7 +55,7 @@ std::vector<ResourceKey> Resources(ClusterModel& model, const std::vector<std::s
   return out;
 }
 
-TEST_CASE("node classes: same state, same class; any readable difference, another class") {
+TEST_CASE("node classes: same state, same class, any readable difference, another class") {
   ClusterModel model;
   for (const char* n : {"a", "b", "c", "d", "e", "f"}) AddNode(model, n, "hgx-a100-8");
   AddNode(model, "pcie", "pcie-8-dual-socket");

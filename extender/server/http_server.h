@@ -1,5 +1,5 @@
 #pragma once
-// ExtenderServer: the HTTP face of topofit on cpp-httplib.
+// ExtenderServer: the HTTP face of topofit: routes requests from one or two HttpListeners.
 //
 //   POST <prefix>/filter|prioritize|bind|preempt   the extender verbs (ExtenderVerbs)
 //   GET  /healthz                                  200 while the process serves
@@ -8,12 +8,10 @@
 //   /api/v1/...                                    QueryApi
 // The last four move to a second listener with ServerOptions::ops_port (--ops-listen).
 //
-// Transport choices, each for a measured reason: TCP_NODELAY on (the listening socket's flag is
-// inherited by accepted sockets on Linux; without it keep-alive replies stall ~40 ms on delayed
-// ACKs), keep-alive with no per-connection request cap (httplib's default closes every 5th
-// request), a fixed thread pool (one thread per live connection: kube-scheduler holds one for the
-// serial cycle plus one per concurrent bind), and a body limit (413 from httplib, turned into the
-// verb's own error shape: Error in a 200 for filter and bind, a JSON 413 otherwise).
+// The transport (http_listener.h) keeps connections alive, serves each on a worker thread and
+// refuses bodies over the limit without reading them; this class words every refusal for its
+// endpoint: a body over the limit is an Error in a 200 for filter and bind, a JSON 413 otherwise;
+// unknown paths a JSON 404.
 
 #include <atomic>
 #include <chrono>
@@ -24,13 +22,10 @@
 
 #include "extender/model/cluster_model.h"
 #include "extender/server/extender_verbs.h"
+#include "extender/server/http_listener.h"
 #include "extender/server/metrics.h"
 #include "extender/server/query_api.h"
 #include "topology/result.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace topofit::server {
 
@@ -63,36 +58,33 @@ class ExtenderServer {
   Status Start();
   void Stop();
   // Graceful stop before the process exits: /readyz turns 503, the listener closes (no new
-  // connections, no new requests on open ones), and the call waits until no handler is running,
-  // at most `drain`. Connections idling in keep-alive are not waited for - httplib would hold each
-  // for keep_alive_seconds (90 s, past any termination grace period) - so the caller must exit the
-  // process afterwards rather than destroy the server. True when every handler finished in time.
+  // connections, no new requests on open ones; idle keep-alive connections close at once), and the
+  // call waits until no handler is running, at most `drain`. True when every handler finished in
+  // time; Stop() (or the destructor) afterwards joins the workers.
   bool Shutdown(std::chrono::milliseconds drain);
-  int in_flight() const { return in_flight_.load(); }
+  int in_flight() const;
 
-  int port() const { return port_; }
-  int ops_port() const { return ops_ ? ops_port_ : port_; }  // Where /metrics etc. answer.
+  int port() const { return http_->port(); }
+  int ops_port() const { return ops_ ? ops_->port() : port(); }  // Where /metrics etc. answer.
   void SetReady(bool ready) { ready_.store(ready); }
 
  private:
-  void Routes();
-  void VerbRoutes(httplib::Server& s);
-  void OpsRoutes(httplib::Server& s);
-  void ErrorHandlers(httplib::Server& s);
+  // Answers one request: the verbs when `verbs`, /healthz, /readyz, /metrics and /api/v1 when `ops`.
+  Reply Route(const HttpRequest& req, bool verbs, bool ops);
+  Reply HandleVerb(const HttpRequest& req, std::string_view name);
+  Reply Ops(const HttpRequest& req);
 
   ServerOptions options_;
   ExtenderVerbs* verbs_;
   const QueryApi* query_;
   const Metrics* metrics_;
   const model::ClusterModel* model_;
-  std::unique_ptr<httplib::Server> http_;
-  std::unique_ptr<httplib::Server> ops_;  // Null unless options_.ops_port >= 0.
+  std::unique_ptr<HttpListener> http_;
+  std::unique_ptr<HttpListener> ops_;  // Null unless options_.ops_port >= 0.
   std::thread thread_;
   std::thread ops_thread_;
-  int ops_port_ = 0;
+  bool bound_ = false;
   std::atomic<bool> ready_{false};
-  std::atomic<int> in_flight_{0};  // Handlers running now.
-  int port_ = 0;
 };
 
 }  // namespace topofit::server

@@ -91,7 +91,12 @@ class JsonBuffer {
   void Finish() { out_.resize(pos_); }
 
  private:
-  void Grow(size_t n) { out_.resize(std::max({pos_ + n, 2 * out_.size(), out_.capacity()})); }
+  // Into the string's reserved room first; past it, doubling. (Doubling the size instead would
+  // copy and zero-fill a whole full-node reply - megabytes - to append one brace.)
+  void Grow(size_t n) {
+    size_t want = pos_ + n;
+    out_.resize(want <= out_.capacity() ? out_.capacity() : std::max(want, 2 * out_.capacity()));
+  }
   std::string& out_;  // Sized past pos_ while writing; the bytes past pos_ are scratch.
   size_t pos_;
 };

@@ -47,7 +47,7 @@ TEST_CASE("JsonBuffer: thousands of entries, grown as needed, match AppendJsonSt
   CHECK(out == expected);
 }
 
-TEST_CASE("JsonBuffer: Finish leaves the string as written; nothing written changes nothing") {
+TEST_CASE("JsonBuffer: Finish leaves the string as written, nothing written changes nothing") {
   std::string out = "x";
   {
     JsonBuffer buf(out);

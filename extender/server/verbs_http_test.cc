@@ -42,7 +42,7 @@ TEST_CASE("filter, node-cache mode: PascalCase and lower-case keys") {
   }
 }
 
-TEST_CASE("filter, full-node mode echoes the kept Node objects; canonical encoding") {
+TEST_CASE("filter, full-node mode echoes the kept Node objects, canonical encoding") {
   LiveServer srv;
   std::string nodes = R"({"metadata":{},"items":[{"metadata":{"name":"dgx-v100-2"},"spec":{},"status":{"allocatable":{"nvidia.com/gpu":"8"},"nodeInfo":{"bootID":"x\u003cy"}}},{"metadata":{"name":"pcie-4x-1"},"status":{}}]})";
   auto res = srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod("f2", 8) + R"(,"Nodes":)" + nodes + R"(,"NodeNames":null})");
@@ -127,7 +127,7 @@ TEST_CASE("filter and prioritize: an empty node name is an unknown node, answere
   CHECK(prioritize->body == R"([{"Host":"","Score":0}])");
 }
 
-TEST_CASE("bind: reserves, annotates, binds; unknown pod is an Error") {
+TEST_CASE("bind: reserves, annotates, binds, unknown pod is an Error") {
   LiveServer srv;
   std::string names = kDemoNames;
   REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod("b1", 4) + R"(,"NodeNames":)" + names + "}"));
