@@ -33,6 +33,7 @@ Pipeline::Pipeline(ClusterModel* model, PipelineConfig config)
     per_node_ |= resources;
     scores_.push_back({std::move(plugin), w, resources});
   }
+  score_scale_ = weight_sum_ > 0 ? 10.0 / weight_sum_ : 0.0;
 }
 
 Pipeline::~Pipeline() = default;
@@ -156,7 +157,7 @@ std::vector<NodeEvaluation> Pipeline::Evaluate(const PodRequest& pod, std::span<
       total += s.weight * v;
       e.parts.push_back({s.plugin->Name(), v, s.weight});
     }
-    e.score = weight_sum_ > 0 ? static_cast<int>(std::lround(10.0 * total / weight_sum_)) : 0;
+    e.score = static_cast<int>(std::lround(total * score_scale_));
     e.score = std::clamp(e.score, 0, 10);
   }
   return out;
@@ -219,7 +220,7 @@ std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<con
     for (const auto& s : scores_)
       if (s.resources) total += s.weight * s.plugin->Score(state, view, candidates[c]);
     // total >= 0, so adding 0.5 and truncating rounds like lround (a libm call per node otherwise).
-    const int score = weight_sum_ > 0 ? static_cast<int>(10.0 * total / weight_sum_ + 0.5) : 0;
+    const int score = static_cast<int>(total * score_scale_ + 0.5);
     return std::clamp(score, 0, 10);
   };
   std::vector<int> class_scores(reps.size(), 0);

@@ -104,6 +104,7 @@ class Pipeline {
   std::vector<std::unique_ptr<FilterPlugin>> filters_;
   std::vector<Weighted> scores_;
   double weight_sum_ = 0;
+  double score_scale_ = 0;  // 10 / weight_sum_: a node's score is round(sum of weight x part x this).
   bool per_node_ = false;  // Some enabled score plugin reads CPU and memory.
 };
 

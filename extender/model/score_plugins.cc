@@ -71,10 +71,13 @@ double FragmentationScore::Score(const CycleState& state, const NodeView& node, 
 namespace {
 
 // Free GPUs that still have their node's per-GPU share of CPU and memory beside them (fractional).
-double BackedGpus(double gpus, double cpu, double mem, double cpu_per_gpu, double mem_per_gpu) {
+// gpus_per_cpu, gpus_per_byte: GPUs per unit of allocatable CPU and memory, 0 when the node has
+// none (multiplied here: this runs twice per node of a 5,000-node prioritize, and divisions were
+// most of its cost).
+double BackedGpus(double gpus, double cpu, double mem, double gpus_per_cpu, double gpus_per_byte) {
   double backed = std::max(0.0, gpus);
-  if (cpu_per_gpu > 0) backed = std::min(backed, std::max(0.0, cpu) / cpu_per_gpu);
-  if (mem_per_gpu > 0) backed = std::min(backed, std::max(0.0, mem) / mem_per_gpu);
+  if (gpus_per_cpu > 0) backed = std::min(backed, std::max(0.0, cpu) * gpus_per_cpu);
+  if (gpus_per_byte > 0) backed = std::min(backed, std::max(0.0, mem) * gpus_per_byte);
   return backed;
 }
 
@@ -85,11 +88,12 @@ double StrandingScore::Score(const CycleState& state, const NodeView& node, cons
   const int usable = node.usable().size();
   if (usable == 0 || pod.gpus <= 0) return 0.5;
   const NodeResources& alloc = node.node->allocatable();
-  const double cpu_per_gpu = double(alloc.cpu_milli) / usable, mem_per_gpu = double(alloc.memory_bytes) / usable;
+  const double gpus_per_cpu = alloc.cpu_milli > 0 ? usable / double(alloc.cpu_milli) : 0.0;
+  const double gpus_per_byte = alloc.memory_bytes > 0 ? usable / double(alloc.memory_bytes) : 0.0;
   const double gpus = node.free.size(), cpu = double(node.free_cpu_milli()), mem = double(node.free_memory_bytes());
-  const double before = BackedGpus(gpus, cpu, mem, cpu_per_gpu, mem_per_gpu);
+  const double before = BackedGpus(gpus, cpu, mem, gpus_per_cpu, gpus_per_byte);
   const double after = BackedGpus(gpus - pod.gpus, cpu - double(pod.cpu_milli), mem - double(pod.memory_bytes),
-                                  cpu_per_gpu, mem_per_gpu);
+                                  gpus_per_cpu, gpus_per_byte);
   const double waste = before - after - pod.gpus;
   return std::clamp(0.5 - waste / (2.0 * pod.gpus), 0.0, 1.0);
 }

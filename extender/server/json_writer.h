@@ -10,6 +10,10 @@
 #include <string>
 #include <string_view>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace topofit::server {
 
 namespace json_writer_internal {
@@ -20,9 +24,26 @@ constexpr std::array<uint8_t, 256> kEscapeTable = [] {
   for (int c = 0; c < 256; ++c) t[c] = NeedsEscape(static_cast<unsigned char>(c));
   return t;
 }();
-// No byte of s needs escaping. Branch-free over the bytes: names are short, and a table lookup
-// per byte beats six comparisons and a branch per byte.
+// No byte of s needs escaping. Branch-free over the bytes: a table lookup per byte beats six
+// comparisons and a branch per byte; with SSE2 (every x86-64), 16 bytes at a time (an EC2 node
+// name is 27 bytes: two overlapping loads instead of 27 lookups).
 inline bool IsPlain(std::string_view s) {
+#if defined(__SSE2__)
+  if (s.size() >= 16) {
+    auto escapes = [](const char* p) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));  // < 0x20
+      __m128i any = control;
+      for (char c : {'"', '\\', '<', '>', '&'}) any = _mm_or_si128(any, _mm_cmpeq_epi8(v, _mm_set1_epi8(c)));
+      return _mm_movemask_epi8(any);
+    };
+    int found = 0;
+    size_t i = 0;
+    for (; i + 16 <= s.size(); i += 16) found |= escapes(s.data() + i);
+    if (i < s.size()) found |= escapes(s.data() + s.size() - 16);  // The tail, overlapping.
+    return found == 0;
+  }
+#endif
   uint8_t any = 0;
   for (unsigned char c : s) any |= kEscapeTable[c];
   return any == 0;

@@ -27,6 +27,23 @@ TEST_CASE("AppendJsonString: every byte value round-trips through a JSON parser"
   CHECK(parsed.get<std::string>() == all);
 }
 
+TEST_CASE("IsPlain: every byte value at every position of short and long strings, as the byte table says") {
+  for (size_t length : {1, 15, 16, 17, 27, 31, 32, 33, 64}) {
+    for (size_t pos = 0; pos < length; ++pos) {
+      for (int c = 0; c < 256; ++c) {
+        std::string s(length, 'a');
+        s[pos] = static_cast<char>(c);
+        const bool want = !json_writer_internal::NeedsEscape(static_cast<unsigned char>(c));
+        if (json_writer_internal::IsPlain(s) != want) {
+          FAIL("length " << length << " position " << pos << " byte " << c);
+        }
+      }
+    }
+  }
+  CHECK(json_writer_internal::IsPlain("ip-10-0-1-23.ec2.internal-x"));
+  CHECK_FALSE(json_writer_internal::IsPlain("ip-10-0-1-23.ec2.internal<x"));
+}
+
 TEST_CASE("JsonBuffer: thousands of entries, grown as needed, match AppendJsonString") {
   std::string expected = "prefix:", out = "prefix:";
   {
