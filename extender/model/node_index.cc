@@ -6,29 +6,6 @@
 
 namespace topofit::model {
 
-uint64_t NodeIndex::Hash(std::string_view s) {
-  // Eight bytes per step (a node name is two or three steps), then a final mix so that the low
-  // bits (the slot) depend on every byte. Byte-wise FNV-1a was a visible share of a 5,000-node call.
-  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
-  uint64_t h = 0xcbf29ce484222325ull ^ (s.size() * kMul);
-  size_t i = 0;
-  for (; i + 8 <= s.size(); i += 8) {
-    uint64_t w;
-    std::memcpy(&w, s.data() + i, 8);
-    h = (h ^ w) * kMul;
-    h ^= h >> 29;
-  }
-  if (i < s.size()) {
-    uint64_t w = 0;
-    std::memcpy(&w, s.data() + i, s.size() - i);
-    h = (h ^ w) * kMul;
-  }
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  return h;
-}
-
 NodeState* NodeIndex::Find(std::string_view name) const {
   if (slots_.empty()) return nullptr;
   const uint64_t h = Hash(name);
@@ -46,7 +23,8 @@ void NodeIndex::FindAll(std::span<const std::string_view> names, std::span<const
     return;
   }
   // Three stages, kWindow names apart: hash and prefetch the home slot; read the slot (now cached)
-  // and prefetch its NodeState and name; compare the name (now cached) and probe on if needed.
+  // and prefetch its NodeState (whose first two lines hold the name); compare the name (now
+  // cached) and probe on if needed.
   constexpr size_t kWindow = 8;
   uint64_t hashes[kWindow];
   const Slot* first_hit[kWindow];
@@ -58,8 +36,7 @@ void NodeIndex::FindAll(std::span<const std::string_view> names, std::span<const
       const Slot* hit = first_hit[j % kWindow];
       // A 64-bit hash match is almost always the node; on a collision, the plain lookup decides.
       const std::string_view want = names[j];
-      const bool same = hit && hit->node->name().size() == want.size() &&
-                        std::memcmp(hit->name, want.data(), want.size()) == 0;
+      const bool same = hit && hit->node->name_view() == want;  // Bytes in the prefetched lines.
       out[j] = same ? hit->node : (hit ? Find(want) : nullptr);
     }
     if (i >= kWindow && i - kWindow < n) {
@@ -76,7 +53,6 @@ void NodeIndex::FindAll(std::span<const std::string_view> names, std::span<const
       if (hit) {
         __builtin_prefetch(hit->node);
         __builtin_prefetch(reinterpret_cast<const char*>(hit->node) + 64);
-        __builtin_prefetch(hit->name);  // Heap bytes for names past the inline 15.
       }
     }
     if (i < n) {
@@ -104,11 +80,10 @@ void NodeIndex::Put(NodeState* node) {
   for (; slots_[i].node; i = (i + 1) & mask()) {
     if (slots_[i].hash == h && slots_[i].node->name() == node->name()) {
       slots_[i].node = node;
-      slots_[i].name = node->name().data();
       return;
     }
   }
-  slots_[i] = Slot{h, node, node->name().data()};
+  slots_[i] = Slot{h, node};
   ++size_;
 }
 

@@ -70,3 +70,32 @@ TEST_CASE("node index: FindAll answers as Find does, in order, for known and unk
 
 }  // namespace
 }  // namespace topofit::model
+
+namespace topofit::model {
+
+TEST_CASE("node index: the hash sees every byte of names of every length") {
+  // Names of length 0..40 and, for each, the name with one byte changed at each position: the
+  // hash's overlapping loads must leave no byte out.
+  std::set<uint64_t> seen;
+  size_t count = 0;
+  for (size_t n = 0; n <= 40; ++n) {
+    std::string base(n, 'a');
+    seen.insert(NodeIndex::Hash(base));
+    ++count;
+    for (size_t i = 0; i < n; ++i) {
+      std::string changed = base;
+      changed[i] = 'b';
+      seen.insert(NodeIndex::Hash(changed));
+      ++count;
+    }
+  }
+  CHECK(seen.size() == count);
+  // Low bits (the slot) spread: 5,000 EC2-style names over 16,384 slots fill most of the home slots
+  // a uniform hash would (about 4,300).
+  std::set<uint64_t> homes;
+  for (int i = 0; i < 5000; ++i)
+    homes.insert(NodeIndex::Hash("ip-10-" + std::to_string(i / 256) + "-" + std::to_string(i % 256) + ".ec2.internal") & 16383);
+  CHECK(homes.size() > 4100);
+}
+
+}  // namespace topofit::model

@@ -29,9 +29,15 @@ NodeState::NodeState(std::string name, ResolvedTopology spec, NodeResources allo
       next_expiry_(kNever),
       usable_(spec.usable),
       topology_(spec.topology.get()),
-      name_(std::move(name)),
+      name_size_(static_cast<uint32_t>(name.size())),
       allocatable_(allocatable),
-      spec_(std::move(spec)) {}
+      name_(std::move(name)),
+      spec_(std::move(spec)) {
+  if (name_.size() <= kInlineName) std::copy(name_.begin(), name_.end(), name_inline_);
+  static_assert(sizeof(std::atomic<uint64_t>) * 2 + sizeof(GpuSet) + sizeof(void*) + sizeof(uint32_t) + kInlineName +
+                        3 * sizeof(int64_t) + sizeof(NodeResources) <= 128,
+                "the hot and warm fields must fit the two lines FindAll prefetches");
+}
 
 void NodeState::RecountLocked() {
   const GpuSet usable = spec_.usable;

@@ -44,6 +44,11 @@ class alignas(64) NodeState {
   NodeState& operator=(const NodeState&) = delete;
 
   const std::string& name() const { return name_; }
+  // The same bytes, read from the node's first two cache lines when the name fits there (52 bytes:
+  // EC2, GKE and AKS names do), so a lookup that compares names touches no other memory.
+  std::string_view name_view() const {
+    return name_size_ <= kInlineName ? std::string_view(name_inline_, name_size_) : std::string_view(name_);
+  }
   const ResolvedTopology& spec() const { return spec_; }
   const Topology* topology() const { return topology_; }
   GpuSet usable() const { return usable_; }
@@ -85,19 +90,22 @@ class alignas(64) NodeState {
  private:
   void RecountLocked();  // Recomputes every holding's gpus and publishes free/next_expiry/version.
 
-  // Hot: what a filter reads for every node, together in the first cache line.
+  static constexpr uint32_t kInlineName = 52;
+  // Hot: what a lookup and a filter read for every node, in the first two cache lines (the class
+  // is 64-aligned; NodeIndex::FindAll prefetches both): the GPU state, then the name's bytes.
   std::atomic<uint64_t> free_;
   std::atomic<Duration::rep> next_expiry_;
   const GpuSet usable_;
   const Topology* const topology_;
-  const std::string name_;
-  // Warm, in the second cache line: what resource-aware score plugins read for every node
-  // (NodeIndex::FindAll prefetches both lines).
+  const uint32_t name_size_;
+  char name_inline_[kInlineName] = {};  // name_'s bytes when they fit.
+  // Warm, the rest of the second line: what resource-aware score plugins read for every node.
   std::atomic<int64_t> used_cpu_{0};
   std::atomic<int64_t> used_memory_{0};
   const NodeResources allocatable_;
   std::atomic<uint64_t> version_{0};
   // Cold.
+  const std::string name_;
   const ResolvedTopology spec_;
 
   mutable std::mutex mu_;

@@ -32,9 +32,11 @@ inline bool IsPlain(std::string_view s) {
   if (s.size() >= 16) {
     auto escapes = [](const char* p) {
       const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-      const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));  // < 0x20
-      __m128i any = control;
-      for (char c : {'"', '\\', '<', '>', '&'}) any = _mm_or_si128(any, _mm_cmpeq_epi8(v, _mm_set1_epi8(c)));
+      const __m128i low = _mm_set1_epi8(0x1F);
+      auto eq = [&v](char c) { return _mm_cmpeq_epi8(v, _mm_set1_epi8(c)); };
+      const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(v, low), low);  // Bytes below 0x20.
+      const __m128i any = _mm_or_si128(_mm_or_si128(control, _mm_or_si128(eq('"'), eq('\\'))),
+                                       _mm_or_si128(_mm_or_si128(eq('<'), eq('>')), eq('&')));
       return _mm_movemask_epi8(any);
     };
     int found = 0;
