@@ -36,20 +36,6 @@ using namespace topofit;
 
 std::string NodeName(int i) { return bench::Ec2NodeName(i); }
 
-const char* Profile(int i) { return i % 3 == 0 ? "dgx1-v100" : i % 3 == 1 ? "hgx-a100-8" : "pcie-8-dual-socket"; }
-
-// A Node as kubelet reports it: labels, annotations, conditions, addresses, images - ~3 KB.
-std::string RealisticNode(int i) {
-  std::string images;
-  for (int k = 0; k < 6; ++k) {
-    images += fmt::format(R"({}{{"names":["nvcr.io/nvidia/pytorch@sha256:{:064x}","nvcr.io/nvidia/pytorch:24.0{}-py3"],"sizeBytes":{}}})",
-                          k ? "," : "", uint64_t(i) * 7919 + k, k, 9000000000LL + k);
-  }
-  return fmt::format(
-      R"({{"metadata":{{"name":"{0}","uid":"0b1c{1:08d}-aaaa-bbbb-cccc-000000000000","resourceVersion":"{1}","creationTimestamp":"2026-01-01T00:00:00Z","labels":{{"beta.kubernetes.io/arch":"amd64","beta.kubernetes.io/os":"linux","kubernetes.io/arch":"amd64","kubernetes.io/hostname":"{0}","kubernetes.io/os":"linux","node.kubernetes.io/instance-type":"p4d.24xlarge","topology.kubernetes.io/region":"us-east-1","topology.kubernetes.io/zone":"us-east-1a","nvidia.com/gpu.count":"8","nvidia.com/gpu.present":"true"}},"annotations":{{"node.alpha.kubernetes.io/ttl":"0","volumes.kubernetes.io/controller-managed-attach-detach":"true","topofit.io/gpu-topology":"{2}"}}}},"spec":{{"podCIDR":"10.{3}.{4}.0/24","providerID":"aws:///us-east-1a/i-{1:017x}"}},"status":{{"capacity":{{"cpu":"96","ephemeral-storage":"1056753Mi","hugepages-1Gi":"0","hugepages-2Mi":"0","memory":"1176453124Ki","nvidia.com/gpu":"8","pods":"110"}},"allocatable":{{"cpu":"95690m","ephemeral-storage":"973800529435","hugepages-1Gi":"0","hugepages-2Mi":"0","memory":"1163853572Ki","nvidia.com/gpu":"8","pods":"110"}},"conditions":[{{"type":"MemoryPressure","status":"False","lastHeartbeatTime":"2026-11-22T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"KubeletHasSufficientMemory","message":"kubelet has sufficient memory available"}},{{"type":"DiskPressure","status":"False","lastHeartbeatTime":"2026-11-22T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"KubeletHasNoDiskPressure","message":"kubelet has no disk pressure"}},{{"type":"PIDPressure","status":"False","lastHeartbeatTime":"2026-11-22T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"KubeletHasSufficientPID","message":"kubelet has sufficient PID available"}},{{"type":"Ready","status":"True","lastHeartbeatTime":"2026-11-22T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"KubeletReady","message":"kubelet is posting ready status"}}],"addresses":[{{"type":"InternalIP","address":"10.{3}.{4}.10"}},{{"type":"Hostname","address":"{0}"}}],"daemonEndpoints":{{"kubeletEndpoint":{{"Port":10250}}}},"nodeInfo":{{"machineID":"ec2{1:029x}","systemUUID":"ec2{1:029x}","bootID":"7d4f{1:028x}","kernelVersion":"5.10.223-211.872.amzn2.x86_64","osImage":"Amazon Linux 2","containerRuntimeVersion":"containerd://1.7.11","kubeletVersion":"v1.30.2","kubeProxyVersion":"v1.30.2","operatingSystem":"linux","architecture":"amd64"}},"images":[{5}]}}}})",
-      NodeName(i), i, Profile(i), i / 256, i % 256, images);
-}
-
 std::string PodJson(int gpus) {
   return fmt::format(R"({{"metadata":{{"name":"bench","namespace":"b","uid":"bench-uid"}},"spec":{{"containers":[{{"name":"c","resources":{{"limits":{{"nvidia.com/gpu":"{}"}}}}}}]}},"status":{{}}}})", gpus);
 }
@@ -208,7 +194,7 @@ int main(int argc, char** argv) {
   cfg.server.port = 0;
   k8s::Snapshot snap;
   for (int i = 0; i < 5000; ++i) {
-    auto node = k8s::DecodeNode(RealisticNode(i));
+    auto node = k8s::DecodeNode(bench::RealisticNode(i));
     if (!node) return std::fprintf(stderr, "%s\n", node.error().c_str()), 1;
     snap.nodes.push_back(std::move(*node));
   }
@@ -244,7 +230,7 @@ int main(int argc, char** argv) {
   names += "]";
   std::string cache_body = R"({"Pod":)" + PodJson(2) + R"(,"Nodes":null,"NodeNames":)" + names + "}";
   std::string full_body = R"({"Pod":)" + PodJson(2) + R"(,"Nodes":{"metadata":{},"items":[)";
-  for (int i = 0; i < 1000; ++i) full_body += (i ? "," : "") + RealisticNode(i);
+  for (int i = 0; i < 1000; ++i) full_body += (i ? "," : "") + bench::RealisticNode(i);
   full_body += R"(]},"NodeNames":null})";
 
   bench::RawHttpClient ext("127.0.0.1", (*app)->server().port());
