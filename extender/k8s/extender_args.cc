@@ -20,18 +20,25 @@ dom::parser& ThreadParser() {
   return parser;
 }
 
-// Parses the body and calls f(key, value) for each field of the root object.
+static_assert(kJsonPadding >= simdjson::SIMDJSON_PADDING);
+
+// Parses the body and calls f(key, value) for each field of the root object. in_place: the body
+// is followed by kJsonPadding readable bytes.
 template <typename F>
-void ForEachRootField(std::string_view body, F&& f) {
-  thread_local simdjson::padded_string padded;
-  // Reuse the per-thread buffer unless it is too small or much too large.
-  if (padded.size() < body.size() || padded.size() > 4 * body.size() + (1 << 20)) {
-    padded = simdjson::padded_string(body.size());
+void ForEachRootField(std::string_view body, F&& f, bool in_place = false) {
+  const char* text = body.data();
+  if (!in_place || body.empty()) {
+    thread_local simdjson::padded_string padded;
+    // Reuse the per-thread buffer unless it is too small or much too large.
+    if (padded.size() < body.size() || padded.size() > 4 * body.size() + (1 << 20)) {
+      padded = simdjson::padded_string(body.size());
+    }
+    if (!body.empty()) std::memcpy(padded.data(), body.data(), body.size());  // data() is null when empty.
+    text = padded.data();
   }
-  if (!body.empty()) std::memcpy(padded.data(), body.data(), body.size());  // data() is null when empty.
-  // Parse exactly body.size() bytes; the rest of the buffer is padding for simdjson.
+  // Parse exactly body.size() bytes; what follows is padding for simdjson.
   dom::element root;
-  auto error = ThreadParser().parse(padded.data(), body.size(), false).get(root);
+  auto error = ThreadParser().parse(text, body.size(), false).get(root);
   if (error) throw json::DecodeError{std::string("invalid JSON: ") + simdjson::error_message(error)};
   if (root.type() != dom::element_type::OBJECT) json::Fail(Path{}, "expected a JSON object");
   for (dom::key_value_pair field : dom::object(root)) f(field.key, field.value);
@@ -40,7 +47,7 @@ void ForEachRootField(std::string_view body, F&& f) {
 // The root of a body with a required Pod (ExtenderArgs, ExtenderPreemptionArgs): decodes Pod into
 // `pod` and calls f(key, value, path) for every other field; fails when Pod is missing or null.
 template <typename F>
-void ForEachFieldWithPod(std::string_view body, PodObject& pod, F&& f) {
+void ForEachFieldWithPod(std::string_view body, PodObject& pod, F&& f, bool in_place = false) {
   bool has_pod = false;
   ForEachRootField(body, [&](std::string_view key, dom::element v) {
     Path p{nullptr, key};
@@ -48,7 +55,7 @@ void ForEachFieldWithPod(std::string_view body, PodObject& pod, F&& f) {
     if (json::IsNull(v)) return;
     pod = DecodePodValue(v, p);
     has_pod = true;
-  });
+  }, in_place);
   if (!has_pod) json::Fail(Path{}, "missing Pod");
 }
 
@@ -149,7 +156,7 @@ Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body, const ExtenderArg
           });
         });
       }
-    });
+    }, options.padded);
     if (args.nodes) {
       // Each Node's bytes as sent, when a walk of the raw text agrees with the parse; else (keys
       // written with escapes) the Node re-printed from the parse. With one Nodes and one items key

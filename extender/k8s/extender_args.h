@@ -41,10 +41,17 @@ struct ExtenderArgs {
   std::deque<std::string> json_storage;  // Re-printed Nodes, when the raw text could not be located.
 };
 
+// Readable bytes after a body that DecodeExtenderArgs may parse in place (simdjson reads up to 64
+// bytes past the end of its input); any other body is copied into a padded buffer first.
+inline constexpr size_t kJsonPadding = 64;
+
 struct ExtenderArgsOptions {
   // Full-node mode: decode the whole Node (into NodeItem::object) when this returns true for its
   // name, e.g. for nodes the model does not know yet. Unset: names only.
   std::function<bool(std::string_view name)> decode_node;
+  // The body is followed by at least kJsonPadding readable bytes: parsed where it lies, saving a
+  // copy (3.4 MB for 1,000 Nodes).
+  bool padded = false;
 };
 
 struct BindingArgs {

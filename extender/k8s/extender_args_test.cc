@@ -79,6 +79,27 @@ TEST_CASE("extender args: of duplicate Nodes keys the last wins, echoed as sent"
   CHECK((*args->nodes)[0].json == R"({"metadata":{"name":"b"},  "x":1})");
 }
 
+TEST_CASE("extender args: a padded body is parsed in place with the same result") {
+  const std::string body =
+      R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["a","b"],"Nodes":{"items":[{"metadata":{"name":"n"},"x":[1,2]}]}})";
+  // At an odd address, followed by kJsonPadding zero bytes, as HttpListener hands bodies over.
+  std::string buffer(1 + body.size() + kJsonPadding, '\0');
+  buffer.replace(1, body.size(), body);
+  ExtenderArgsOptions in_place;
+  in_place.padded = true;
+  auto a = DecodeExtenderArgs(std::string_view(buffer.data() + 1, body.size()), in_place);
+  auto b = DecodeExtenderArgs(body);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(*a->node_names == *b->node_names);
+  REQUIRE(a->nodes->size() == 1);
+  CHECK((*a->nodes)[0].json == (*b->nodes)[0].json);
+  CHECK((*a->nodes)[0].json.data() == buffer.data() + 1 + body.find(R"({"metadata":{"name":"n"})"));  // A view, not a copy.
+  CHECK(a->pod.meta.name == "p");
+  auto bad = DecodeExtenderArgs(std::string_view(buffer.data() + 1, body.size() - 1), in_place);  // Cut short.
+  CHECK_FALSE(bad.ok());
+}
+
 TEST_CASE("extender args: lower-case keys and nulls") {
   auto args = DecodeExtenderArgs(R"({"pod":{"metadata":{"name":"p"}},"nodes":null,"nodenames":["a","b"]})");
   REQUIRE(args.ok());

@@ -81,12 +81,12 @@ Reply ExtenderVerbs::Prioritize(std::string_view body) { return Handle(Verb::kPr
 Reply ExtenderVerbs::Bind(std::string_view body) { return Handle(Verb::kBind, body); }
 Reply ExtenderVerbs::Preempt(std::string_view body) { return Handle(Verb::kPreempt, body); }
 
-Reply ExtenderVerbs::Handle(Verb verb, std::string_view body) {
+Reply ExtenderVerbs::Handle(Verb verb, std::string_view body, bool body_padded) {
   auto start = Clock::now();
   Reply reply;
   switch (verb) {
-    case Verb::kFilter: reply = FilterImpl(body); break;
-    case Verb::kPrioritize: reply = PrioritizeImpl(body); break;
+    case Verb::kFilter: reply = FilterImpl(body, body_padded); break;
+    case Verb::kPrioritize: reply = PrioritizeImpl(body, body_padded); break;
     case Verb::kBind: reply = BindImpl(body); break;
     case Verb::kPreempt: reply = PreemptImpl(body); break;
   }
@@ -97,9 +97,10 @@ Reply ExtenderVerbs::Handle(Verb verb, std::string_view body) {
   return reply;
 }
 
-Result<k8s::ExtenderArgs> ExtenderVerbs::DecodeArgs(std::string_view body) {
-  if (!learn_nodes_.load(std::memory_order_relaxed)) return k8s::DecodeExtenderArgs(body);
+Result<k8s::ExtenderArgs> ExtenderVerbs::DecodeArgs(std::string_view body, bool padded) {
   k8s::ExtenderArgsOptions options;
+  options.padded = padded;
+  if (!learn_nodes_.load(std::memory_order_relaxed)) return k8s::DecodeExtenderArgs(body, options);
   // One short shared lock per lookup: ApplyNode below needs the model's exclusive lock.
   options.decode_node = [this](std::string_view name) { return pipeline_->model().Read().Find(name) == nullptr; };
   auto args = k8s::DecodeExtenderArgs(body, options);
@@ -113,9 +114,9 @@ Result<k8s::ExtenderArgs> ExtenderVerbs::DecodeArgs(std::string_view body) {
   return args;
 }
 
-Reply ExtenderVerbs::FilterImpl(std::string_view body) {
+Reply ExtenderVerbs::FilterImpl(std::string_view body, bool padded) {
   auto start = Clock::now();
-  auto args = DecodeArgs(body);
+  auto args = DecodeArgs(body, padded);
   if (!args) {
     if (log_) LogDecision("warn", "filter", {{"error", args.error()}});
     return Refused(Verb::kFilter, args.error());
@@ -207,9 +208,9 @@ Reply ExtenderVerbs::FilterImpl(std::string_view body) {
   return Reply{200, std::move(out)};
 }
 
-Reply ExtenderVerbs::PrioritizeImpl(std::string_view body) {
+Reply ExtenderVerbs::PrioritizeImpl(std::string_view body, bool padded) {
   auto start = Clock::now();
-  auto args = DecodeArgs(body);
+  auto args = DecodeArgs(body, padded);
   if (!args) {
     if (log_) LogDecision("warn", "prioritize", {{"error", args.error()}});
     return Refused(Verb::kPrioritize, args.error());

@@ -38,8 +38,10 @@ class ExtenderVerbs {
 
   // The reply of a verb whose body was refused before decoding (e.g. over the size limit).
   static Reply Refused(Verb verb, std::string_view message);
-  // Dispatches by verb and takes care of metrics and recording.
-  Reply Handle(Verb verb, std::string_view body);
+  // Dispatches by verb and takes care of metrics and recording. body_padded: at least
+  // k8s::kJsonPadding readable bytes follow the body (HttpListener's bodies), so filter and
+  // prioritize parse it in place.
+  Reply Handle(Verb verb, std::string_view body, bool body_padded = false);
 
   // When on, full-node filter and prioritize calls add the Nodes the model does not know (decoded from the
   // request) to the model. For snapshot mode, where no watch keeps the nodes current; off in live
@@ -48,12 +50,12 @@ class ExtenderVerbs {
   void SetLearnNodes(bool on) { learn_nodes_.store(on, std::memory_order_relaxed); }
 
  private:
-  Reply FilterImpl(std::string_view body);
-  Reply PrioritizeImpl(std::string_view body);
+  Reply FilterImpl(std::string_view body, bool padded);
+  Reply PrioritizeImpl(std::string_view body, bool padded);
   Reply BindImpl(std::string_view body);
   Reply PreemptImpl(std::string_view body);
   // Decodes filter/prioritize args; with SetLearnNodes, applies the request's unknown Nodes.
-  Result<k8s::ExtenderArgs> DecodeArgs(std::string_view body);
+  Result<k8s::ExtenderArgs> DecodeArgs(std::string_view body, bool padded);
 
   model::Pipeline* pipeline_;
   k8s::KubeWriter* writer_;

@@ -167,11 +167,14 @@ Reply ErrorReply(int status, std::string_view message) {
 struct BodyBuffer {
   std::unique_ptr<char[]> data;
   size_t capacity = 0;
+  // Room for n bytes followed by HttpRequest::kBodyPadding zero bytes.
   char* Get(size_t n) {
-    if (n > capacity) {
-      data = std::make_unique_for_overwrite<char[]>(n);
-      capacity = n;
+    const size_t want = n + HttpRequest::kBodyPadding;
+    if (want > capacity) {
+      data = std::make_unique_for_overwrite<char[]>(want);
+      capacity = want;
     }
+    std::memset(data.get() + n, 0, HttpRequest::kBodyPadding);
     return data.get();
   }
   void Trim() {
@@ -410,6 +413,7 @@ void HttpListener::Serve(int fd) {
         have += n;
       }
       req.body = std::string_view(at, length);
+      req.padded = true;
     }
     bool keep_alive = msg.keep_alive() && !req.too_large;
     Reply reply;

@@ -40,6 +40,9 @@ struct HttpRequest {
   std::string path;         // Percent-decoded, without the query.
   std::string query;        // The raw text after '?', "" when none.
   std::string_view body;
+  // At least kBodyPadding readable zero bytes follow the body (a parser may read past the end).
+  bool padded = false;
+  static constexpr size_t kBodyPadding = 64;
   uint64_t content_length = 0;  // As declared (0 for chunked bodies).
   bool too_large = false;       // Declared or chunked body over max_body_bytes; body is empty.
 

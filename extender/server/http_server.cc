@@ -85,7 +85,8 @@ Reply ExtenderServer::Route(const HttpRequest& req, bool verbs, bool ops) {
 Reply ExtenderServer::HandleVerb(const HttpRequest& req, std::string_view name) {
   Verb verb = name == "filter" ? Verb::kFilter : name == "prioritize" ? Verb::kPrioritize
                       : name == "bind" ? Verb::kBind : Verb::kPreempt;
-  if (!req.too_large) return verbs_->Handle(verb, req.body);
+  static_assert(HttpRequest::kBodyPadding >= k8s::kJsonPadding);
+  if (!req.too_large) return verbs_->Handle(verb, req.body, req.padded);
   std::string message = fmt::format("request body of {} bytes exceeds the limit of {} bytes (--max-body-bytes)",
                                     req.content_length, options_.max_body_bytes);
   if (verb == Verb::kFilter || verb == Verb::kBind) return ExtenderVerbs::Refused(verb, message);
