@@ -155,14 +155,6 @@ bool SendReply(Socket& s, const Reply& r, bool keep_alive, Clock::time_point dea
   return s.SendAll({head, r.body}, deadline);
 }
 
-Reply ErrorReply(int status, std::string_view message) {
-  Reply r;
-  r.status = status;
-  r.body = JsonError(message);
-  r.error = true;
-  return r;
-}
-
 // A body buffer per worker, grown without zero-filling (a full-node body is megabytes).
 struct BodyBuffer {
   std::unique_ptr<char[]> data;
@@ -370,7 +362,7 @@ void HttpListener::Serve(int fd) {
     Clock::time_point write_deadline = Clock::now() + std::chrono::seconds(options_.write_timeout_seconds);
     if (ec) {
       int status = ec == http::error::header_limit ? 431 : 400;
-      SendReply(socket, ErrorReply(status, fmt::format("malformed HTTP request: {}", ec.message())), false, write_deadline);
+      SendReply(socket, JsonErrorReply(status, fmt::format("malformed HTTP request: {}", ec.message())), false, write_deadline);
       return;
     }
     auto& msg = parser.get();
@@ -395,7 +387,7 @@ void HttpListener::Serve(int fd) {
         req.too_large = true;
       } else if (ec) {
         if (ec != beast::error::timeout && ec != asio::error::eof)
-          SendReply(socket, ErrorReply(400, fmt::format("malformed HTTP body: {}", ec.message())), false, write_deadline);
+          SendReply(socket, JsonErrorReply(400, fmt::format("malformed HTTP body: {}", ec.message())), false, write_deadline);
         return;
       } else {
         req.body = msg.body();
@@ -421,9 +413,9 @@ void HttpListener::Serve(int fd) {
     try {
       reply = handler_(req);
     } catch (const std::exception& e) {
-      reply = ErrorReply(500, fmt::format("internal error: {}", e.what()));
+      reply = JsonErrorReply(500, fmt::format("internal error: {}", e.what()));
     } catch (...) {
-      reply = ErrorReply(500, "internal error");
+      reply = JsonErrorReply(500, "internal error");
     }
     in_flight_.fetch_sub(1);
     keep_alive = keep_alive && !stopping_.load();

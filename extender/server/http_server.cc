@@ -18,14 +18,6 @@ Reply Text(std::string body, int status = 200) {
   return r;
 }
 
-Reply JsonStatus(int status, std::string_view message) {
-  Reply r;
-  r.status = status;
-  r.body = JsonError(message);
-  r.error = true;
-  return r;
-}
-
 // "/api/v1/nodes/NAME" -> NAME when `path` is `prefix` plus exactly `segments` non-empty segments.
 bool Segments(std::string_view path, std::string_view prefix, size_t segments, std::string_view out[]) {
   if (path.substr(0, prefix.size()) != prefix) return false;
@@ -66,6 +58,13 @@ ExtenderServer::ExtenderServer(ServerOptions options, ExtenderVerbs* verbs, cons
 
 ExtenderServer::~ExtenderServer() { Stop(); }
 
+std::string ExtenderServer::TooLarge(const HttpRequest& req) const {
+  if (req.content_length == 0)  // Chunked: refused once past the limit, its size unknown.
+    return fmt::format("request body exceeds the limit of {} bytes (--max-body-bytes)", options_.max_body_bytes);
+  return fmt::format("request body of {} bytes exceeds the limit of {} bytes (--max-body-bytes)",
+                     req.content_length, options_.max_body_bytes);
+}
+
 Reply ExtenderServer::Route(const HttpRequest& req, bool verbs, bool ops) {
   const std::string& p = options_.url_prefix;
   if (verbs && req.method == "POST" && req.path.size() > p.size() + 1 && req.path.compare(0, p.size(), p) == 0 &&
@@ -77,9 +76,8 @@ Reply ExtenderServer::Route(const HttpRequest& req, bool verbs, bool ops) {
     Reply r = Ops(req);
     if (r.status != 404 || !r.body.empty()) return r;
   }
-  if (req.too_large) return JsonStatus(413, fmt::format("request body of {} bytes exceeds the limit of {} bytes (--max-body-bytes)",
-                                                        req.content_length, options_.max_body_bytes));
-  return JsonStatus(404, fmt::format("no endpoint {} {}", req.method, req.path));
+  if (req.too_large) return JsonErrorReply(413, TooLarge(req));
+  return JsonErrorReply(404, fmt::format("no endpoint {} {}", req.method, req.path));
 }
 
 Reply ExtenderServer::HandleVerb(const HttpRequest& req, std::string_view name) {
@@ -87,10 +85,9 @@ Reply ExtenderServer::HandleVerb(const HttpRequest& req, std::string_view name) 
                       : name == "bind" ? Verb::kBind : Verb::kPreempt;
   static_assert(HttpRequest::kBodyPadding >= k8s::kJsonPadding);
   if (!req.too_large) return verbs_->Handle(verb, req.body, req.padded);
-  std::string message = fmt::format("request body of {} bytes exceeds the limit of {} bytes (--max-body-bytes)",
-                                    req.content_length, options_.max_body_bytes);
+  std::string message = TooLarge(req);
   if (verb == Verb::kFilter || verb == Verb::kBind) return ExtenderVerbs::Refused(verb, message);
-  return JsonStatus(413, message);
+  return JsonErrorReply(413, message);
 }
 
 // An empty 404 when no ops endpoint matches (Route words it).
@@ -99,7 +96,7 @@ Reply ExtenderServer::Ops(const HttpRequest& req) {
   std::string_view parts[2];
   if (req.method == "GET") {
     if (path == "/healthz") return Text("ok\n");
-    if (path == "/readyz") return ready_.load() ? Text("ok\n") : JsonStatus(503, "the cluster model is not loaded yet");
+    if (path == "/readyz") return ready_.load() ? Text("ok\n") : JsonErrorReply(503, "the cluster model is not loaded yet");
     if (path == "/metrics") {
       Reply r = Text(metrics_->Render(*model_));
       r.content_type = "text/plain; version=0.0.4";
@@ -109,8 +106,7 @@ Reply ExtenderServer::Ops(const HttpRequest& req) {
     if (Segments(path, "/api/v1/nodes/", 1, parts)) return query_->Node(parts[0]);
     if (Segments(path, "/api/v1/pods/", 2, parts)) return query_->Pod(parts[0], parts[1]);
   } else if (req.method == "POST" && path == "/api/v1/explain") {
-    if (req.too_large) return JsonStatus(413, fmt::format("request body of {} bytes exceeds the limit of {} bytes (--max-body-bytes)",
-                                                          req.content_length, options_.max_body_bytes));
+    if (req.too_large) return JsonErrorReply(413, TooLarge(req));
     return query_->Explain(req.body, req.QueryParam("nodes"));
   }
   Reply none;

@@ -73,6 +73,7 @@ class ExtenderServer {
   Reply Route(const HttpRequest& req, bool verbs, bool ops);
   Reply HandleVerb(const HttpRequest& req, std::string_view name);
   Reply Ops(const HttpRequest& req);
+  std::string TooLarge(const HttpRequest& req) const;  // Why a body over the limit was refused.
 
   ServerOptions options_;
   ExtenderVerbs* verbs_;

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "extender/server/reply.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -150,6 +152,15 @@ inline std::string JsonError(std::string_view message) {
   AppendJsonString(out, message);
   out += '}';
   return out;
+}
+
+// A reply with that body and `status`, counted as an error.
+inline Reply JsonErrorReply(int status, std::string_view message) {
+  Reply r;
+  r.status = status;
+  r.body = JsonError(message);
+  r.error = true;
+  return r;
 }
 
 }  // namespace topofit::server

@@ -78,6 +78,19 @@ TEST_CASE("bodies over the limit: Error for filter and bind, 413 JSON otherwise"
   REQUIRE(b);
   CHECK(b->status == 200);
   CHECK(json::parse(b->body)["Error"].get<std::string>().find("exceeds") != std::string::npos);
+  // Chunked (no Content-Length): refused once past the limit.
+  auto chunked = srv.client->Post(
+      "/scheduler/filter",
+      [&big](size_t, httplib::DataSink& sink) {
+        sink.write(big.data(), big.size());
+        sink.done();
+        return true;
+      },
+      "application/json");
+  REQUIRE(chunked);
+  CHECK(chunked->status == 200);
+  CHECK(json::parse(chunked->body)["Error"].get<std::string>() ==
+        "request body exceeds the limit of 1024 bytes (--max-body-bytes)");
   auto p = srv.Post("/scheduler/prioritize", big);
   REQUIRE(p);
   CHECK(p->status == 413);
