@@ -1,5 +1,6 @@
 #include "extender/k8s/raw_json.h"
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -50,14 +51,6 @@ struct BlockMasks {
   static uint32_t Bits(__m128i e) { return static_cast<uint32_t>(_mm_movemask_epi8(e)); }
 };
 #endif
-
-// Inline: without -mpopcnt, __builtin_popcountll is a call into libgcc.
-int Popcount(uint64_t x) {
-  x = x - ((x >> 1) & 0x5555555555555555ULL);
-  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-  return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
-}
 
 // Bit k of the result is the XOR of bits 0..k of x: with x the quotes of a block, the bits from
 // an opening quote up to (not including) its closing quote.
@@ -116,9 +109,9 @@ size_t SkipContainer(std::string_view t, size_t i) {
     uint64_t strings = PrefixXor(quote) ^ (in_string ? ~uint64_t(0) : 0);
     open &= ~strings;
     close &= ~strings;
-    int closes = Popcount(close);
+    int closes = std::popcount(close);
     if (depth > closes) {
-      depth += Popcount(open) - closes;
+      depth += std::popcount(open) - closes;
       in_string = strings >> 63;
       continue;
     }
