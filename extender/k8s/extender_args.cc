@@ -116,6 +116,7 @@ Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body, const ExtenderArg
     std::vector<dom::element> elements;  // The Nodes of the last Nodes.items, as parsed.
     ForEachFieldWithPod(body, args.pod, [&](std::string_view key, dom::element v, const Path& p) {
       if (KeyIs(key, "NodeNames")) {
+        args.node_names.reset();  // A later NodeNames replaces an earlier one, also with null.
         if (json::IsNull(v)) return;
         if (v.type() != dom::element_type::ARRAY) json::Fail(p, "expected an array of node names");
         dom::array names_json(v);
@@ -138,7 +139,10 @@ Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body, const ExtenderArg
           at += n.size();
         }
       } else if (KeyIs(key, "Nodes")) {
+        // A later Nodes replaces an earlier one, also with null (as Go's decoder does).
         ++nodes_keys;
+        elements.clear();
+        args.nodes.reset();
         if (json::IsNull(v)) return;
         auto& nodes = args.nodes.emplace();
         json::ForEachField(v, p, [&](std::string_view k, dom::element items) {

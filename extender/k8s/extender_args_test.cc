@@ -100,6 +100,19 @@ TEST_CASE("extender args: a padded body is parsed in place with the same result"
   CHECK_FALSE(bad.ok());
 }
 
+TEST_CASE("extender args: a later Nodes or NodeNames replaces an earlier one, with or without items, or null") {
+  // Found by the fuzzer: the second Nodes has no items key.
+  auto args = DecodeExtenderArgs(
+      R"({"Pod":{},"Nodes":{"items":[{"metadata":{"name":"a"}}]},"NodEs":{"metadata":{}},"NodeNames":["x"],"nodenames":null})");
+  REQUIRE_MESSAGE(args.ok(), (args.ok() ? "" : args.error()));
+  REQUIRE(args->nodes);
+  CHECK(args->nodes->empty());
+  CHECK_FALSE(args->node_names);
+  auto nulled = DecodeExtenderArgs(R"({"Pod":{},"Nodes":{"items":[{"metadata":{"name":"a"}}]},"nodes":null})");
+  REQUIRE(nulled.ok());
+  CHECK_FALSE(nulled->nodes);
+}
+
 TEST_CASE("extender args: lower-case keys and nulls") {
   auto args = DecodeExtenderArgs(R"({"pod":{"metadata":{"name":"p"}},"nodes":null,"nodenames":["a","b"]})");
   REQUIRE(args.ok());

@@ -1,6 +1,9 @@
-// libFuzzer target: the extender request decoders must return an Error, never crash, on any input.
+// libFuzzer target: the extender request decoders must return an Error, never crash, on any input;
+// and ExtenderArgs decoded in place (a padded body, as HttpListener hands them over) must equal
+// ExtenderArgs decoded from a copy.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "extender/k8s/extender_args.h"
@@ -10,7 +13,20 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  (void)topofit::k8s::DecodeExtenderArgs(text);
+  auto copied = topofit::k8s::DecodeExtenderArgs(text);
+  std::string padded(text);
+  padded.append(topofit::k8s::kJsonPadding, '\0');
+  topofit::k8s::ExtenderArgsOptions in_place;
+  in_place.padded = true;
+  auto parsed = topofit::k8s::DecodeExtenderArgs(std::string_view(padded.data(), size), in_place);
+  if (copied.ok() != parsed.ok()) __builtin_trap();
+  if (copied.ok()) {
+    if (copied->node_names != parsed->node_names || copied->nodes.has_value() != parsed->nodes.has_value()) __builtin_trap();
+    for (size_t i = 0; copied->nodes && i < copied->nodes->size(); ++i) {
+      const auto &a = (*copied->nodes)[i], &b = (*parsed->nodes)[i];
+      if (a.name != b.name || a.json != b.json) __builtin_trap();
+    }
+  }
   (void)topofit::k8s::DecodeBindingArgs(text);
   (void)topofit::k8s::DecodePreemptionArgs(text);
   (void)topofit::k8s::DecodePod(text);
