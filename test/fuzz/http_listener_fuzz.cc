@@ -1,0 +1,72 @@
+// libFuzzer target: HttpListener on any byte stream. Each input is sent on its own connection to a
+// listener on 127.0.0.1 (started once), the client's side then closed for writing; the server must
+// answer or close, never crash, and hand every Content-Length body to the handler with its zero
+// padding.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <thread>
+
+#include "extender/server/http_listener.h"
+
+namespace {
+
+using topofit::server::HttpListener;
+using topofit::server::HttpRequest;
+using topofit::server::Reply;
+
+Reply Check(const HttpRequest& req) {
+  if (req.padded)
+    for (size_t i = 0; i < HttpRequest::kBodyPadding; ++i)
+      if (req.body.data()[req.body.size() + i] != 0) __builtin_trap();
+  Reply r;
+  r.body = std::string(req.method) + " " + req.path + " " + req.QueryParam("q") + " " + std::to_string(req.body.size());
+  return r;
+}
+
+int Port() {
+  static const int port = [] {
+    topofit::server::ListenerOptions o;
+    o.host = "127.0.0.1";
+    o.port = 0;
+    o.threads = 2;
+    o.read_timeout_seconds = 1;
+    o.max_body_bytes = 1 << 16;
+    auto* listener = new HttpListener(o, Check);  // Lives for the process.
+    if (!listener->Bind().ok()) __builtin_trap();
+    std::thread([listener] { listener->Run(); }).detach();
+    return listener->port();
+  }();
+  return port;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const int port = Port();
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) __builtin_trap();  // The listener died.
+  timeval timeout{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  for (size_t sent = 0; sent < size;) {
+    ssize_t n = send(fd, data + sent, size - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;  // The server closed first (a malformed head): fine.
+    sent += static_cast<size_t>(n);
+  }
+  shutdown(fd, SHUT_WR);
+  char buf[65536];
+  while (recv(fd, buf, sizeof buf, 0) > 0) {
+  }
+  close(fd);
+  return 0;
+}
