@@ -10,11 +10,10 @@
 namespace topofit::server {
 namespace {
 
-Reply Text(std::string body, int status = 200) {
+Reply Text(std::string body) {
   Reply r;
-  r.status = status;
   r.body = std::move(body);
-  r.content_type = status == 200 ? "text/plain" : "application/json";
+  r.content_type = "text/plain";
   return r;
 }
 
@@ -70,19 +69,19 @@ Reply ExtenderServer::Route(const HttpRequest& req, bool verbs, bool ops) {
   if (verbs && req.method == "POST" && req.path.size() > p.size() + 1 && req.path.compare(0, p.size(), p) == 0 &&
       req.path[p.size()] == '/') {
     std::string_view name = std::string_view(req.path).substr(p.size() + 1);
-    if (name == "filter" || name == "prioritize" || name == "bind" || name == "preempt") return HandleVerb(req, name);
+    for (Verb verb : {Verb::kFilter, Verb::kPrioritize, Verb::kBind, Verb::kPreempt})
+      if (name == ToString(verb)) return HandleVerb(req, verb);
   }
+  // Any other endpoint refuses a body over the limit before looking at it.
+  if (req.too_large) return JsonErrorReply(413, TooLarge(req));
   if (ops) {
     Reply r = Ops(req);
     if (r.status != 404 || !r.body.empty()) return r;
   }
-  if (req.too_large) return JsonErrorReply(413, TooLarge(req));
   return JsonErrorReply(404, fmt::format("no endpoint {} {}", req.method, req.path));
 }
 
-Reply ExtenderServer::HandleVerb(const HttpRequest& req, std::string_view name) {
-  Verb verb = name == "filter" ? Verb::kFilter : name == "prioritize" ? Verb::kPrioritize
-                      : name == "bind" ? Verb::kBind : Verb::kPreempt;
+Reply ExtenderServer::HandleVerb(const HttpRequest& req, Verb verb) {
   static_assert(HttpRequest::kBodyPadding >= k8s::kJsonPadding);
   if (!req.too_large) return verbs_->Handle(verb, req.body, req.padded);
   std::string message = TooLarge(req);
@@ -90,7 +89,7 @@ Reply ExtenderServer::HandleVerb(const HttpRequest& req, std::string_view name) 
   return JsonErrorReply(413, message);
 }
 
-// An empty 404 when no ops endpoint matches (Route words it).
+// An empty 404 when no ops endpoint matches (Route words it). Bodies over the limit never get here.
 Reply ExtenderServer::Ops(const HttpRequest& req) {
   std::string_view path = req.path;
   std::string_view parts[2];
@@ -106,7 +105,6 @@ Reply ExtenderServer::Ops(const HttpRequest& req) {
     if (Segments(path, "/api/v1/nodes/", 1, parts)) return query_->Node(parts[0]);
     if (Segments(path, "/api/v1/pods/", 2, parts)) return query_->Pod(parts[0], parts[1]);
   } else if (req.method == "POST" && path == "/api/v1/explain") {
-    if (req.too_large) return JsonErrorReply(413, TooLarge(req));
     return query_->Explain(req.body, req.QueryParam("nodes"));
   }
   Reply none;

@@ -71,7 +71,7 @@ class ExtenderServer {
  private:
   // Answers one request: the verbs when `verbs`, /healthz, /readyz, /metrics and /api/v1 when `ops`.
   Reply Route(const HttpRequest& req, bool verbs, bool ops);
-  Reply HandleVerb(const HttpRequest& req, std::string_view name);
+  Reply HandleVerb(const HttpRequest& req, Verb verb);
   Reply Ops(const HttpRequest& req);
   std::string TooLarge(const HttpRequest& req) const;  // Why a body over the limit was refused.
 
