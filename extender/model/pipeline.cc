@@ -24,16 +24,23 @@ Pipeline::Pipeline(ClusterModel* model, PipelineConfig config)
     : model_(model), config_(std::move(config)), placer_(config_.mix) {
   filters_.push_back(std::make_unique<GpuCountFilter>());
   filters_.push_back(std::make_unique<TopologyRequirementFilter>());
+  double weight_sum = 0;
   for (auto& plugin : AllScorePlugins()) {
     auto it = config_.weights.find(plugin->Name());
     double w = it == config_.weights.end() ? 0.0 : it->second;
     if (!(w > 0) || !std::isfinite(w)) continue;
-    weight_sum_ += w;
+    weight_sum += w;
     const bool resources = plugin->ReadsResources();
     per_node_ |= resources;
     scores_.push_back({std::move(plugin), w, resources});
   }
-  score_scale_ = weight_sum_ > 0 ? 10.0 / weight_sum_ : 0.0;
+  score_scale_ = weight_sum > 0 ? 10.0 / weight_sum : 0.0;
+}
+
+int Pipeline::ToScore(double total) const {
+  // total >= 0 (weights > 0, parts in [0, 1]), so adding 0.5 and truncating rounds half up, as
+  // lround would, without a libm call per node; Evaluate and Prioritize round alike.
+  return std::clamp(static_cast<int>(total * score_scale_ + 0.5), 0, 10);
 }
 
 Pipeline::~Pipeline() = default;
@@ -157,8 +164,7 @@ std::vector<NodeEvaluation> Pipeline::Evaluate(const PodRequest& pod, std::span<
       total += s.weight * v;
       e.parts.push_back({s.plugin->Name(), v, s.weight});
     }
-    e.score = static_cast<int>(std::lround(total * score_scale_));
-    e.score = std::clamp(e.score, 0, 10);
+    e.score = ToScore(total);
   }
   return out;
 }
@@ -219,9 +225,7 @@ std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<con
     double total = partial[c];
     for (const auto& s : scores_)
       if (s.resources) total += s.weight * s.plugin->Score(state, view, candidates[c]);
-    // total >= 0, so adding 0.5 and truncating rounds like lround (a libm call per node otherwise).
-    const int score = static_cast<int>(total * score_scale_ + 0.5);
-    return std::clamp(score, 0, 10);
+    return ToScore(total);
   };
   std::vector<int> class_scores(reps.size(), 0);
   for (uint32_t c = 0; c < reps.size(); ++c)

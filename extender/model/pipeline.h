@@ -93,6 +93,8 @@ class Pipeline {
   const PipelineConfig& config() const { return config_; }
 
  private:
+  // A node's 0..10 score from its weighted sum of plugin parts: round(10 x total / sum of weights).
+  int ToScore(double total) const;
   struct Weighted {
     std::unique_ptr<ScorePlugin> plugin;
     double weight;
@@ -103,8 +105,7 @@ class Pipeline {
   Placer placer_;
   std::vector<std::unique_ptr<FilterPlugin>> filters_;
   std::vector<Weighted> scores_;
-  double weight_sum_ = 0;
-  double score_scale_ = 0;  // 10 / weight_sum_: a node's score is round(sum of weight x part x this).
+  double score_scale_ = 0;  // 10 / the sum of the weights.
   bool per_node_ = false;  // Some enabled score plugin reads CPU and memory.
 };
 
