@@ -12,7 +12,7 @@ NodeState* NodeIndex::Find(std::string_view name) const {
   for (size_t i = h & mask();; i = (i + 1) & mask()) {
     const Slot& s = slots_[i];
     if (!s.node) return nullptr;
-    if (s.hash == h && s.node->name() == name) return s.node;
+    if (s.hash == h && s.node->name_view() == name) return s.node;
   }
 }
 
@@ -78,7 +78,7 @@ void NodeIndex::Put(NodeState* node) {
   const uint64_t h = Hash(node->name());
   size_t i = h & mask();
   for (; slots_[i].node; i = (i + 1) & mask()) {
-    if (slots_[i].hash == h && slots_[i].node->name() == node->name()) {
+    if (slots_[i].hash == h && slots_[i].node->name_view() == node->name_view()) {
       slots_[i].node = node;
       return;
     }
@@ -93,7 +93,7 @@ void NodeIndex::Erase(std::string_view name) {
   size_t i = h & mask();
   for (;; i = (i + 1) & mask()) {
     if (!slots_[i].node) return;
-    if (slots_[i].hash == h && slots_[i].node->name() == name) break;
+    if (slots_[i].hash == h && slots_[i].node->name_view() == name) break;
   }
   // Backward-shift deletion keeps every remaining entry reachable from its home slot.
   slots_[i] = Slot{};

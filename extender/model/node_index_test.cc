@@ -68,11 +68,6 @@ TEST_CASE("node index: FindAll answers as Find does, in order, for known and unk
   }
 }
 
-}  // namespace
-}  // namespace topofit::model
-
-namespace topofit::model {
-
 TEST_CASE("node index: the hash sees every byte of names of every length") {
   // Names of length 0..40 and, for each, the name with one byte changed at each position: the
   // hash's overlapping loads must leave no byte out.
@@ -98,4 +93,5 @@ TEST_CASE("node index: the hash sees every byte of names of every length") {
   CHECK(homes.size() > 4100);
 }
 
+}  // namespace
 }  // namespace topofit::model
