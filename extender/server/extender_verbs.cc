@@ -53,6 +53,18 @@ void AppendFailures(std::string& out, const std::vector<model::NodeFailure>& fai
   buf.Put('}');
 }
 
+// The nodes a filter or prioritize call asks about. Node-cache mode names them; full-node mode sends
+// Node objects (their names go into `full_names`). Upstream fills one of the two; when both come
+// (the canonical test encoding), NodeNames decides.
+const std::vector<std::string_view>& RequestNames(const k8s::ExtenderArgs& args,
+                                                  std::vector<std::string_view>& full_names) {
+  if (args.node_names) return *args.node_names;
+  if (!args.nodes) return full_names;
+  full_names.reserve(args.nodes->size());
+  for (const auto& n : *args.nodes) full_names.push_back(n.name);
+  return full_names;
+}
+
 std::string PodLabel(const k8s::PodObject& pod) {
   return pod.meta.namespace_.empty() ? pod.meta.name : pod.meta.namespace_ + "/" + pod.meta.name;
 }
@@ -124,14 +136,9 @@ Reply ExtenderVerbs::FilterImpl(std::string_view body, bool padded) {
   model::PodRequest pod = model::MakePodRequest(args->pod);
   if (pod.wants_gpus() && !pod.uid.empty()) pipeline_->model().pending().Put(pod);
 
-  // Node-cache mode names the nodes; full-node mode sends Node objects. Upstream fills one of the
-  // two; when both come (the canonical test encoding), NodeNames decides and both are answered.
+  // When both NodeNames and Nodes come, both are answered.
   std::vector<std::string_view> full_names;
-  if (args->nodes) {
-    full_names.reserve(args->nodes->size());
-    for (const auto& n : *args->nodes) full_names.push_back(n.name);
-  }
-  const std::vector<std::string_view>& names = args->node_names ? *args->node_names : full_names;
+  const std::vector<std::string_view>& names = RequestNames(*args, full_names);
   model::FilterOutcome outcome = pipeline_->Filter(pod, std::span<const std::string_view>(names));
 
   std::string out;
@@ -218,9 +225,7 @@ Reply ExtenderVerbs::PrioritizeImpl(std::string_view body, bool padded) {
   model::PodRequest pod = model::MakePodRequest(args->pod);
   if (pod.wants_gpus() && !pod.uid.empty()) pipeline_->model().pending().Put(pod);
   std::vector<std::string_view> full_names;
-  if (!args->node_names && args->nodes)
-    for (const auto& n : *args->nodes) full_names.push_back(n.name);
-  const std::vector<std::string_view>& names = args->node_names ? *args->node_names : full_names;
+  const std::vector<std::string_view>& names = RequestNames(*args, full_names);
   auto scores = pipeline_->Prioritize(pod, std::span<const std::string_view>(names));
 
   std::string out;
