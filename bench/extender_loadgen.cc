@@ -34,8 +34,6 @@ namespace {
 
 using namespace topofit;
 
-std::string NodeName(int i) { return bench::Ec2NodeName(i); }
-
 std::string PodJson(int gpus) {
   return fmt::format(R"({{"metadata":{{"name":"bench","namespace":"b","uid":"bench-uid"}},"spec":{{"containers":[{{"name":"c","resources":{{"limits":{{"nvidia.com/gpu":"{}"}}}}}}]}},"status":{{}}}})", gpus);
 }
@@ -226,7 +224,7 @@ int main(int argc, char** argv) {
   std::thread floor_listener_thread([&] { floor_listener.Run(); });
 
   std::string names = "[";
-  for (int i = 0; i < 5000; ++i) names += (i ? ",\"" : "\"") + NodeName(i) + "\"";
+  for (int i = 0; i < 5000; ++i) names += (i ? ",\"" : "\"") + bench::Ec2NodeName(i) + "\"";
   names += "]";
   std::string cache_body = R"({"Pod":)" + PodJson(2) + R"(,"Nodes":null,"NodeNames":)" + names + "}";
   std::string full_body = R"({"Pod":)" + PodJson(2) + R"(,"Nodes":{"metadata":{},"items":[)";

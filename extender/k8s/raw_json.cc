@@ -29,7 +29,8 @@ size_t SkipString(std::string_view t, size_t i) {
 
 #if defined(__SSE2__)
 // The bytes of a 64-byte block that matter to SkipContainer, one bit each (bit k: byte k).
-// Written out chunk by chunk: as a loop, GCC kept the shifts variable and the block took twice as long.
+// Written out chunk by chunk: as loops, GCC kept the shifts variable and the scan took 1.5x as long
+// (bench/raw_json_bench: 1220 against 815 us).
 struct BlockMasks {
   uint64_t quote, backslash, open, close;
   explicit BlockMasks(const char* p) {
