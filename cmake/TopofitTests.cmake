@@ -1,9 +1,7 @@
 # Helpers so that each directory turns its *_test.cc files into one doctest binary whose test cases
-# CTest lists one by one (so the closing line counts real test cases).
-include(${doctest_DIR}/doctest.cmake OPTIONAL RESULT_VARIABLE _doctest_cmake)
-if(NOT _doctest_cmake)
-  include(/usr/lib/cmake/doctest/doctest.cmake)
-endif()
+# CTest lists one by one (so the closing line counts real test cases), and its *_perftest.cc files
+# into Google Benchmark binaries (built, not run by the tests).
+include(${doctest_DIR}/doctest.cmake)
 
 add_library(topofit_doctest_main OBJECT ${CMAKE_CURRENT_LIST_DIR}/../test/doctest_main.cc)
 target_link_libraries(topofit_doctest_main PUBLIC doctest::doctest)
@@ -12,7 +10,7 @@ target_link_libraries(topofit_doctest_main PUBLIC doctest::doctest)
 function(topofit_add_test_binary)
   cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
   if(NOT T_SOURCES)
-    return()
+    message(FATAL_ERROR "topofit_add_test_binary(${T_NAME}): no sources")
   endif()
   # CTest splits a discovered name at ';' and then runs filters that match no test case: such a
   # test would pass without running.
@@ -32,4 +30,12 @@ function(topofit_add_test_binary)
     set(T_LABELS unit)
   endif()
   doctest_discover_tests(${T_NAME} TEST_PREFIX "${T_NAME}: " PROPERTIES LABELS "${T_LABELS}")
+endfunction()
+
+# topofit_add_perftest(<dir>/<name>_perftest.cc LIBS <libs...>): a Google Benchmark binary <name>_perftest.
+function(topofit_add_perftest src)
+  cmake_parse_arguments(P "" "" "LIBS" ${ARGN})
+  get_filename_component(name ${src} NAME_WE)
+  add_executable(${name} ${src})
+  target_link_libraries(${name} PRIVATE ${P_LIBS} benchmark::benchmark benchmark::benchmark_main)
 endfunction()

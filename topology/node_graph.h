@@ -20,7 +20,7 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
-#include "topology/result.h"
+#include "base/status.h"
 #include "topology/topo_matrix.h"
 
 namespace topofit {

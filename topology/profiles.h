@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "topology/result.h"
+#include "base/status.h"
 #include "topology/topo_matrix.h"
 
 namespace topofit {

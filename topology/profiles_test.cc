@@ -3,8 +3,8 @@
 #include <doctest/doctest.h>
 
 
-#include "topology/node_graph.h"
 #include "topology/fixture_test_util.h"
+#include "topology/node_graph.h"
 #include "topology/topo_parser.h"
 #include "topology/topology.h"
 

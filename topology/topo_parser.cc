@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "base/strings.h"
 #include "topology/gpu_set.h"
 #include "topology/topo_parser.h"
 #include "topology/topo_text.h"

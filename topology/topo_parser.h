@@ -9,7 +9,7 @@
 
 #include <string_view>
 
-#include "topology/result.h"
+#include "base/status.h"
 #include "topology/topo_matrix.h"
 
 namespace topofit {

@@ -1,5 +1,7 @@
 #include "topology/topo_text.h"
 
+#include "base/strings.h"
+
 namespace topofit {
 
 namespace {
@@ -18,12 +20,6 @@ std::vector<std::string_view> SplitLines(std::string_view text) {
     start = end + 1;
   }
   return lines;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
 }
 
 bool IsBlank(std::string_view line) { return Trim(line).empty(); }

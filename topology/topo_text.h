@@ -25,7 +25,6 @@ std::vector<TextField> SplitOnWhitespace(std::string_view line);
 std::vector<TextField> SplitOnTabs(std::string_view line);
 
 bool IsBlank(std::string_view line);
-std::string_view Trim(std::string_view s);
 
 // Display column of byte offset `offset` in `line` (tab stops every 8).
 int VisualColumn(std::string_view line, size_t offset);

@@ -18,10 +18,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/status.h"
 #include "topology/gpu_set.h"
 #include "topology/link_class.h"
 #include "topology/pair_matrix.h"
-#include "topology/result.h"
 #include "topology/set_selector.h"
 #include "topology/topo_matrix.h"
 

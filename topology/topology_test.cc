@@ -5,8 +5,8 @@
 #include <cmath>
 #include <thread>
 
-#include "topology/node_graph.h"
 #include "topology/fixture_test_util.h"
+#include "topology/node_graph.h"
 #include "topology/topo_parser.h"
 
 namespace topofit {

@@ -1,8 +1,9 @@
-// `topofit bench`: the trace replay bench. Options only; the work is in extender/bench/bench_runner.h.
+// `topofit bench`: the trace replay bench. Options only; the work is in bench/bench_runner.h.
 #include <cstdio>
 #include <memory>
 
-#include "extender/bench/bench_runner.h"
+#include "base/log.h"
+#include "bench/bench_runner.h"
 #include "extender/cli/command.h"
 #include "extender/server/serve_config.h"
 
@@ -14,7 +15,7 @@ int ApplyServeConfig(const std::string& path, bench::CommonArgs* c) {
   if (path.empty()) return 0;
   server::ServeConfig cfg;
   if (Status s = server::ApplyConfigFile(path, cfg); !s.ok()) {
-    std::fprintf(stderr, "topofit bench: %s\n", s.error().c_str());
+    Log(LogLevel::kError, "bench failed", {{"error", s.error()}});
     return 2;
   }
   c->policy.pipeline = cfg.pipeline;
@@ -37,60 +38,60 @@ void AddCommon(CLI::App* app, bench::CommonArgs* c, std::string* config) {
   app->add_option("--plots", c->out.plots_dir, "Write PNG plots (gnuplot) into this directory");
 }
 
-const CommandRegistration kBench(
-    "bench", "Replay pod traces through topofit and baseline policies, side by side", 30, [](CLI::App& sub) {
-      auto list = std::make_shared<bool>(false);
-      auto openb = std::make_shared<bench::OpenbArgs>();
-      auto replay = std::make_shared<bench::ReplayArgs>();
-      auto synth = std::make_shared<bench::SyntheticArgs>();
-      auto config = std::make_shared<std::string>();
-      sub.add_flag("--list-policies", *list, "Name the policies and exit");
-      sub.require_subcommand(0, 1);
-
-      CLI::App* o = sub.add_subcommand("openb", "The openb paper protocol (or --time-ordered) on openb CSVs");
-      o->add_option("--nodes", openb->nodes, "Node list CSV (openb_node_list_*.csv)")->required();
-      o->add_option("--pods", openb->pods, "Pod list CSV (openb_pod_list_*.csv)")->required();
-      o->add_option("--seeds", openb->seeds, "Seeds: N, N-M or a list")->capture_default_str();
-      o->add_option("--stop", openb->stop_ratio, "Stop when the arrived GPU request reaches this x capacity")
-          ->capture_default_str();
-      o->add_flag("--time-ordered", openb->time_ordered, "Replay creation/deletion times instead");
-      AddCommon(o, &openb->common, config.get());
-
-      CLI::App* r = sub.add_subcommand("replay", "Time-ordered replay of a snapshot plus a JSON-lines trace");
-      r->add_option("--snapshot", replay->snapshot, "Nodes (and bound pods): JSON from kubectl or topofit")->required();
-      r->add_option("--trace", replay->trace, "JSON-lines trace, e.g. `topofit serve --record` output")->required();
-      AddCommon(r, &replay->common, config.get());
-
-      CLI::App* s = sub.add_subcommand("synthetic", "A seeded synthetic cluster and workload");
-      s->add_option("--node-mix", synth->node_mix, "profile:count,...")->capture_default_str();
-      s->add_option("--size-mix", synth->size_mix, "gpus:weight,...")->capture_default_str();
-      s->add_option("--pods", synth->pods, "Pods in the generated list")->capture_default_str();
-      s->add_option("--seed", synth->seed, "Generator seed")->capture_default_str();
-      s->add_option("--seeds", synth->seeds, "Replay seeds")->capture_default_str();
-      s->add_flag("--time-ordered", synth->time_ordered, "Generate arrivals and departures and replay them in time");
-      AddCommon(s, &synth->common, config.get());
-
-      return CommandRun([&sub, o, r, s, list, openb, replay, synth, config]() -> int {
-        if (*list) {
-          std::fputs(bench::ListPoliciesText().c_str(), stdout);
-          return 0;
-        }
-        if (o->parsed()) {
-          if (int rc = ApplyServeConfig(*config, &openb->common)) return rc;
-          return bench::RunOpenbBench(*openb);
-        }
-        if (r->parsed()) {
-          if (int rc = ApplyServeConfig(*config, &replay->common)) return rc;
-          return bench::RunReplayBench(*replay);
-        }
-        if (s->parsed()) {
-          if (int rc = ApplyServeConfig(*config, &synth->common)) return rc;
-          return bench::RunSyntheticBench(*synth);
-        }
-        std::fputs(sub.help().c_str(), stdout);
-        return 2;
-      });
-    });
-
 }  // namespace
+
+CommandRun SetupBench(CLI::App& sub) {
+  auto list = std::make_shared<bool>(false);
+  auto openb = std::make_shared<bench::OpenbArgs>();
+  auto replay = std::make_shared<bench::ReplayArgs>();
+  auto synth = std::make_shared<bench::SyntheticArgs>();
+  auto config = std::make_shared<std::string>();
+  sub.add_flag("--list-policies", *list, "Name the policies and exit");
+  sub.require_subcommand(0, 1);
+
+  CLI::App* o = sub.add_subcommand("openb", "The openb paper protocol (or --time-ordered) on openb CSVs");
+  o->add_option("--nodes", openb->nodes, "Node list CSV (openb_node_list_*.csv)")->required();
+  o->add_option("--pods", openb->pods, "Pod list CSV (openb_pod_list_*.csv)")->required();
+  o->add_option("--seeds", openb->seeds, "Seeds: N, N-M or a list")->capture_default_str();
+  o->add_option("--stop", openb->stop_ratio, "Stop when the arrived GPU request reaches this x capacity")
+      ->capture_default_str();
+  o->add_flag("--time-ordered", openb->time_ordered, "Replay creation/deletion times instead");
+  AddCommon(o, &openb->common, config.get());
+
+  CLI::App* r = sub.add_subcommand("replay", "Time-ordered replay of a snapshot plus a JSON-lines trace");
+  r->add_option("--snapshot", replay->snapshot, "Nodes (and bound pods): JSON from kubectl or topofit")->required();
+  r->add_option("--trace", replay->trace, "JSON-lines trace, e.g. `topofit serve --record` output")->required();
+  AddCommon(r, &replay->common, config.get());
+
+  CLI::App* s = sub.add_subcommand("synthetic", "A seeded synthetic cluster and workload");
+  s->add_option("--node-mix", synth->node_mix, "profile:count,...")->capture_default_str();
+  s->add_option("--size-mix", synth->size_mix, "gpus:weight,...")->capture_default_str();
+  s->add_option("--pods", synth->pods, "Pods in the generated list")->capture_default_str();
+  s->add_option("--seed", synth->seed, "Generator seed")->capture_default_str();
+  s->add_option("--seeds", synth->seeds, "Replay seeds")->capture_default_str();
+  s->add_flag("--time-ordered", synth->time_ordered, "Generate arrivals and departures and replay them in time");
+  AddCommon(s, &synth->common, config.get());
+
+  return CommandRun([&sub, o, r, s, list, openb, replay, synth, config]() -> int {
+    if (*list) {
+      std::fputs(bench::ListPoliciesText().c_str(), stdout);
+      return 0;
+    }
+    if (o->parsed()) {
+      if (int rc = ApplyServeConfig(*config, &openb->common)) return rc;
+      return bench::RunOpenbBench(*openb);
+    }
+    if (r->parsed()) {
+      if (int rc = ApplyServeConfig(*config, &replay->common)) return rc;
+      return bench::RunReplayBench(*replay);
+    }
+    if (s->parsed()) {
+      if (int rc = ApplyServeConfig(*config, &synth->common)) return rc;
+      return bench::RunSyntheticBench(*synth);
+    }
+    std::fputs(sub.help().c_str(), stdout);
+    return 2;
+  });
+}
+
 }  // namespace topofit::cli

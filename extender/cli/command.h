@@ -1,34 +1,22 @@
 #pragma once
-// Subcommands of the `topofit` executable register themselves here, so adding one is adding a file.
+// The subcommands of the `topofit` executable. main.cc's kCommands table lists them, one row each;
+// adding a subcommand is a file with its Setup function and a row in that table.
 //
-// A command file defines one static CommandRegistration. Its Setup adds the command's options to the
-// CLI11 subcommand it is given and returns the function that runs the command (exit status:
-// 0 success, 1 runtime failure, 2 bad input or usage). Setup runs once, at start-up, in `order`.
+// A Setup adds the command's options to the CLI11 subcommand it is given and returns the function
+// that runs the command. Exit status: 0 success, 1 runtime failure, 2 bad input or usage.
+// Diagnostics go through the logger (base/log.h); results go to stdout.
 
 #include <CLI/CLI.hpp>
 
 #include <functional>
-#include <string>
-#include <vector>
 
 namespace topofit::cli {
 
 using CommandRun = std::function<int()>;
-using CommandSetup = std::function<CommandRun(CLI::App& sub)>;
 
-struct CommandSpec {
-  std::string name;
-  std::string description;
-  int order;
-  CommandSetup setup;
-};
-
-std::vector<CommandSpec>& Commands();
-
-struct CommandRegistration {
-  CommandRegistration(std::string name, std::string description, int order, CommandSetup setup) {
-    Commands().push_back({std::move(name), std::move(description), order, std::move(setup)});
-  }
-};
+CommandRun SetupTopo(CLI::App& sub);   // topo_command.cc
+CommandRun SetupServe(CLI::App& sub);  // serve_command.cc
+CommandRun SetupBench(CLI::App& sub);  // bench_command.cc
+CommandRun SetupAgent(CLI::App& sub);  // agent_command.cc
 
 }  // namespace topofit::cli

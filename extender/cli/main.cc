@@ -1,21 +1,34 @@
-// The `topofit` executable: dispatches to the self-registered subcommands (topo, serve, bench, agent).
-#include <algorithm>
+// The `topofit` executable: one table of subcommands, and the options every subcommand shares.
 #include <csignal>
 #include <cstdio>
 #include <map>
+#include <string>
 
+#include "base/log.h"
 #include "extender/cli/command.h"
 
 namespace topofit::cli {
+namespace {
 
-std::vector<CommandSpec>& Commands() {
-  static std::vector<CommandSpec> commands;
-  return commands;
-}
+struct Command {
+  const char* name;
+  const char* description;
+  CommandRun (*setup)(CLI::App& sub);
+};
 
+// In the order `topofit --help` lists them.
+constexpr Command kCommands[] = {
+    {"topo", "Show how topofit models a node: `nvidia-smi topo -m` output or a built-in profile", SetupTopo},
+    {"serve", "Run the kube-scheduler extender (filter, prioritize, bind, preempt) over HTTP", SetupServe},
+    {"bench", "Replay pod traces through topofit and baseline policies, side by side", SetupBench},
+    {"agent", "Publish this GPU node's nvidia-smi topology to its Node annotations (DaemonSet)", SetupAgent},
+};
+
+}  // namespace
 }  // namespace topofit::cli
 
 int main(int argc, char** argv) {
+  using namespace topofit;
   using namespace topofit::cli;
   // A peer that goes away (an API server restarting under a kept-alive TLS connection, a client
   // closing mid-reply) must be an EPIPE for the writer to handle, not the end of the process:
@@ -24,15 +37,16 @@ int main(int argc, char** argv) {
   CLI::App app{"topofit: topology-aware GPU placement for Kubernetes (a kube-scheduler extender)"};
   app.require_subcommand(0, 1);
   bool version = false;
+  std::string log_format = "logfmt", log_level = "info";
   app.add_flag("--version", version, "Print the version and git revision");
+  app.add_option("--log-format", log_format, "Log lines as logfmt or json (every subcommand)")->capture_default_str();
+  app.add_option("--log-level", log_level, "Lowest level logged: debug, info, warn or error")->capture_default_str();
 
-  auto& commands = Commands();
-  std::sort(commands.begin(), commands.end(),
-            [](const CommandSpec& a, const CommandSpec& b) { return a.order < b.order; });
   std::map<CLI::App*, CommandRun> runs;
-  for (auto& spec : commands) {
-    CLI::App* sub = app.add_subcommand(spec.name, spec.description);
-    runs[sub] = spec.setup(*sub);
+  for (const Command& c : kCommands) {
+    CLI::App* sub = app.add_subcommand(c.name, c.description);
+    sub->fallthrough();  // `topofit serve --log-format json` as well as `topofit --log-format json serve`.
+    runs[sub] = c.setup(*sub);
   }
 
   try {
@@ -45,6 +59,14 @@ int main(int argc, char** argv) {
     std::printf("topofit %s (git %s)\n", TOPOFIT_VERSION, TOPOFIT_GIT_REVISION);
     return 0;
   }
+  auto format = ParseLogFormat(log_format);
+  auto level = ParseLogLevel(log_level);
+  if (!format || !level) {
+    std::fprintf(stderr, "topofit: %s\n", (!format ? format.error() : level.error()).c_str());
+    return 2;
+  }
+  SetLogFormat(*format);
+  SetLogLevel(*level);
   for (auto& [sub, run] : runs) {
     if (sub->parsed()) return run();
   }

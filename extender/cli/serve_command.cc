@@ -1,6 +1,6 @@
-// `topofit serve`: the kube-scheduler extender over HTTP. Cluster source: --snapshot FILE (what
-// `kubectl get nodes,pods -A -o json|yaml` prints), else the embedded demo cluster. The next issue
-// adds --kubeconfig (list + watch); the model is built so that watch events are just more writers.
+// `topofit serve`: the kube-scheduler extender over HTTP. Cluster source: the API server (--kubeconfig,
+// --in-cluster: list + watch), else --snapshot FILE (what `kubectl get nodes,pods -A -o json|yaml`
+// prints), else the embedded demo cluster.
 #include <fmt/format.h>
 
 #include <unistd.h>
@@ -11,10 +11,11 @@
 #include <cstdlib>
 #include <cstdio>
 
+#include "base/log.h"
+#include "extender/apiclient/start_live_cluster.h"
 #include "extender/cli/command.h"
 #include "extender/k8s/demo_cluster.h"
 #include "extender/k8s/snapshot.h"
-#include "extender/kube/start_live_cluster.h"
 #include "extender/server/extender_app.h"
 
 namespace topofit::cli {
@@ -29,7 +30,7 @@ struct ServeFlags {
   std::string config;
   size_t max_body_bytes = 0;
   int threads = 0;
-  std::string kubeconfig;  // Live mode (extender/kube): list+watch the API server, bind through it.
+  std::string kubeconfig;  // Live mode (extender/apiclient): list+watch the API server, bind through it.
   std::string context;
   bool in_cluster = false;
 };
@@ -69,7 +70,7 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
   if (!flags.config.empty()) {
     Status s = server::ApplyConfigFile(flags.config, cfg);
     if (!s.ok()) {
-      std::fprintf(stderr, "topofit serve: %s\n", s.error().c_str());
+      Log(LogLevel::kError, "cannot serve", {{"error", s.error()}});
       return 2;
     }
   }
@@ -77,14 +78,14 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
   if (sub.count("--listen") || flags.config.empty()) {
     Status s = server::ParseListen(flags.listen, cfg.server);
     if (!s.ok()) {
-      std::fprintf(stderr, "topofit serve: %s\n", s.error().c_str());
+      Log(LogLevel::kError, "cannot serve", {{"error", s.error()}});
       return 2;
     }
   }
   if (sub.count("--ops-listen")) {
     Status s = server::ParseOpsListen(flags.ops_listen, cfg.server);
     if (!s.ok()) {
-      std::fprintf(stderr, "topofit serve: %s\n", s.error().c_str());
+      Log(LogLevel::kError, "cannot serve", {{"error", s.error()}});
       return 2;
     }
   }
@@ -93,94 +94,95 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
   if (flags.threads) cfg.server.threads = flags.threads;
 
   // Live mode: --kubeconfig, --in-cluster, or in a pod (KUBERNETES_SERVICE_HOST) without --snapshot.
-  kube::LiveOptions live;
+  apiclient::LiveOptions live;
   live.kubeconfig = flags.kubeconfig;
   live.context = flags.context;
   live.in_cluster = flags.in_cluster || (flags.kubeconfig.empty() && flags.snapshot.empty() &&
                                          std::getenv("KUBERNETES_SERVICE_HOST"));
-  std::shared_ptr<kube::ApiClient> api;
+  std::shared_ptr<apiclient::ApiClient> api;
   if (!live.kubeconfig.empty() || live.in_cluster) {
-    auto connected = kube::ConnectApi(live);
+    auto connected = apiclient::ConnectApi(live);
     if (!connected) {
-      std::fprintf(stderr, "topofit serve: %s\n", connected.error().c_str());
+      Log(LogLevel::kError, "cannot serve", {{"error", connected.error()}});
       return 2;
     }
     api = *connected;
   }
   Result<k8s::Snapshot> snapshot = api ? k8s::Snapshot{} : flags.snapshot.empty() ? k8s::LoadDemoCluster() : k8s::LoadSnapshotFile(flags.snapshot);
   if (!snapshot) {
-    std::fprintf(stderr, "topofit serve: %s\n", snapshot.error().c_str());
+    Log(LogLevel::kError, "cannot serve", {{"error", snapshot.error()}});
     return 2;
   }
-  auto app = server::ExtenderApp::Create(cfg, flags.record, api ? std::make_unique<kube::ApiWriter>(api) : nullptr);
+  auto app = server::ExtenderApp::Create(cfg, flags.record, api ? std::make_unique<apiclient::ApiWriter>(api) : nullptr);
   if (!app) {
-    std::fprintf(stderr, "topofit serve: %s\n", app.error().c_str());
+    Log(LogLevel::kError, "cannot serve", {{"error", app.error()}});
     return 2;
   }
   server::ExtenderApp& a = **app;
   Status bound = a.server().Bind();
   if (!bound.ok()) {
-    std::fprintf(stderr, "topofit serve: %s\n", bound.error().c_str());
+    Log(LogLevel::kError, "cannot serve", {{"error", bound.error()}});
     return 1;
   }
-  std::unique_ptr<kube::LiveCluster> watch;  // Declared after the app: stops before the model goes.
+  std::unique_ptr<apiclient::LiveCluster> watch;  // Declared after the app: stops before the model goes.
   if (api) {
     live.on_ready = [&a] { a.server().SetReady(true); };
-    watch = kube::StartLiveCluster(live, api, a.model());
+    watch = apiclient::StartLiveCluster(live, api, a.model());
   } else {
     a.Load(*snapshot);
   }
-  std::fprintf(stderr, "ts=start level=info msg=\"serving\" listen=%s:%d ops=%s:%d prefix=%s nodes=%zu pods=%zu source=%s\n",
-               cfg.server.host.c_str(), a.server().port(),
-               (cfg.server.ops_port >= 0 ? cfg.server.ops_host : cfg.server.host).c_str(), a.server().ops_port(),
-               cfg.server.url_prefix.c_str(), snapshot->nodes.size(),
-               snapshot->pods.size(), api ? api->config().server.c_str() : flags.snapshot.empty() ? "demo" : flags.snapshot.c_str());
+  Log(LogLevel::kInfo, "serving",
+      {{"listen", fmt::format("{}:{}", cfg.server.host, a.server().port())},
+       {"ops", fmt::format("{}:{}", cfg.server.ops_port >= 0 ? cfg.server.ops_host : cfg.server.host, a.server().ops_port())},
+       {"prefix", cfg.server.url_prefix},
+       {"nodes", std::to_string(snapshot->nodes.size())},
+       {"pods", std::to_string(snapshot->pods.size())},
+       {"source", api ? api->config().server : flags.snapshot.empty() ? "demo" : flags.snapshot}});
   if (!api && flags.snapshot.empty()) PrintTryIt(cfg, a.server().port());
   if (pipe(g_signal_pipe) != 0) {
-    std::fprintf(stderr, "topofit serve: cannot create the signal pipe\n");
+    Log(LogLevel::kError, "cannot serve", {{"error", "cannot create the signal pipe"}});
     return 1;
   }
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   if (Status started = a.server().Start(); !started.ok()) {
-    std::fprintf(stderr, "topofit serve: %s\n", started.error().c_str());
+    Log(LogLevel::kError, "cannot serve", {{"error", started.error()}});
     return 1;
   }
   char c;
   while (read(g_signal_pipe[0], &c, 1) < 0 && errno == EINTR) {
   }
-  std::fprintf(stderr, "ts=stop level=info msg=\"shutting down\" in_flight=%d\n", a.server().in_flight());
+  Log(LogLevel::kInfo, "shutting down", {{"in_flight", std::to_string(a.server().in_flight())}});
   bool drained = a.server().Shutdown(kDrain);
-  std::fprintf(stderr, "ts=stop level=%s msg=\"%s\"\n", drained ? "info" : "warn",
-               drained ? "stopped" : "stopped with calls still running after the drain period");
+  if (drained) Log(LogLevel::kInfo, "stopped");
+  else Log(LogLevel::kWarn, "stopped with calls still running after the drain period");
   // Exit without destroying anything: a handler past the drain period may still be running, and the
   // watch's threads need no orderly goodbye. Stdio (the --record file, logs) is flushed first.
   std::fflush(nullptr);
   std::_Exit(drained ? 0 : 1);
 }
 
-CommandRegistration serve_registration(
-    "serve", "Run the kube-scheduler extender (filter, prioritize, bind, preempt) over HTTP", 20,
-    [](CLI::App& sub) -> CommandRun {
-      auto flags = std::make_shared<ServeFlags>();
-      sub.add_option("--listen", flags->listen, "ADDR:PORT to listen on")->capture_default_str();
-      sub.add_option("--ops-listen", flags->ops_listen,
-                     "ADDR:PORT for /healthz, /readyz, /metrics and /api/v1 on their own listener, so --listen "
-                     "(the verbs) can stay on 127.0.0.1 beside kube-scheduler");
-      sub.add_option("--url-prefix", flags->url_prefix, "Path prefix of the verbs (default /scheduler)");
-      sub.add_option("--snapshot", flags->snapshot,
-                     "Cluster snapshot: `kubectl get nodes,pods -A -o json` (or -o yaml) output; "
-                     "default: the embedded demo cluster");
-      sub.add_option("--record", flags->record, "Append every verb request and reply to FILE as JSON lines");
-      sub.add_option("--config", flags->config, "YAML config: weights, request mix, reservation TTL, body limit...");
-      sub.add_option("--max-body-bytes", flags->max_body_bytes, "Largest request body accepted (default 64 MiB)");
-      sub.add_option("--threads", flags->threads, "HTTP worker threads (default max(32, 4 x cores))");
-      sub.add_option("--kubeconfig", flags->kubeconfig, "Live mode: watch and bind through the API server of this kubeconfig");
-      sub.add_option("--context", flags->context, "kubeconfig context (default: current-context)");
-      sub.add_flag("--in-cluster", flags->in_cluster,
-                   "Live mode with the pod's service account (default when KUBERNETES_SERVICE_HOST is set and no --snapshot)");
-      return [flags, &sub] { return RunServe(*flags, sub); };
-    });
-
 }  // namespace
+
+CommandRun SetupServe(CLI::App& sub) {
+  auto flags = std::make_shared<ServeFlags>();
+  sub.add_option("--listen", flags->listen, "ADDR:PORT to listen on")->capture_default_str();
+  sub.add_option("--ops-listen", flags->ops_listen,
+                 "ADDR:PORT for /healthz, /readyz, /metrics and /api/v1 on their own listener, so --listen "
+                 "(the verbs) can stay on 127.0.0.1 beside kube-scheduler");
+  sub.add_option("--url-prefix", flags->url_prefix, "Path prefix of the verbs (default /scheduler)");
+  sub.add_option("--snapshot", flags->snapshot,
+                 "Cluster snapshot: `kubectl get nodes,pods -A -o json` (or -o yaml) output; "
+                 "default: the embedded demo cluster");
+  sub.add_option("--record", flags->record, "Append every verb request and reply to FILE as JSON lines");
+  sub.add_option("--config", flags->config, "YAML config: weights, request mix, reservation TTL, body limit...");
+  sub.add_option("--max-body-bytes", flags->max_body_bytes, "Largest request body accepted (default 64 MiB)");
+  sub.add_option("--threads", flags->threads, "HTTP worker threads (default max(32, 4 x cores))");
+  sub.add_option("--kubeconfig", flags->kubeconfig, "Live mode: watch and bind through the API server of this kubeconfig");
+  sub.add_option("--context", flags->context, "kubeconfig context (default: current-context)");
+  sub.add_flag("--in-cluster", flags->in_cluster,
+               "Live mode with the pod's service account (default when KUBERNETES_SERVICE_HOST is set and no --snapshot)");
+  return [flags, &sub] { return RunServe(*flags, sub); };
+}
+
 }  // namespace topofit::cli

@@ -2,15 +2,14 @@
 // a built-in profile): the matrix, the modelled bandwidths, each GPU's NUMA node and nearest NICs, the
 // node graph, and the best GPU set of every size on an idle node. Text for people, --json for tools.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <memory>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/files.h"
 #include "extender/cli/command.h"
 #include "topology/node_graph.h"
 #include "topology/profiles.h"
@@ -38,9 +37,9 @@ Result<TopoMatrix> LoadMatrix(const TopoArgs& args, std::string* source) {
   if (args.file == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   } else {
-    std::ifstream in(args.file, std::ios::binary);
-    if (!in) return Error{fmt::format("{}: cannot open the file", args.file)};
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    auto read = ReadFile(args.file);
+    if (!read) return Error{read.error()};
+    text = std::move(read).value();
   }
   Result<TopoMatrix> m = ParseTopoMatrix(text);
   if (!m) return Error{fmt::format("{}: {}", *source, m.error())};
@@ -176,16 +175,15 @@ int RunTopo(const TopoArgs& args) {
   return 0;
 }
 
-const CommandRegistration kTopo(
-    "topo", "Show how topofit models a node: `nvidia-smi topo -m` output or a built-in profile", 10,
-    [](CLI::App& sub) {
-      auto args = std::make_shared<TopoArgs>();
-      sub.add_option("file", args->file, "`nvidia-smi topo -m` output to read, or - for stdin");
-      sub.add_option("--profile,-p", args->profile, "Use a built-in profile instead (see --list-profiles)");
-      sub.add_flag("--json", args->json, "Print one JSON object instead of the summary");
-      sub.add_flag("--list-profiles", args->list_profiles, "Name the built-in profiles and exit");
-      return CommandRun([args]() { return RunTopo(*args); });
-    });
-
 }  // namespace
+
+CommandRun SetupTopo(CLI::App& sub) {
+  auto args = std::make_shared<TopoArgs>();
+  sub.add_option("file", args->file, "`nvidia-smi topo -m` output to read, or - for stdin");
+  sub.add_option("--profile,-p", args->profile, "Use a built-in profile instead (see --list-profiles)");
+  sub.add_flag("--json", args->json, "Print one JSON object instead of the summary");
+  sub.add_flag("--list-profiles", args->list_profiles, "Name the built-in profiles and exit");
+  return CommandRun([args]() { return RunTopo(*args); });
+}
+
 }  // namespace topofit::cli

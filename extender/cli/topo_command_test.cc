@@ -11,46 +11,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "extender/cli/cli_test_util.h"
 #include "topology/profiles.h"
 
 namespace {
 
-struct Run {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-// A fresh file name under TMPDIR (the file exists and is empty).
-std::string TempPath(const char* suffix) {
-  const char* dir = std::getenv("TMPDIR");
-  std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/topofit-topo-XXXXXX" + suffix;
-  int fd = mkstemps(tmpl.data(), static_cast<int>(std::string(suffix).size()));
-  REQUIRE(fd >= 0);
-  close(fd);
-  return tmpl;
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-// Runs `topofit <args>` through the shell (args are trusted test strings), capturing stdout and stderr.
-Run Topofit(const std::string& args) {
-  std::string err_path = TempPath(".err");
-  std::string cmd = std::string("'") + TOPOFIT_BINARY + "' " + args + " 2>'" + err_path + "'";
-  Run r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) r.out.append(buf, n);
-  int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = Slurp(err_path);
-  std::remove(err_path.c_str());
-  return r;
-}
+using topofit::cli::testing::Run;
+using topofit::cli::testing::TempPath;
+using topofit::cli::testing::Topofit;
 
 std::string Fixture(const std::string& name) { return std::string("'") + TOPOFIT_FIXTURES_DIR + "/topo/" + name + "'"; }
 

@@ -3,7 +3,7 @@
 //
 // Bind first annotates the pod with its GPU ids (topofit.io/gpu-ids), then creates the pod's Binding
 // (POST .../pods/{name}/binding, target kind Node). The in-memory implementation below serves tests
-// and snapshot mode; the API client of extender/kube/ implements the same interface. Implementations
+// and snapshot mode; the API client of extender/apiclient/ implements the same interface. Implementations
 // must be thread-safe: binds run concurrently. Errors are returned, never thrown.
 
 #include <map>
@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "topology/result.h"
+#include "base/status.h"
 
 namespace topofit::k8s {
 

@@ -10,9 +10,9 @@
 
 #include <string_view>
 
+#include "base/status.h"
 #include "extender/k8s/json_read.h"
 #include "extender/k8s/objects.h"
-#include "topology/result.h"
 
 namespace topofit::k8s {
 

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "topology/result.h"
+#include "base/status.h"
 
 namespace topofit::k8s {
 

@@ -2,9 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
 
+#include "base/files.h"
 #include "extender/k8s/json_read.h"
 #include "extender/k8s/object_decoder.h"
 #include "extender/k8s/yaml_to_json.h"
@@ -75,11 +74,9 @@ Result<Snapshot> LoadSnapshot(std::string_view text) {
 }
 
 Result<Snapshot> LoadSnapshotFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open", path)};
-  std::stringstream buf;
-  buf << in.rdbuf();
-  auto snap = LoadSnapshot(buf.str());
+  auto text = ReadFile(path);
+  if (!text) return Error{text.error()};
+  auto snap = LoadSnapshot(*text);
   if (!snap) return Error{fmt::format("{}: {}", path, snap.error())};
   return snap;
 }

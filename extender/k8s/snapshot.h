@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "extender/k8s/objects.h"
-#include "topology/result.h"
 
 namespace topofit::k8s {
 

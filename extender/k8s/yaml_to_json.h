@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "topology/result.h"
+#include "base/status.h"
 
 namespace topofit::k8s {
 

@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/status.h"
 #include "extender/k8s/objects.h"
 #include "extender/model/clock.h"
 #include "extender/model/free_shapes.h"
@@ -39,7 +40,6 @@
 #include "extender/model/pending_pods.h"
 #include "extender/model/pod_intent.h"
 #include "extender/model/topology_resolver.h"
-#include "topology/result.h"
 #include "topology/topology.h"
 
 namespace topofit::model {

@@ -21,12 +21,12 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "extender/model/clock.h"
 #include "extender/model/holding.h"
 #include "extender/model/pod_intent.h"
 #include "extender/model/topology_resolver.h"
 #include "topology/gpu_set.h"
-#include "topology/result.h"
 
 namespace topofit::model {
 

@@ -21,11 +21,14 @@ std::vector<std::string_view> Views(std::span<const S> names) {
 }  // namespace
 
 Pipeline::Pipeline(ClusterModel* model, PipelineConfig config)
+    : Pipeline(model, std::move(config), AllScorePlugins()) {}
+
+Pipeline::Pipeline(ClusterModel* model, PipelineConfig config, std::vector<std::unique_ptr<ScorePlugin>> plugins)
     : model_(model), config_(std::move(config)), placer_(config_.mix) {
   filters_.push_back(std::make_unique<GpuCountFilter>());
   filters_.push_back(std::make_unique<TopologyRequirementFilter>());
   double weight_sum = 0;
-  for (auto& plugin : AllScorePlugins()) {
+  for (auto& plugin : plugins) {
     auto it = config_.weights.find(plugin->Name());
     double w = it == config_.weights.end() ? 0.0 : it->second;
     if (!(w > 0) || !std::isfinite(w)) continue;
@@ -45,8 +48,9 @@ int Pipeline::ToScore(double total) const {
 
 Pipeline::~Pipeline() = default;
 
-Status Pipeline::Validate(const PipelineConfig& config) {
-  auto plugins = AllScorePlugins();
+Status Pipeline::Validate(const PipelineConfig& config) { return Validate(config, AllScorePlugins()); }
+
+Status Pipeline::Validate(const PipelineConfig& config, std::span<const std::unique_ptr<ScorePlugin>> plugins) {
   double sum = 0;
   for (const auto& [name, w] : config.weights) {
     bool known = false;

@@ -23,11 +23,11 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "extender/model/cluster_model.h"
 #include "extender/model/pipeline_config.h"
 #include "extender/model/placer.h"
 #include "extender/model/plugin.h"
-#include "topology/result.h"
 
 namespace topofit::model {
 
@@ -64,13 +64,17 @@ struct NodeEvaluation {
 
 class Pipeline {
  public:
-  // `model` must outlive the pipeline. Unknown plugin names in config.weights are ignored here;
-  // call Validate first to report them.
+  // `model` must outlive the pipeline. `plugins`: the score plugins config.weights chooses from
+  // (AllScorePlugins() unless given, in scoring order). Unknown plugin names in config.weights are
+  // ignored here; call Validate first to report them.
   explicit Pipeline(ClusterModel* model, PipelineConfig config = {});
+  Pipeline(ClusterModel* model, PipelineConfig config, std::vector<std::unique_ptr<ScorePlugin>> plugins);
   ~Pipeline();
 
-  // Weights are finite and >= 0 with a positive sum, names are known plugins, mix sizes are 1..64.
+  // Weights are finite and >= 0 with a positive sum, names are among `plugins` (the built-ins
+  // unless given), mix sizes are 1..64.
   static Status Validate(const PipelineConfig& config);
+  static Status Validate(const PipelineConfig& config, std::span<const std::unique_ptr<ScorePlugin>> plugins);
 
   FilterOutcome Filter(const PodRequest& pod, std::span<const std::string_view> nodes) const;
   FilterOutcome Filter(const PodRequest& pod, std::span<const std::string> nodes) const;

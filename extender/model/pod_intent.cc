@@ -6,24 +6,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/strings.h"
+
 namespace topofit::model {
-
-namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-}  // namespace
 
 std::string_view ToString(TopologyPolicy policy) {
   switch (policy) {
@@ -38,7 +23,7 @@ Result<PodIntent> ParsePodIntent(const std::map<std::string, std::string>& annot
   PodIntent intent;
   std::vector<std::string> errors;
   if (auto it = annotations.find(k8s::kTopologyPolicyAnnotation); it != annotations.end()) {
-    std::string v = Lower(Trim(it->second));
+    std::string v = AsciiLower(Trim(it->second));
     if (v == "best-effort" || v == "besteffort") {
       intent.policy = TopologyPolicy::kBestEffort;
     } else if (v == "required") {

@@ -28,9 +28,9 @@
 #include <string>
 #include <string_view>
 
+#include "base/status.h"
 #include "extender/k8s/objects.h"
 #include "topology/link_class.h"
-#include "topology/result.h"
 
 namespace topofit::model {
 

@@ -66,13 +66,14 @@ TEST_CASE("resources: reservations count the pod's CPU and memory") {
   CHECK(model.Read().Find("n")->used_cpu_milli() == 0);
 }
 
-TEST_CASE("resources: a registered score plugin is enabled by its weight") {
-  RegisterScorePlugin([] { return std::make_unique<FreeCpuScore>(); });
+TEST_CASE("resources: a score plugin given to the pipeline is enabled by its weight") {
+  auto plugins = AllScorePlugins();
+  plugins.push_back(std::make_unique<FreeCpuScore>());
   PipelineConfig config;
   config.weights = {{"TestFreeCpu", 1.0}};
-  CHECK(Pipeline::Validate(config).ok());
+  CHECK(Pipeline::Validate(config, plugins).ok());
   ClusterModel model;
-  Pipeline pipeline(&model, config);
+  Pipeline pipeline(&model, config, std::move(plugins));
   for (const char* name : {"busy", "idle"}) {
     auto node = MakeNode(name, 4, "pcie-4-single-socket");
     node.allocatable_cpu_milli = 10000;

@@ -1,19 +1,8 @@
 #include "extender/model/score_plugins.h"
 
 #include <algorithm>
-#include <mutex>
 
 namespace topofit::model {
-
-namespace {
-
-std::mutex registry_mu;
-std::vector<std::function<std::unique_ptr<ScorePlugin>()>>& Registered() {
-  static std::vector<std::function<std::unique_ptr<ScorePlugin>()>> factories;
-  return factories;
-}
-
-}  // namespace
 
 std::vector<std::unique_ptr<ScorePlugin>> AllScorePlugins() {
   std::vector<std::unique_ptr<ScorePlugin>> out;
@@ -21,19 +10,7 @@ std::vector<std::unique_ptr<ScorePlugin>> AllScorePlugins() {
   out.push_back(std::make_unique<PackingScore>());
   out.push_back(std::make_unique<FragmentationScore>());
   out.push_back(std::make_unique<StrandingScore>());
-  std::lock_guard lock(registry_mu);
-  for (const auto& make : Registered()) {
-    auto plugin = make();
-    if (!plugin) continue;
-    bool known = std::any_of(out.begin(), out.end(), [&](const auto& p) { return p->Name() == plugin->Name(); });
-    if (!known) out.push_back(std::move(plugin));
-  }
   return out;
-}
-
-void RegisterScorePlugin(std::function<std::unique_ptr<ScorePlugin>()> make) {
-  std::lock_guard lock(registry_mu);
-  Registered().push_back(std::move(make));
 }
 
 void SetQualityScore::PreScore(CycleState& state, std::span<const NodeView> nodes,

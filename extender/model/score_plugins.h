@@ -11,13 +11,10 @@
 
 namespace topofit::model {
 
-// Every score plugin a Pipeline can enable, in scoring order: the built-ins below, then those added
-// with RegisterScorePlugin. PipelineConfig::weights enables a plugin by its Name(); a plugin with no
-// weight is not run. To add a built-in, list it in score_plugins.cc.
+// Every built-in score plugin, in scoring order: what a Pipeline chooses from unless it is given its
+// own list. PipelineConfig::weights enables a plugin by its Name(); a plugin with no weight is not
+// run. To add a built-in, list it in score_plugins.cc.
 std::vector<std::unique_ptr<ScorePlugin>> AllScorePlugins();
-// Adds a plugin factory (thread-safe). Call it before building the Pipeline that should use it; a
-// name already known is ignored.
-void RegisterScorePlugin(std::function<std::unique_ptr<ScorePlugin>()> make);
 
 // SetQuality: how good the set this node offers is, relative to the best the pod could get on any
 // node of the request: ring(set) / max ring. 1 for 1-GPU pods (every single GPU is as good) and for

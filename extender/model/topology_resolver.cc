@@ -6,25 +6,13 @@
 
 #include <fmt/format.h>
 
+#include "base/strings.h"
 #include "topology/profiles.h"
 #include "topology/topo_parser.h"
 
 namespace topofit::model {
 
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 // Errors can be multi-line (parser context); a warning is one line.
 std::string FirstLine(std::string_view s) {
@@ -122,7 +110,7 @@ ResolvedTopology TopologyResolver::Resolve(const k8s::NodeObject& node) {
                  fmt::format("{} (topo matrix)", k8s::kTopologyAnnotation)))
         return r;
     } else {
-      std::string name = Lower(value);
+      std::string name = AsciiLower(value);
       if (accept(FromProfile(name), TopologySource::kAnnotationProfile, name,
                  fmt::format("{} '{}'", k8s::kTopologyAnnotation, value)))
         return r;

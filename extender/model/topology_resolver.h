@@ -34,9 +34,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/status.h"
 #include "extender/k8s/objects.h"
 #include "topology/gpu_set.h"
-#include "topology/result.h"
 #include "topology/topology.h"
 
 namespace topofit::model {

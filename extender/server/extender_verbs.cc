@@ -1,62 +1,35 @@
 // The verbs. Hot path (filter/prioritize over 5,000 names): one DOM parse, one pipeline call, one
-// string built with reserve - no JSON library on the way out.
+// reply encoded by extender/protocol/replies.h - no JSON library on the way out.
 #include "extender/server/extender_verbs.h"
 
 #include <fmt/format.h>
 
 #include <chrono>
-#include <unordered_set>
 
-#include "extender/k8s/extender_args.h"
+#include "base/log.h"
 #include "extender/model/preemption.h"
-#include "extender/server/decision_log.h"
-#include "extender/server/json_writer.h"
+#include "extender/protocol/extender_args.h"
+#include "extender/protocol/replies.h"
 
 namespace topofit::server {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using namespace std::string_view_literals;
 
 int64_t MicrosSince(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
 }
 
-std::string FilterError(std::string_view message) {
-  std::string out = R"({"Nodes":null,"NodeNames":null,"FailedNodes":null,"FailedAndUnresolvableNodes":null,"Error":)";
-  AppendJsonString(out, message);
-  out += '}';
-  return out;
-}
-
-std::string BindResult(std::string_view error) {
-  std::string out = R"({"Error":)";
-  AppendJsonString(out, error);
-  out += '}';
-  return out;
-}
-
-void AppendFailures(std::string& out, const std::vector<model::NodeFailure>& failures,
-                    const std::vector<std::string_view>& names) {
-  JsonBuffer buf(out);
-  buf.Reserve(1);
-  buf.Put('{');
-  for (size_t i = 0; i < failures.size(); ++i) {
-    const std::string_view name = names[failures[i].index], reason = failures[i].reason;
-    buf.Reserve(JsonBuffer::MaxJsonBytes(name) + JsonBuffer::MaxJsonBytes(reason) + 2);
-    if (i) buf.Put(',');
-    buf.PutJson(name);
-    buf.Put(':');
-    buf.PutJson(reason);
-  }
-  buf.Reserve(1);
-  buf.Put('}');
+// One line per decision: msg=decision verb=VERB and the decision's fields.
+void LogDecision(LogLevel level, std::string_view verb, LogFields fields) {
+  fields.insert(fields.begin(), {"verb", std::string(verb)});
+  Log(level, "decision", fields);
 }
 
 // The nodes a filter or prioritize call asks about. Node-cache mode names them; full-node mode sends
 // Node objects (their names go into `full_names`). Upstream fills one of the two; when both come
 // (the canonical test encoding), NodeNames decides.
-const std::vector<std::string_view>& RequestNames(const k8s::ExtenderArgs& args,
+const std::vector<std::string_view>& RequestNames(const protocol::ExtenderArgs& args,
                                                   std::vector<std::string_view>& full_names) {
   if (args.node_names) return *args.node_names;
   if (!args.nodes) return full_names;
@@ -78,9 +51,9 @@ ExtenderVerbs::ExtenderVerbs(model::Pipeline* pipeline, k8s::KubeWriter* writer,
 Reply ExtenderVerbs::Refused(Verb verb, std::string_view message) {
   Reply r;
   switch (verb) {
-    case Verb::kFilter: r.body = FilterError(message); break;
-    case Verb::kBind: r.body = BindResult(message); break;
-    default: r.status = 400, r.body = JsonError(message);
+    case Verb::kFilter: r.body = protocol::EncodeFilterError(message); break;
+    case Verb::kBind: r.body = protocol::EncodeBindingResult(message); break;
+    default: r.status = 400, r.body = protocol::JsonError(message);
   }
   r.error = true;
   // Decoders say "invalid JSON: ..." when the body does not parse at all.
@@ -109,18 +82,18 @@ Reply ExtenderVerbs::Handle(Verb verb, std::string_view body, bool body_padded) 
   return reply;
 }
 
-Result<k8s::ExtenderArgs> ExtenderVerbs::DecodeArgs(std::string_view body, bool padded) {
-  k8s::ExtenderArgsOptions options;
+Result<protocol::ExtenderArgs> ExtenderVerbs::DecodeArgs(std::string_view body, bool padded) {
+  protocol::ExtenderArgsOptions options;
   options.padded = padded;
-  if (!learn_nodes_.load(std::memory_order_relaxed)) return k8s::DecodeExtenderArgs(body, options);
+  if (!learn_nodes_.load(std::memory_order_relaxed)) return protocol::DecodeExtenderArgs(body, options);
   // One short shared lock per lookup: ApplyNode below needs the model's exclusive lock.
   options.decode_node = [this](std::string_view name) { return pipeline_->model().Read().Find(name) == nullptr; };
-  auto args = k8s::DecodeExtenderArgs(body, options);
+  auto args = protocol::DecodeExtenderArgs(body, options);
   if (args && args->nodes) {
     for (const auto& n : *args->nodes) {
       if (!n.object) continue;
       pipeline_->model().ApplyNode(*n.object);
-      if (log_) LogDecision("info", "learn-node", {{"node", n.name}});
+      if (log_) LogDecision(LogLevel::kInfo, "learn-node", {{"node", n.name}});
     }
   }
   return args;
@@ -130,7 +103,7 @@ Reply ExtenderVerbs::FilterImpl(std::string_view body, bool padded) {
   auto start = Clock::now();
   auto args = DecodeArgs(body, padded);
   if (!args) {
-    if (log_) LogDecision("warn", "filter", {{"error", args.error()}});
+    if (log_) LogDecision(LogLevel::kWarn, "filter", {{"error", args.error()}});
     return Refused(Verb::kFilter, args.error());
   }
   model::PodRequest pod = model::MakePodRequest(args->pod);
@@ -141,60 +114,7 @@ Reply ExtenderVerbs::FilterImpl(std::string_view body, bool padded) {
   const std::vector<std::string_view>& names = RequestNames(*args, full_names);
   model::FilterOutcome outcome = pipeline_->Filter(pod, std::span<const std::string_view>(names));
 
-  std::string out;
-  size_t echo_bytes = 0;
-  if (args->nodes)
-    for (const auto& n : *args->nodes) echo_bytes += n.json.size() + 1;
-  // Room for every name passing, and a reason line for a few distinct failures; JsonBuffer grows
-  // past that only when many nodes fail.
-  size_t name_bytes = 0;
-  for (std::string_view n : names) name_bytes += n.size() + 3;
-  out.reserve(256 + name_bytes + echo_bytes);
-  out += R"({"Nodes":)";
-  if (args->nodes) {
-    out += R"({"metadata":{},"items":[)";
-    std::unordered_set<std::string_view> kept;
-    if (args->node_names)
-      for (uint32_t i : outcome.passed) kept.insert(names[i]);
-    bool first = true;
-    for (size_t i = 0, p = 0; i < args->nodes->size(); ++i) {
-      bool keep;
-      if (args->node_names) {
-        keep = kept.count((*args->nodes)[i].name) > 0;
-      } else {
-        while (p < outcome.passed.size() && outcome.passed[p] < i) ++p;
-        keep = p < outcome.passed.size() && outcome.passed[p] == i;
-      }
-      if (!keep) continue;
-      if (!first) out += ',';
-      first = false;
-      out += (*args->nodes)[i].json;  // Echo the Node as the scheduler sent it.
-    }
-    out += "]}";
-  } else {
-    out += "null";
-  }
-  out += R"(,"NodeNames":)";
-  if (args->node_names) {
-    JsonBuffer buf(out);
-    buf.Reserve(1);
-    buf.Put('[');
-    for (size_t i = 0; i < outcome.passed.size(); ++i) {
-      const std::string_view name = names[outcome.passed[i]];
-      buf.Reserve(JsonBuffer::MaxJsonBytes(name) + 2);
-      if (i) buf.Put(',');
-      buf.PutJson(name);
-    }
-    buf.Reserve(1);
-    buf.Put(']');
-  } else {
-    out += "null";
-  }
-  out += R"(,"FailedNodes":)";
-  AppendFailures(out, outcome.failed, names);
-  out += R"(,"FailedAndUnresolvableNodes":)";
-  AppendFailures(out, outcome.unresolvable, names);
-  out += R"(,"Error":""})";
+  std::string out = protocol::EncodeFilterResult(*args, names, outcome);
 
   if (metrics_) {
     metrics_->CountDecision(Verb::kFilter, "passed", outcome.passed.size());
@@ -210,7 +130,7 @@ Reply ExtenderVerbs::FilterImpl(std::string_view body, bool padded) {
                    {"unresolvable", std::to_string(outcome.unresolvable.size())},
                    {"took_us", std::to_string(MicrosSince(start))}};
     if (!pod.error.empty()) f.push_back({"pod_error", pod.error});
-    LogDecision("info", "filter", f);
+    LogDecision(LogLevel::kInfo, "filter", f);
   }
   return Reply{200, std::move(out)};
 }
@@ -219,7 +139,7 @@ Reply ExtenderVerbs::PrioritizeImpl(std::string_view body, bool padded) {
   auto start = Clock::now();
   auto args = DecodeArgs(body, padded);
   if (!args) {
-    if (log_) LogDecision("warn", "prioritize", {{"error", args.error()}});
+    if (log_) LogDecision(LogLevel::kWarn, "prioritize", {{"error", args.error()}});
     return Refused(Verb::kPrioritize, args.error());
   }
   model::PodRequest pod = model::MakePodRequest(args->pod);
@@ -228,35 +148,14 @@ Reply ExtenderVerbs::PrioritizeImpl(std::string_view body, bool padded) {
   const std::vector<std::string_view>& names = RequestNames(*args, full_names);
   auto scores = pipeline_->Prioritize(pod, std::span<const std::string_view>(names));
 
-  std::string out;
-  size_t name_bytes = 0;
-  for (std::string_view n : names) name_bytes += n.size();
-  out.reserve(2 + name_bytes + scores.size() * 22);  // {"Host":"",,"Score":10}
+  std::string out = protocol::EncodeHostPriorityList(names, scores);
   int best = -1;
   uint32_t best_index = 0;
-  {
-    JsonBuffer buf(out);
-    buf.Reserve(1);
-    buf.Put('[');
-    for (size_t i = 0; i < scores.size(); ++i) {
-      const std::string_view name = names[scores[i].index];
-      buf.Reserve(JsonBuffer::MaxJsonBytes(name) + 24);
-      if (i) buf.Put(',');
-      buf.Put(R"({"Host":)"sv);
-      buf.PutJson(name);
-      buf.Put(R"(,"Score":)"sv);
-      const int score = std::clamp(scores[i].score, 0, 10);  // Two digits at most.
-      if (score == 10) buf.Put("10"sv);
-      else buf.Put(char('0' + score));
-      buf.Put('}');
-      if (scores[i].score > best) best = scores[i].score, best_index = scores[i].index;
-    }
-    buf.Reserve(1);
-    buf.Put(']');
-  }
+  for (const auto& sc : scores)
+    if (sc.score > best) best = sc.score, best_index = sc.index;
   if (metrics_) metrics_->CountDecision(Verb::kPrioritize, "scored", scores.size());
   if (log_) {
-    LogDecision("info", "prioritize",
+    LogDecision(LogLevel::kInfo, "prioritize",
                 {{"pod", PodLabel(args->pod)},
                  {"gpus", std::to_string(pod.gpus)},
                  {"nodes", std::to_string(names.size())},
@@ -269,9 +168,9 @@ Reply ExtenderVerbs::PrioritizeImpl(std::string_view body, bool padded) {
 
 Reply ExtenderVerbs::BindImpl(std::string_view body) {
   auto start = Clock::now();
-  auto args = k8s::DecodeBindingArgs(body);
+  auto args = protocol::DecodeBindingArgs(body);
   if (!args) {
-    if (log_) LogDecision("warn", "bind", {{"error", args.error()}});
+    if (log_) LogDecision(LogLevel::kWarn, "bind", {{"error", args.error()}});
     if (metrics_) metrics_->CountDecision(Verb::kBind, "error");
     return Refused(Verb::kBind, args.error());
   }
@@ -279,7 +178,7 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
   auto fail = [&](std::string message) {
     if (metrics_) metrics_->CountDecision(Verb::kBind, "error");
     if (log_)
-      LogDecision("warn", "bind", {{"pod", label}, {"node", args->node}, {"error", message},
+      LogDecision(LogLevel::kWarn, "bind", {{"pod", label}, {"node", args->node}, {"error", message},
                                    {"took_us", std::to_string(MicrosSince(start))}});
     return Refused(Verb::kBind, message);
   };
@@ -306,17 +205,17 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
   pipeline_->model().pending().Erase(args->pod_uid);
   if (metrics_) metrics_->CountDecision(Verb::kBind, "bound");
   if (log_) {
-    LogDecision("info", "bind", {{"pod", label}, {"node", args->node}, {"gpus", ids},
+    LogDecision(LogLevel::kInfo, "bind", {{"pod", label}, {"node", args->node}, {"gpus", ids},
                                  {"took_us", std::to_string(MicrosSince(start))}});
   }
-  return Reply{200, BindResult("")};
+  return Reply{200, protocol::EncodeBindingResult("")};
 }
 
 Reply ExtenderVerbs::PreemptImpl(std::string_view body) {
   auto start = Clock::now();
-  auto args = k8s::DecodePreemptionArgs(body);
+  auto args = protocol::DecodePreemptionArgs(body);
   if (!args) {
-    if (log_) LogDecision("warn", "preempt", {{"error", args.error()}});
+    if (log_) LogDecision(LogLevel::kWarn, "preempt", {{"error", args.error()}});
     return Refused(Verb::kPreempt, args.error());
   }
   model::PodRequest pod = model::MakePodRequest(args->pod);
@@ -336,30 +235,13 @@ Reply ExtenderVerbs::PreemptImpl(std::string_view body) {
   }
   model::PreemptOutcome outcome = model::Preempt(*pipeline_, pod, candidates);
 
-  std::string out = R"({"NodeNameToMetaVictims":{)";
-  bool first = true;
-  for (const auto& [node, uids] : outcome.victims) {
-    if (!first) out += ',';
-    first = false;
-    AppendJsonString(out, node);
-    out += R"(:{"Pods":[)";
-    for (size_t i = 0; i < uids.size(); ++i) {
-      if (i) out += ',';
-      out += R"({"UID":)";
-      AppendJsonString(out, uids[i]);
-      out += '}';
-    }
-    out += R"(],"NumPDBViolations":)";
-    out += std::to_string(pdb[node]);
-    out += '}';
-  }
-  out += "}}";
+  std::string out = protocol::EncodePreemptionResult(outcome.victims, pdb);
   if (metrics_) {
     metrics_->CountDecision(Verb::kPreempt, "nodes_kept", outcome.victims.size());
     metrics_->CountDecision(Verb::kPreempt, "nodes_dropped", candidates.size() - outcome.victims.size());
   }
   if (log_) {
-    LogDecision("info", "preempt", {{"pod", PodLabel(args->pod)},
+    LogDecision(LogLevel::kInfo, "preempt", {{"pod", PodLabel(args->pod)},
                                     {"gpus", std::to_string(pod.gpus)},
                                     {"candidate_nodes", std::to_string(candidates.size())},
                                     {"kept_nodes", std::to_string(outcome.victims.size())},

@@ -16,9 +16,9 @@
 #include <atomic>
 #include <string_view>
 
-#include "extender/k8s/extender_args.h"
 #include "extender/k8s/kube_writer.h"
 #include "extender/model/pipeline.h"
+#include "extender/protocol/extender_args.h"
 #include "extender/server/metrics.h"
 #include "extender/server/recorder.h"
 #include "extender/server/reply.h"
@@ -39,7 +39,7 @@ class ExtenderVerbs {
   // The reply of a verb whose body was refused before decoding (e.g. over the size limit).
   static Reply Refused(Verb verb, std::string_view message);
   // Dispatches by verb and takes care of metrics and recording. body_padded: at least
-  // k8s::kJsonPadding readable bytes follow the body (HttpListener's bodies), so filter and
+  // protocol::kJsonPadding readable bytes follow the body (HttpListener's bodies), so filter and
   // prioritize parse it in place.
   Reply Handle(Verb verb, std::string_view body, bool body_padded = false);
 
@@ -55,7 +55,7 @@ class ExtenderVerbs {
   Reply BindImpl(std::string_view body);
   Reply PreemptImpl(std::string_view body);
   // Decodes filter/prioritize args; with SetLearnNodes, applies the request's unknown Nodes.
-  Result<k8s::ExtenderArgs> DecodeArgs(std::string_view body, bool padded);
+  Result<protocol::ExtenderArgs> DecodeArgs(std::string_view body, bool padded);
 
   model::Pipeline* pipeline_;
   k8s::KubeWriter* writer_;

@@ -23,7 +23,7 @@
 #include <limits>
 #include <memory>
 
-#include "extender/server/json_writer.h"
+#include "extender/protocol/json_writer.h"
 
 namespace topofit::server {
 namespace {

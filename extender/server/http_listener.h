@@ -30,8 +30,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/status.h"
 #include "extender/server/reply.h"
-#include "topology/result.h"
 
 namespace topofit::server {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "extender/server/json_writer.h"
+#include "extender/protocol/json_writer.h"
 
 namespace topofit::server {
 namespace {
@@ -82,7 +82,7 @@ Reply ExtenderServer::Route(const HttpRequest& req, bool verbs, bool ops) {
 }
 
 Reply ExtenderServer::HandleVerb(const HttpRequest& req, Verb verb) {
-  static_assert(HttpRequest::kBodyPadding >= k8s::kJsonPadding);
+  static_assert(HttpRequest::kBodyPadding >= protocol::kJsonPadding);
   if (!req.too_large) return verbs_->Handle(verb, req.body, req.padded);
   std::string message = TooLarge(req);
   if (verb == Verb::kFilter || verb == Verb::kBind) return ExtenderVerbs::Refused(verb, message);

@@ -20,12 +20,12 @@
 #include <string>
 #include <thread>
 
+#include "base/status.h"
 #include "extender/model/cluster_model.h"
 #include "extender/server/extender_verbs.h"
 #include "extender/server/http_listener.h"
 #include "extender/server/metrics.h"
 #include "extender/server/query_api.h"
-#include "topology/result.h"
 
 namespace topofit::server {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "topology/result.h"
+#include "base/status.h"
 
 namespace topofit::server {
 

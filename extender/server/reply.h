@@ -3,6 +3,9 @@
 // functions and the recorder sees exactly what went on the wire.
 
 #include <string>
+#include <string_view>
+
+#include "extender/protocol/json_writer.h"
 
 namespace topofit::server {
 
@@ -15,5 +18,14 @@ struct Reply {
   // The request body was not JSON at all (the recorder then stores it as text).
   bool request_not_json = false;
 };
+
+// A reply with body {"error": message} and `status`, counted as an error.
+inline Reply JsonErrorReply(int status, std::string_view message) {
+  Reply r;
+  r.status = status;
+  r.body = protocol::JsonError(message);
+  r.error = true;
+  return r;
+}
 
 }  // namespace topofit::server

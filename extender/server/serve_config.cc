@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
-#include <sstream>
+#include "base/duration.h"
+#include "base/files.h"
 
 namespace topofit::server {
 
@@ -41,25 +41,6 @@ Status ParseOpsListen(const std::string& listen, ServerOptions& out) {
   return Status::Ok();
 }
 
-Result<model::Duration> ParseDuration(const std::string& text) {
-  double value = 0;
-  size_t used = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    return Error{fmt::format("invalid duration '{}'", text)};
-  }
-  std::string unit = text.substr(used);
-  double seconds;
-  if (unit.empty() || unit == "s") seconds = value;
-  else if (unit == "ms") seconds = value / 1000;
-  else if (unit == "m") seconds = value * 60;
-  else if (unit == "h") seconds = value * 3600;
-  else return Error{fmt::format("invalid duration '{}': unit must be ms, s, m or h", text)};
-  if (!(seconds > 0)) return Error{fmt::format("invalid duration '{}': must be positive", text)};
-  return std::chrono::duration_cast<model::Duration>(std::chrono::duration<double>(seconds));
-}
-
 Status ApplyConfigYaml(const std::string& yaml, ServeConfig& config) {
   try {
     YAML::Node root = YAML::Load(yaml);
@@ -83,7 +64,7 @@ Status ApplyConfigYaml(const std::string& yaml, ServeConfig& config) {
       } else if (key == "reservationTTL") {
         auto d = ParseDuration(v.as<std::string>());
         if (!d) return Error{"config reservationTTL: " + d.error()};
-        config.model.reservation_ttl = *d;
+        config.model.reservation_ttl = std::chrono::duration_cast<model::Duration>(*d);
       } else if (key == "scoring") {
         for (const auto& s : v) {
           std::string sk = s.first.as<std::string>();
@@ -109,11 +90,9 @@ Status ApplyConfigYaml(const std::string& yaml, ServeConfig& config) {
 }
 
 Status ApplyConfigFile(const std::string& path, ServeConfig& config) {
-  std::ifstream in(path);
-  if (!in) return Error{fmt::format("--config {}: cannot open", path)};
-  std::stringstream buf;
-  buf << in.rdbuf();
-  Status s = ApplyConfigYaml(buf.str(), config);
+  auto text = ReadFile(path);
+  if (!text) return Error{"--config: " + text.error()};
+  Status s = ApplyConfigYaml(*text, config);
   if (!s.ok()) return Error{fmt::format("{}: {}", path, s.error())};
   return s;
 }

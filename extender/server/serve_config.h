@@ -14,10 +14,10 @@
 
 #include <string>
 
+#include "base/status.h"
 #include "extender/model/cluster_model.h"
 #include "extender/model/pipeline_config.h"
 #include "extender/server/http_server.h"
-#include "topology/result.h"
 
 namespace topofit::server {
 
@@ -31,8 +31,6 @@ struct ServeConfig {
 Status ParseListen(const std::string& listen, ServerOptions& out);
 // "ADDR:PORT" into out.ops_host/ops_port; "" turns the separate ops listener off.
 Status ParseOpsListen(const std::string& listen, ServerOptions& out);
-// Reads a duration: "30s", "2m", "500ms", or a plain number of seconds.
-Result<model::Duration> ParseDuration(const std::string& text);
 // Applies the YAML text on top of `config`.
 Status ApplyConfigYaml(const std::string& yaml, ServeConfig& config);
 Status ApplyConfigFile(const std::string& path, ServeConfig& config);

@@ -6,19 +6,19 @@
 #include <string>
 #include <string_view>
 
-#include "extender/k8s/extender_args.h"
 #include "extender/k8s/object_decoder.h"
 #include "extender/k8s/quantity.h"
 #include "extender/k8s/snapshot.h"
+#include "extender/protocol/extender_args.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto copied = topofit::k8s::DecodeExtenderArgs(text);
+  auto copied = topofit::protocol::DecodeExtenderArgs(text);
   std::string padded(text);
-  padded.append(topofit::k8s::kJsonPadding, '\0');
-  topofit::k8s::ExtenderArgsOptions in_place;
+  padded.append(topofit::protocol::kJsonPadding, '\0');
+  topofit::protocol::ExtenderArgsOptions in_place;
   in_place.padded = true;
-  auto parsed = topofit::k8s::DecodeExtenderArgs(std::string_view(padded.data(), size), in_place);
+  auto parsed = topofit::protocol::DecodeExtenderArgs(std::string_view(padded.data(), size), in_place);
   if (copied.ok() != parsed.ok()) __builtin_trap();
   if (copied.ok()) {
     if (copied->node_names != parsed->node_names || copied->nodes.has_value() != parsed->nodes.has_value()) __builtin_trap();
@@ -27,8 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (a.name != b.name || a.json != b.json) __builtin_trap();
     }
   }
-  (void)topofit::k8s::DecodeBindingArgs(text);
-  (void)topofit::k8s::DecodePreemptionArgs(text);
+  (void)topofit::protocol::DecodeBindingArgs(text);
+  (void)topofit::protocol::DecodePreemptionArgs(text);
   (void)topofit::k8s::DecodePod(text);
   if (size < 64) (void)topofit::k8s::ParseQuantity(text);
   // YAML parsing is far slower; keep the inputs it sees small.

@@ -17,7 +17,7 @@ import (
 )
 
 // `topofit agent` against the real kube-apiserver, for a fake node, with the stand-in nvidia-smi
-// (extender/agent/testdata/fake-nvidia-smi) printing a shared fixture: it publishes the topology,
+// (extender/node/testdata/fake-nvidia-smi) printing a shared fixture: it publishes the topology,
 // skips an unchanged node, reports garbage as a TopologyParseError event without erasing, and
 // topofit serve places a `required` 4-GPU pod by the published NVLink topology.
 // Skipped while $TOPOFIT_BINARY lacks `serve --kubeconfig` or `agent --once`.

@@ -1,0 +1,26 @@
+#pragma once
+// The string toolkit: the few text helpers every parser of topofit needs, written once.
+//
+// Contract: pure functions on bytes; "space" means ASCII whitespace (' ', \t, \n, \v, \f, \r), and
+// case folding is ASCII only (Kubernetes names, labels and CSV headers are ASCII). Never throw.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace topofit {
+
+// `s` without leading and trailing ASCII whitespace (a view into `s`).
+std::string_view Trim(std::string_view s);
+
+// `s` with A-Z turned into a-z; other bytes unchanged.
+std::string AsciiLower(std::string_view s);
+
+// True when `a` and `b` are equal ignoring ASCII case.
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// The pieces of `s` between each `sep` (views into `s`): "a,,b" gives "a", "", "b"; "" gives one
+// empty piece. Pieces are not trimmed.
+std::vector<std::string_view> Split(std::string_view s, char sep);
+
+}  // namespace topofit

@@ -1,0 +1,288 @@
+// extender_loadgen: client-side latency of the extender verbs over loopback with keep-alive, next to
+// a do-nothing cpp-httplib server that parses the names with simdjson and echoes them (the floor).
+//
+//   build/bench/extender_loadgen [--iterations N] [--only TEXT] [--in-process]
+//
+// Scenarios: node-cache mode with 5,000 nodes (filter and prioritize), on an idle cluster (every
+// node passes, so filter sends 5,000 names back; nodes come in three states) and on a busy one (a
+// pod with random GPUs, CPU and memory on 7 of 8 nodes: nearly every node in a state of its own);
+// full-node mode with 1,000 realistic Node objects (filter).
+// Each scenario alternates requests to a do-nothing floor server (parse with simdjson, echo the
+// names or Nodes) on cpp-httplib, the same floor on topofit's transport (floor'), and topofit, so
+// all see the same machine noise. Prints median, p90 and p99 in milliseconds, and topofit's ratio to
+// both floors. --in-process calls both handlers directly instead
+// (no HTTP): what each costs the server's CPU.
+#include <fmt/format.h>
+#include <httplib.h>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/loadgen/raw_http_client.h"
+#include "extender/k8s/object_decoder.h"
+#include "extender/k8s/testing/busy_cluster.h"
+#include "extender/protocol/json_writer.h"
+#include "extender/server/extender_app.h"
+#include "extender/server/http_listener.h"
+
+namespace {
+
+using namespace topofit;
+
+std::string PodJson(int gpus) {
+  return fmt::format(R"({{"metadata":{{"name":"bench","namespace":"b","uid":"bench-uid"}},"spec":{{"containers":[{{"name":"c","resources":{{"limits":{{"nvidia.com/gpu":"{}"}}}}}}]}},"status":{{}}}})", gpus);
+}
+
+struct Stats {
+  double median, p90, p99;
+};
+
+Stats Summarise(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  auto at = [&](double q) { return ms[std::min(ms.size() - 1, size_t(q * ms.size()))]; };
+  return {at(0.5), at(0.9), at(0.99)};
+}
+
+double TimedPost(bench::RawHttpClient& c, const std::string& path, const std::string& body) {
+  auto start = std::chrono::steady_clock::now();
+  int status = c.Post(path, body);
+  double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (status != 200) {
+    std::fprintf(stderr, "request to %s failed (status %d)\n", path.c_str(), status);
+    std::exit(1);
+  }
+  return t;
+}
+
+struct Target {
+  bench::RawHttpClient* client;
+  std::string path;
+};
+
+// Requests to the targets alternate, so all see the same machine noise.
+std::vector<Stats> MeasureAlternating(const std::vector<Target>& targets, const std::string& body, int iterations) {
+  for (int i = 0; i < iterations / 10 + 5; ++i)  // Warm-up.
+    for (const Target& t : targets) TimedPost(*t.client, t.path, body);
+  std::vector<std::vector<double>> ms(targets.size());
+  for (int i = 0; i < iterations; ++i)
+    for (size_t k = 0; k < targets.size(); ++k) ms[k].push_back(TimedPost(*targets[k].client, targets[k].path, body));
+  std::vector<Stats> out;
+  for (auto& m : ms) out.push_back(Summarise(std::move(m)));
+  return out;
+}
+
+// The floor: parse the names with simdjson, echo them in the verb's reply shape. Plain functions, so
+// --in-process can time them without HTTP.
+std::vector<std::string_view> FloorNames(std::string_view body) {
+  thread_local simdjson::dom::parser p;
+  simdjson::padded_string padded(body);
+  simdjson::dom::element root = p.parse(padded);
+  std::vector<std::string_view> names;
+  for (std::string_view n : root["NodeNames"].get_array()) names.push_back(n);
+  return names;  // Views into the parser's string buffer, valid until its next parse.
+}
+
+std::string FloorFilter(std::string_view body) {
+  std::vector<std::string_view> names = FloorNames(body);
+  std::string out = R"({"Nodes":null,"NodeNames":[)";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) out += ',';
+    protocol::AppendJsonString(out, names[i]);
+  }
+  out += R"(],"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""})";
+  return out;
+}
+
+std::string FloorPrioritize(std::string_view body) {
+  std::vector<std::string_view> names = FloorNames(body);
+  std::string out = "[";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) out += ',';
+    out += R"({"Host":)";
+    protocol::AppendJsonString(out, names[i]);
+    out += R"(,"Score":0})";
+  }
+  out += ']';
+  return out;
+}
+
+// Full-node floor: parse the body, echo its Nodes list as sent (located by a plain text search).
+std::string FloorFilterFull(std::string_view body) {
+  thread_local simdjson::dom::parser p;
+  simdjson::padded_string padded(body);
+  simdjson::dom::element root = p.parse(padded);
+  if (root["Nodes"].error()) return "";
+  size_t from = body.find(R"("Nodes":)") + 8, to = body.rfind(R"(,"NodeNames")");
+  std::string out = R"({"Nodes":)";
+  out.append(body, from, to - from);
+  out += R"(,"NodeNames":null,"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""})";
+  return out;
+}
+
+std::string (*FloorFor(std::string_view path))(std::string_view) {
+  if (path == "/floor/filter") return FloorFilter;
+  if (path == "/floor/prioritize") return FloorPrioritize;
+  if (path == "/floor/filter-full") return FloorFilterFull;
+  return nullptr;
+}
+
+void FloorRoutes(httplib::Server& s) {
+  auto route = [&s](const char* path, std::string (*floor)(std::string_view)) {
+    s.Post(path, [floor](const httplib::Request& req, httplib::Response& res) {
+      res.set_content(floor(req.body), "application/json");
+    });
+  };
+  for (const char* path : {"/floor/filter", "/floor/prioritize", "/floor/filter-full"}) route(path, FloorFor(path));
+}
+
+// The same floor handlers behind topofit's own transport (HttpListener): what is left of
+// topofit's cost over the floor on equal transports is its handlers' work.
+server::Reply FloorOnListener(const server::HttpRequest& req) {
+  server::Reply r;
+  auto floor = FloorFor(req.path);
+  if (!floor) r.status = 404;
+  else r.body = floor(req.body);
+  return r;
+}
+
+// --in-process: the same two handlers called directly, alternating - the server's CPU time per
+// request without HTTP, to tell what topofit's own work costs from what the transport costs.
+std::pair<Stats, Stats> MeasureInProcess(std::string (*floor)(std::string_view), server::ExtenderVerbs& verbs,
+                                         server::Verb verb, const std::string& body, int iterations) {
+  auto time = [](auto&& f) {
+    auto start = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::vector<double> f, e;
+  for (int i = 0; i < iterations / 10 + 5 + iterations; ++i) {
+    double tf = time([&] { floor(body); });
+    double te = time([&] { verbs.Handle(verb, body); });
+    if (i < iterations / 10 + 5) continue;  // Warm-up.
+    f.push_back(tf);
+    e.push_back(te);
+  }
+  return {Summarise(std::move(f)), Summarise(std::move(e))};
+}
+
+void Print(const char* what, Stats s) {
+  std::printf("%-44s median %7.3f ms   p90 %7.3f ms   p99 %7.3f ms\n", what, s.median, s.p90, s.p99);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int iterations = 2000;
+  std::string only;  // Runs only the scenarios whose label contains this text (for profiling).
+  bool in_process = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--in-process") == 0) in_process = true;
+    if (i + 1 == argc) break;
+    if (std::strcmp(argv[i], "--iterations") == 0) iterations = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--only") == 0) only = argv[i + 1];
+  }
+
+  server::ServeConfig cfg;
+  cfg.server.host = "127.0.0.1";
+  cfg.server.port = 0;
+  k8s::Snapshot snap;
+  for (int i = 0; i < 5000; ++i) {
+    auto node = k8s::DecodeNode(k8s::testing::RealisticNode(i));
+    if (!node) return std::fprintf(stderr, "%s\n", node.error().c_str()), 1;
+    snap.nodes.push_back(std::move(*node));
+  }
+  // Two extenders: one on the idle cluster, one on the same cluster made busy.
+  auto app = server::ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
+  auto busy = server::ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
+  if (!app || !busy) return std::fprintf(stderr, "cannot create the extenders\n"), 1;
+  (*app)->Load(snap);
+  std::vector<std::string> names_of;
+  for (const auto& n : snap.nodes) names_of.push_back(n.meta.name);
+  snap.pods = k8s::testing::BusyPods(names_of);
+  (*busy)->Load(snap);
+  for (auto* a : {&*app, &*busy})
+    if (auto s = (*a)->server().Start(); !s.ok()) return std::fprintf(stderr, "%s\n", s.error().c_str()), 1;
+
+  httplib::Server floor;
+  floor.set_tcp_nodelay(true);
+  floor.set_keep_alive_max_count(std::numeric_limits<size_t>::max());
+  FloorRoutes(floor);
+  int floor_port = floor.bind_to_any_port("127.0.0.1");
+  std::thread floor_thread([&] { floor.listen_after_bind(); });
+  while (!floor.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  server::ListenerOptions listener_options;
+  listener_options.host = "127.0.0.1";
+  listener_options.port = 0;
+  listener_options.threads = 4;
+  server::HttpListener floor_listener(listener_options, FloorOnListener);
+  if (auto s = floor_listener.Bind(); !s.ok()) return std::fprintf(stderr, "%s\n", s.error().c_str()), 1;
+  std::thread floor_listener_thread([&] { floor_listener.Run(); });
+
+  std::string names = "[";
+  for (int i = 0; i < 5000; ++i) names += (i ? ",\"" : "\"") + k8s::testing::Ec2NodeName(i) + "\"";
+  names += "]";
+  std::string cache_body = R"({"Pod":)" + PodJson(2) + R"(,"Nodes":null,"NodeNames":)" + names + "}";
+  std::string full_body = R"({"Pod":)" + PodJson(2) + R"(,"Nodes":{"metadata":{},"items":[)";
+  for (int i = 0; i < 1000; ++i) full_body += (i ? "," : "") + k8s::testing::RealisticNode(i);
+  full_body += R"(]},"NodeNames":null})";
+
+  bench::RawHttpClient ext("127.0.0.1", (*app)->server().port());
+  bench::RawHttpClient ext_busy("127.0.0.1", (*busy)->server().port());
+  bench::RawHttpClient flo("127.0.0.1", floor_port);
+  bench::RawHttpClient flo_listener("127.0.0.1", floor_listener.port());
+  std::printf("extender_loadgen: %d requests per scenario, keep-alive, loopback; filter body %zu KB, full-node body %zu KB\n",
+              iterations, cache_body.size() / 1024, full_body.size() / 1024);
+  struct Scenario {
+    const char* name;
+    const char* floor_path;
+    std::string (*floor)(std::string_view);
+    const char* path;
+    server::Verb verb;
+    const std::string* body;
+    int iterations;
+    server::ExtenderApp* app;
+    bench::RawHttpClient* client;
+  };
+  const int full_iterations = std::max(50, iterations / 10);
+  for (const Scenario& sc : {
+           Scenario{"filter     (node-cache, 5,000 nodes)", "/floor/filter", FloorFilter, "/scheduler/filter",
+                    server::Verb::kFilter, &cache_body, iterations, app->get(), &ext},
+           Scenario{"prioritize (node-cache, 5,000 nodes)", "/floor/prioritize", FloorPrioritize,
+                    "/scheduler/prioritize", server::Verb::kPrioritize, &cache_body, iterations, app->get(), &ext},
+           Scenario{"filter     (node-cache, 5,000 busy)", "/floor/filter", FloorFilter, "/scheduler/filter",
+                    server::Verb::kFilter, &cache_body, iterations, busy->get(), &ext_busy},
+           Scenario{"prioritize (node-cache, 5,000 busy)", "/floor/prioritize", FloorPrioritize,
+                    "/scheduler/prioritize", server::Verb::kPrioritize, &cache_body, iterations, busy->get(),
+                    &ext_busy},
+           Scenario{"filter     (full-node, 1,000 Nodes)", "/floor/filter-full", FloorFilterFull, "/scheduler/filter",
+                    server::Verb::kFilter, &full_body, full_iterations, app->get(), &ext},
+       }) {
+    if (!only.empty() && std::string_view(sc.name).find(only) == std::string_view::npos) continue;
+    if (in_process) {
+      auto [f, t] = MeasureInProcess(sc.floor, sc.app->verbs(), sc.verb, *sc.body, sc.iterations);
+      Print(("floor   " + std::string(sc.name)).c_str(), f);
+      Print(("topofit " + std::string(sc.name)).c_str(), t);
+      std::printf("%-44s median %7.2fx    p99 %7.2fx\n", "  topofit / floor", t.median / f.median, t.p99 / f.p99);
+      continue;
+    }
+    std::vector<Stats> s = MeasureAlternating(
+        {{&flo, sc.floor_path}, {&flo_listener, sc.floor_path}, {sc.client, sc.path}}, *sc.body, sc.iterations);
+    Print(("floor   " + std::string(sc.name)).c_str(), s[0]);
+    Print(("floor'  " + std::string(sc.name)).c_str(), s[1]);
+    Print(("topofit " + std::string(sc.name)).c_str(), s[2]);
+    std::printf("%-44s median %7.2fx    p99 %7.2fx\n", "  topofit / floor", s[2].median / s[0].median, s[2].p99 / s[0].p99);
+    std::printf("%-44s median %7.2fx    p99 %7.2fx\n", "  topofit / floor'", s[2].median / s[1].median, s[2].p99 / s[1].p99);
+  }
+  floor.stop();
+  floor_thread.join();
+  floor_listener.Stop();
+  floor_listener_thread.join();
+  (*app)->server().Stop();
+  (*busy)->server().Stop();
+  return 0;
+}

@@ -1,0 +1,119 @@
+// Policies: the device plugin's set choice, kube-scheduler's and the paper's scores, topofit's pipeline.
+#include <doctest/doctest.h>
+
+#include "bench/device_plugin_alloc.h"
+#include "bench/kube_policies.h"
+#include "bench/paper_policies.h"
+#include "bench/run_metrics.h"
+#include "bench/sim_cluster.h"
+#include "bench/topofit_policy.h"
+#include "topology/profiles.h"
+
+using namespace topofit;
+using namespace topofit::bench;
+
+namespace {
+
+std::unique_ptr<SimCluster> Cluster(std::vector<NodeSpec> nodes) {
+  auto map = GpuModelMap::Parse("", "");
+  auto c = SimCluster::Build(std::move(nodes), *map);
+  REQUIRE_MESSAGE(c.ok(), (c.ok() ? "" : c.error()));
+  return std::move(c).value();
+}
+
+NodeSpec Node(std::string name, std::string profile, int gpus, int64_t cpu = 96000, int64_t mem = 393216) {
+  return NodeSpec{std::move(name), cpu, mem, gpus, profile, profile};
+}
+
+PodSpec Pod(std::string name, int gpus, int64_t cpu = 1000, int64_t mem = 1024) {
+  PodSpec p;
+  p.name = std::move(name);
+  p.gpus = gpus;
+  p.cpu_milli = cpu;
+  p.memory_mib = mem;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("device plugin: every split into groups of the request size, best total wins") {
+  // GPUs 0-1 and 2-3 share a PCIe switch (PIX, 50 points); other pairs cross sockets (SYS, 10).
+  PairMatrix m(4);
+  for (int a = 0; a < 4; ++a)
+    for (int b = a + 1; b < 4; ++b) m.Set(a, b, Link{LinkClass::Sys, 0}, 10000);
+  m.Set(0, 1, Link{LinkClass::Pix, 0}, 20000);
+  m.Set(2, 3, Link{LinkClass::Pix, 0}, 20000);
+  DevicePluginAllocator dp(m, {});
+  CHECK(dp.PairScore(0, 1) == 50);
+  CHECK(dp.SetScore(GpuSet::Of({0, 1, 2})) == 70);
+  CHECK(*dp.Allocate(GpuSet::FirstN(4), 2) == GpuSet::Of({0, 1}));
+  // Free {1,2,3} padded to [1,2,3,-]: the split {1,-},{2,3} scores 50, beating {1,2},{3,-} and {1,3},{2,-}.
+  CHECK(*dp.Allocate(GpuSet::Of({1, 2, 3}), 2) == GpuSet::Of({2, 3}));
+  // One GPU: the first free one.
+  CHECK(*dp.Allocate(GpuSet::Of({2, 3}), 1) == GpuSet::Of({2}));
+  CHECK_FALSE(dp.Allocate(GpuSet::Of({2}), 2).has_value());
+}
+
+TEST_CASE("device plugin on a DGX-1: NV2 pairs and the fully meshed quads") {
+  auto topo = Topology::Build(*ProfileMatrix("dgx1-v100"));
+  REQUIRE(topo.ok());
+  DevicePluginAllocator dp(**topo);
+  CHECK(dp.PairScore(0, 3) >= 200);  // NV2 plus its PCIe path
+  CHECK(dp.PairScore(0, 1) < 200);   // NV1
+  CHECK(dp.PairScore(0, 5) == 10);   // SYS
+  CHECK(*dp.Allocate(GpuSet::FirstN(8), 2) == GpuSet::Of({0, 3}));
+  CHECK(*dp.Allocate(GpuSet::FirstN(8), 4) == GpuSet::Of({0, 1, 2, 3}));
+  CHECK(*dp.Allocate(GpuSet::FirstN(8), 8) == GpuSet::FirstN(8));
+}
+
+TEST_CASE("kube-scheduler scores, integer arithmetic as upstream") {
+  auto c = Cluster({Node("n", "generic-pcie-4", 4, 10000, 10000)});
+  const SimNode& n = c->node(0);
+  PodSpec p = Pod("p", 1, 5000, 2500);
+  CHECK(LeastAllocatedScore(n, p) == (50 + 75) / 2);
+  CHECK(MostAllocatedScore(n, p) == (50 + 25 + 25) / 3);
+  CHECK(BalancedAllocationScore(n, p) == 87);  // 100 * (1 - |0.5 - 0.25| / 2) = 87.5
+}
+
+TEST_CASE("paper baselines: best fit prefers the tighter node, packing prefers used nodes") {
+  auto c = Cluster({Node("big", "generic-pcie-8", 8, 128000), Node("small", "generic-pcie-2", 2, 16000)});
+  PodSpec p = Pod("p", 1, 4000);
+  CHECK(BestFitScore(c->node(1), p) > BestFitScore(c->node(0), p));
+  CHECK(GpuPackingScore(c->node(0), p) == 25);  // untouched node: 33 - 8
+  c->Bind(0, Pod("x", 1), GpuSet::Of({0}));
+  CHECK(GpuPackingScore(c->node(0), p) == 49);  // used node: 50 - 1
+  CHECK(GpuPackingScore(c->node(0), Pod("cpu", 0)) == 0);
+  CHECK(DotProdScore(c->node(1), p) > DotProdScore(c->node(0), p));
+}
+
+TEST_CASE("topofit runs E1's pipeline: a 4-GPU pod gets an NVLink quad, the best set in the cluster") {
+  auto c = Cluster({Node("pcie", "pcie-8-dual-socket", 8), Node("dgx", "dgx1-v100", 8)});
+  auto policy = MakeTopofitPolicy(PolicyOptions{});
+  REQUIRE(policy->Reset(*c, 42).ok());
+  RunMetrics m;
+  RecordingReplayer replay(c.get(), policy.get(), &m);
+  Placement p = replay.Arrive(Pod("train", 4));
+  REQUIRE(p.ok());
+  CHECK(p.node == 1);
+  CHECK((p.gpus == GpuSet::Of({0, 1, 2, 3}) || p.gpus == GpuSet::Of({4, 5, 6, 7})));
+  REQUIRE(m.multi.size() == 1);
+  CHECK(m.multi[0].bandwidth_gbps == doctest::Approx(m.multi[0].best_gbps));
+  CHECK(c->gpus_allocated() == 4);
+  // The departure frees the GPUs in both the simulated cluster and topofit's model.
+  replay.Depart(Pod("train", 4), p);
+  CHECK(c->gpus_allocated() == 0);
+  Placement again = replay.Arrive(Pod("train2", 8));
+  CHECK(again.ok());
+}
+
+TEST_CASE("kube-default with the device plugin's set, measured against the cluster's best") {
+  auto c = Cluster({Node("dgx", "dgx1-v100", 8)});
+  auto policy = MakeKubeDefaultPolicy();
+  REQUIRE(policy->Reset(*c, 1).ok());
+  RunMetrics m;
+  RecordingReplayer replay(c.get(), policy.get(), &m);
+  REQUIRE(replay.Arrive(Pod("a", 2)).ok());
+  REQUIRE(m.multi.size() == 1);
+  CHECK(m.multi[0].bandwidth_gbps > 0);
+  CHECK(m.decision_us.size() == 1);
+}

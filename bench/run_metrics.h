@@ -1,0 +1,63 @@
+#pragma once
+// RunMetrics: what one replay (one policy, one seed or one trace) measured, and RecordingReplayer, the
+// single place where a pod is filtered, placed, bound and measured - shared by both drivers so the
+// paper protocol and the time-ordered replay count the same way.
+//
+// Per arrival: kube-scheduler's filters, the policy's choice (the decision time covers both, in
+// microseconds), the bind. For every placed multi-GPU pod: the predicted ring bandwidth of its set
+// (SetSelector::RingMbps) and whether it equals the best ring any feasible node offered for that size
+// at that moment (SetSelector::BestRingMbps over every node passing kube-scheduler's filters).
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "bench/policy.h"
+#include "bench/sim_cluster.h"
+
+namespace topofit::bench {
+
+struct CurvePoint {
+  double x = 0;                // Paper protocol: arrived GPU request, % of capacity. Timed: hours.
+  double allocated_pct = 0;    // GPUs allocated, % of capacity.
+};
+
+struct MultiGpuPlacement {
+  int gpus = 0;
+  double bandwidth_gbps = 0;
+  double best_gbps = 0;        // Best available in the cluster at that moment.
+};
+
+struct RunMetrics {
+  std::string policy;
+  uint64_t seed = 0;
+  int64_t capacity = 0;
+  int64_t arrivals = 0;
+  int64_t failed_pods = 0;               // Whole run.
+  int64_t failed_gpu_pods = 0;
+  int64_t failed_pods_at_100 = 0;        // Paper protocol: before the arrived request reached 100%.
+  double unallocated_pct_at_100 = 0;     // Paper: at 100% arrival; timed: time-weighted mean.
+  std::vector<CurvePoint> curve;         // One point per arrival.
+  std::vector<MultiGpuPlacement> multi;  // Placed multi-GPU pods.
+  std::vector<float> decision_us;
+  std::string error;                     // Non-empty when the run could not start (policy Reset failed).
+};
+
+class RecordingReplayer {
+ public:
+  RecordingReplayer(SimCluster* cluster, Policy* policy, RunMetrics* out);
+  // Places `pod` (its name unique in the run). Returns the placement (node -1 when it failed).
+  Placement Arrive(const PodSpec& pod);
+  void Depart(const PodSpec& pod, const Placement& placement);
+
+ private:
+  uint32_t BestRingAnywhere(const PodSpec& pod, const std::vector<int>& feasible);
+  SimCluster* cluster_;
+  Policy* policy_;
+  RunMetrics* out_;
+  std::vector<int> feasible_;
+  std::unordered_map<uint64_t, uint32_t> best_ring_memo_;  // (type, free mask, k) -> ring
+};
+
+}  // namespace topofit::bench

@@ -1,0 +1,149 @@
+#include "bench/sim_cluster.h"
+
+#include <algorithm>
+#include <cassert>
+#include <map>
+
+#include "base/files.h"
+#include "bench/openb_csv.h"
+
+namespace topofit::bench {
+
+Result<std::unique_ptr<SimCluster>> SimCluster::Build(std::vector<NodeSpec> nodes, const GpuModelMap& map) {
+  TopologyRegistry registry;
+  std::vector<NodeType> types;
+  std::vector<int> type_of(nodes.size(), -1);
+  std::map<std::pair<std::string, int>, int> by_key;  // (topology spec, gpus) -> type
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const NodeSpec& n = nodes[i];
+    if (n.gpus <= 0) continue;
+    std::string spec = n.profile;
+    if (spec.empty()) {
+      auto s = map.TopologyFor(n.model, n.gpus);
+      if (!s) return Error{"node " + n.name + ": " + s.error()};
+      spec = *s;
+    }
+    auto key = std::make_pair(n.model + "\n" + spec, n.gpus);
+    auto it = by_key.find(key);
+    if (it == by_key.end()) {
+      auto topo = ResolveTopology(spec, n.gpus, registry);
+      if (!topo) return Error{"node " + n.name + " (" + n.model + " x" + std::to_string(n.gpus) + "): " + topo.error()};
+      NodeType t;
+      t.id = int(types.size());
+      t.model = n.model;
+      t.gpus = n.gpus;
+      t.topology_spec = spec;
+      t.topology = *topo;
+      bool is_file = spec.find('/') != std::string::npos || spec.ends_with(".txt");
+      if (is_file) {
+        auto text = ReadFile(spec);
+        if (!text) return Error{text.error()};
+        t.annotation = *text;
+      } else {
+        t.annotation = spec;
+      }
+      types.push_back(std::move(t));
+      it = by_key.emplace(key, int(types.size()) - 1).first;
+    }
+    type_of[i] = it->second;
+  }
+  return Build(std::move(nodes), std::move(types), std::move(type_of));
+}
+
+Result<std::unique_ptr<SimCluster>> SimCluster::Build(std::vector<NodeSpec> nodes, std::vector<NodeType> types,
+                                                      std::vector<int> type_of_node) {
+  if (type_of_node.size() != nodes.size()) return Error{"type_of_node must have one entry per node"};
+  std::unique_ptr<SimCluster> c(new SimCluster());
+  c->specs_ = std::move(nodes);
+  c->types_ = std::move(types);
+  c->nodes_.resize(c->specs_.size());
+  for (size_t i = 0; i < c->specs_.size(); ++i) {
+    const NodeSpec& s = c->specs_[i];
+    SimNode& n = c->nodes_[i];
+    n.spec = &s;
+    n.type = type_of_node[i];
+    if (s.gpus > 0) {
+      if (n.type < 0 || n.type >= int(c->types_.size())) return Error{"node " + s.name + " has GPUs but no type"};
+      const NodeType& t = c->types_[n.type];
+      if (!t.topology || t.topology->gpu_count() != s.gpus) {
+        return Error{"node " + s.name + ": its type's topology does not have " + std::to_string(s.gpus) + " GPUs"};
+      }
+      if (s.gpus > GpuSet::kMaxGpus) return Error{"node " + s.name + ": more than 64 GPUs"};
+      auto m = std::find(c->models_.begin(), c->models_.end(), s.model);
+      if (m == c->models_.end()) {
+        if (c->models_.size() == 64) return Error{"more than 64 distinct GPU models"};
+        c->models_.push_back(s.model);
+        m = c->models_.end() - 1;
+      }
+      n.model_id = int(m - c->models_.begin());
+      n.all = GpuSet::FirstN(s.gpus);
+      c->gpu_capacity_ += s.gpus;
+    }
+  }
+  c->Reset();
+  return c;
+}
+
+std::unique_ptr<SimCluster> SimCluster::Clone() const {
+  std::unique_ptr<SimCluster> c(new SimCluster(*this));
+  for (size_t i = 0; i < c->nodes_.size(); ++i) c->nodes_[i].spec = &c->specs_[i];
+  c->Reset();
+  return c;
+}
+
+void SimCluster::Reset() {
+  for (auto& n : nodes_) {
+    n.free_cpu = n.spec->cpu_milli;
+    n.free_mem = n.spec->memory_mib;
+    n.free = n.all;
+  }
+  gpus_allocated_ = 0;
+}
+
+uint64_t SimCluster::AllowedModels(const PodSpec& pod) const {
+  if (pod.gpu_models.empty()) return ~uint64_t{0};
+  uint64_t mask = 0;
+  for (const auto& m : pod.gpu_models) {
+    auto it = std::find(models_.begin(), models_.end(), m);
+    if (it != models_.end()) mask |= uint64_t{1} << (it - models_.begin());
+  }
+  return mask;
+}
+
+bool SimCluster::Fits(const PodSpec& pod, uint64_t allowed_models, int i) const {
+  const SimNode& n = nodes_[i];
+  if (n.free_cpu < pod.cpu_milli || n.free_mem < pod.memory_mib) return false;
+  if (pod.gpus > 0) {
+    if (n.free_gpus() < pod.gpus) return false;
+    if (n.model_id < 0 || !((allowed_models >> n.model_id) & 1)) return false;
+  }
+  return true;
+}
+
+void SimCluster::Feasible(const PodSpec& pod, std::vector<int>* out) const {
+  out->clear();
+  uint64_t allowed = AllowedModels(pod);
+  for (int i = 0; i < int(nodes_.size()); ++i) {
+    if (Fits(pod, allowed, i)) out->push_back(i);
+  }
+}
+
+void SimCluster::Bind(int i, const PodSpec& pod, GpuSet gpus) {
+  SimNode& n = nodes_[i];
+  assert(gpus.IsSubsetOf(n.free) && gpus.size() == pod.gpus);
+  n.free_cpu -= pod.cpu_milli;
+  n.free_mem -= pod.memory_mib;
+  n.free = n.free - gpus;
+  gpus_allocated_ += gpus.size();
+}
+
+void SimCluster::Release(int i, const PodSpec& pod, GpuSet gpus) {
+  SimNode& n = nodes_[i];
+  assert(!gpus.Intersects(n.free));
+  n.free_cpu += pod.cpu_milli;
+  n.free_mem += pod.memory_mib;
+  n.free = n.free | gpus;
+  gpus_allocated_ -= gpus.size();
+}
+
+}  // namespace topofit::bench

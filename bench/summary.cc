@@ -1,0 +1,95 @@
+#include "bench/summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace topofit::bench {
+
+double Percentile(std::vector<float> sample, double p) {
+  if (sample.empty()) return 0;
+  size_t rank = size_t(std::ceil(p / 100.0 * double(sample.size())));
+  rank = std::clamp<size_t>(rank, 1, sample.size());
+  std::nth_element(sample.begin(), sample.begin() + (rank - 1), sample.end());
+  return sample[rank - 1];
+}
+
+namespace {
+
+// Allocated % after the last arrival at or below each grid point (the curve is a step function).
+std::vector<double> OnGrid(const std::vector<CurvePoint>& curve, int points) {
+  std::vector<double> out(points, 0);
+  size_t k = 0;
+  double last = 0;
+  for (int g = 0; g < points; ++g) {
+    while (k < curve.size() && curve[k].x <= g + 1e-9) last = curve[k++].allocated_pct;
+    out[g] = last;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<PolicySummary> Summarize(const std::vector<RunMetrics>& runs, double grid_max) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const RunMetrics*>> groups;
+  for (const auto& r : runs) {
+    if (!groups.count(r.policy)) order.push_back(r.policy);
+    groups[r.policy].push_back(&r);
+  }
+  std::vector<PolicySummary> out;
+  for (const auto& name : order) {
+    const auto& g = groups[name];
+    PolicySummary s;
+    s.policy = name;
+    s.runs = int(g.size());
+    std::vector<float> decisions;
+    int64_t best = 0;
+    double bw = 0, best_bw = 0;
+    double max_x = 0;
+    for (const auto* r : g) {
+      if (!r->error.empty()) s.error = r->error;
+      s.unallocated_gpu_pct += r->unallocated_pct_at_100;
+      s.failed_pods += double(r->failed_pods_at_100);
+      s.failed_pods_total += double(r->failed_pods);
+      for (const auto& m : r->multi) {
+        ++s.multi_gpu_pods;
+        bw += m.bandwidth_gbps;
+        best_bw += m.best_gbps;
+        if (m.bandwidth_gbps + 1e-9 >= m.best_gbps) ++best;
+        s.multi.push_back(m);
+      }
+      decisions.insert(decisions.end(), r->decision_us.begin(), r->decision_us.end());
+      if (!r->curve.empty()) max_x = std::max(max_x, r->curve.back().x);
+    }
+    double n = std::max(1, s.runs);
+    s.unallocated_gpu_pct /= n;
+    s.failed_pods /= n;
+    s.failed_pods_total /= n;
+    if (s.runs > 1) {
+      double var = 0;
+      for (const auto* r : g) var += std::pow(r->unallocated_pct_at_100 - s.unallocated_gpu_pct, 2);
+      s.unallocated_gpu_pct_stddev = std::sqrt(var / (s.runs - 1));
+    }
+    if (s.multi_gpu_pods > 0) {
+      s.multi_gpu_best_set_pct = 100.0 * double(best) / double(s.multi_gpu_pods);
+      s.multi_gpu_mean_bandwidth_gbps = bw / double(s.multi_gpu_pods);
+      s.multi_gpu_mean_best_gbps = best_bw / double(s.multi_gpu_pods);
+    }
+    s.decision_us_p50 = Percentile(decisions, 50);
+    s.decision_us_p99 = Percentile(decisions, 99);
+    int points = int(std::min(grid_max, std::floor(max_x))) + 1;
+    if (points > 0 && !g.empty()) {
+      std::vector<double> acc(points, 0);
+      for (const auto* r : g) {
+        auto v = OnGrid(r->curve, points);
+        for (int i = 0; i < points; ++i) acc[i] += v[i];
+      }
+      for (int i = 0; i < points; ++i) s.curve.push_back({double(i), acc[i] / double(g.size())});
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace topofit::bench

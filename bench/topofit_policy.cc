@@ -1,0 +1,139 @@
+#include "bench/topofit_policy.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/host_selection.h"
+#include "bench/kube_policies.h"
+#include "extender/k8s/objects.h"
+#include "extender/model/cluster_model.h"
+#include "extender/model/pipeline.h"
+
+namespace topofit::bench {
+
+int64_t InTreeDefaultScore(const SimNode& node, const PodSpec& pod) {
+  return LeastAllocatedScore(node, pod) + BalancedAllocationScore(node, pod);
+}
+
+int64_t InTreeScore(const SimNode& node, const PodSpec& pod, bool most_allocated) {
+  if (!most_allocated) return InTreeDefaultScore(node, pod);
+  return MostAllocatedScore(node, pod) + BalancedAllocationScore(node, pod);
+}
+
+namespace {
+
+class TopofitPolicy final : public Policy {
+ public:
+  explicit TopofitPolicy(const PolicyOptions& o)
+      : weight_(o.extender_weight), most_(o.in_tree == "most"), config_(o.pipeline) {}
+  std::string name() const override { return most_ ? "topofit-mostallocated" : "topofit"; }
+
+  Status Reset(const SimCluster& cluster, uint64_t seed) override {
+    rng_.seed(seed);
+    pipeline_.reset();
+    model_ = std::make_unique<model::ClusterModel>();
+    if (auto st = model::Pipeline::Validate(config_); !st) return Error{"topofit pipeline: " + st.error()};
+    pipeline_ = std::make_unique<model::Pipeline>(model_.get(), config_);
+    names_.clear();
+    for (const auto& n : cluster.nodes()) {
+      k8s::NodeObject obj;
+      obj.meta.name = n.spec->name;
+      obj.allocatable_gpus = obj.capacity_gpus = n.spec->gpus;
+      obj.allocatable_cpu_milli = n.spec->cpu_milli;
+      obj.allocatable_memory_bytes = n.spec->memory_mib << 20;
+      if (n.type >= 0) obj.meta.annotations[k8s::kTopologyAnnotation] = cluster.types()[n.type].annotation;
+      model_->ApplyNode(obj);
+      names_.push_back(n.spec->name);
+    }
+    return Status::Ok();
+  }
+
+  Placement Place(const SimCluster& cluster, const PodSpec& pod, std::span<const int> feasible) override {
+    Placement p;
+    if (pod.gpus <= 0) {
+      p.node = PickMax(cluster, pod, feasible, {});
+      return p;
+    }
+    model::PodRequest req = Request(pod);
+    std::vector<std::string_view> names;
+    names.reserve(feasible.size());
+    for (int i : feasible) names.push_back(names_[i]);
+    model::FilterOutcome f = pipeline_->Filter(req, std::span<const std::string_view>(names));
+    if (f.passed.empty()) return p;
+    std::vector<std::string_view> passed_names;
+    std::vector<int> passed;
+    for (uint32_t idx : f.passed) {
+      passed_names.push_back(names[idx]);
+      passed.push_back(feasible[idx]);
+    }
+    std::vector<int> ext(passed.size(), 0);
+    // Prioritize is skipped by kube-scheduler when one node is left; scoring it anyway changes nothing.
+    for (const auto& s : pipeline_->Prioritize(req, std::span<const std::string_view>(passed_names))) {
+      ext[s.index] = s.score;
+    }
+    int choice = PickMax(cluster, pod, passed, ext);
+    if (choice < 0) return p;
+    auto set = pipeline_->ReserveBest(req, names_[choice]);
+    if (!set) return p;
+    (void)pipeline_->Confirm(req.uid);
+    p.node = choice;
+    p.gpus = *set;
+    return p;
+  }
+
+  // A pod without GPUs still takes CPU and memory on its node; the extender's model learns it from the
+  // pod watch (a bound pod), which is what this does. GPU pods are already held by ReserveBest.
+  void Bound(const SimCluster&, const PodSpec& pod, const Placement& placement) override {
+    if (pod.gpus > 0) return;
+    k8s::PodObject obj;
+    obj.meta.uid = pod.name;
+    obj.meta.name = pod.name;
+    obj.meta.namespace_ = "bench";
+    obj.cpu_milli = pod.cpu_milli;
+    obj.memory_bytes = pod.memory_mib << 20;
+    obj.node_name = names_[placement.node];
+    obj.phase = "Running";
+    model_->ApplyPod(obj);
+  }
+
+  void Released(const SimCluster&, const PodSpec& pod, const Placement& placement) override {
+    model_->DeletePod(pod.name);
+  }
+
+ private:
+  model::PodRequest Request(const PodSpec& pod) const {
+    model::PodRequest r;
+    r.uid = pod.name;
+    r.namespace_ = "bench";
+    r.name = pod.name;
+    r.gpus = pod.gpus;
+    r.cpu_milli = pod.cpu_milli;  // As kube-scheduler's pod carries them: the model holds them with the GPUs.
+    r.memory_bytes = pod.memory_mib << 20;
+    return r;
+  }
+
+  // kube-scheduler's choice: highest in-tree + extender total, ties at random (selectHost).
+  int PickMax(const SimCluster& cluster, const PodSpec& pod, std::span<const int> nodes, const std::vector<int>& ext) {
+    int k = SelectHost(nodes.size(), [&](size_t i) {
+      return InTreeScore(cluster.node(nodes[i]), pod, most_) + (ext.empty() ? 0 : ExtenderTotal(ext[i], weight_));
+    }, rng_);
+    return k < 0 ? -1 : nodes[k];
+  }
+
+  int weight_;
+  bool most_;
+  model::PipelineConfig config_;
+  std::mt19937_64 rng_;
+  std::unique_ptr<model::ClusterModel> model_;
+  std::unique_ptr<model::Pipeline> pipeline_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> MakeTopofitPolicy(const PolicyOptions& options) {
+  return std::make_unique<TopofitPolicy>(options);
+}
+
+}  // namespace topofit::bench

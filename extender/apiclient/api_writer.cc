@@ -1,0 +1,58 @@
+#include "extender/apiclient/api_writer.h"
+
+#include <nlohmann/json.hpp>
+
+namespace topofit::apiclient {
+namespace {
+
+std::string StringAt(const nlohmann::json& j, const char* pointer) {
+  nlohmann::json::json_pointer ptr(pointer);
+  if (!j.contains(ptr)) return {};
+  const auto& v = j.at(ptr);
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+}  // namespace
+
+std::string PodPath(const std::string& namespace_, const std::string& name) {
+  return "/api/v1/namespaces/" + UrlEncode(namespace_) + "/pods/" + UrlEncode(name);
+}
+
+Status ApiWriter::PatchPodAnnotation(const std::string& namespace_, const std::string& name,
+                                     const std::string& key, const std::string& value) {
+  nlohmann::json patch = {{"metadata", {{"annotations", {{key, value}}}}}};
+  auto res = api_.Do("PATCH", PodPath(namespace_, name), patch.dump(), "application/merge-patch+json");
+  if (!res.ok()) return Error{"annotate pod " + namespace_ + "/" + name + ": " + res.error()};
+  if (res->status / 100 != 2)
+    return Error{"annotate pod " + namespace_ + "/" + name + ": " + ApiErrorMessage(*res)};
+  return Status::Ok();
+}
+
+Status ApiWriter::Bind(const std::string& namespace_, const std::string& name, const std::string& uid,
+                       const std::string& node) {
+  nlohmann::json binding = {
+      {"apiVersion", "v1"},
+      {"kind", "Binding"},
+      {"metadata", {{"name", name}, {"namespace", namespace_}}},
+      {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}},
+  };
+  if (!uid.empty()) binding["metadata"]["uid"] = uid;
+  std::string what = "bind pod " + namespace_ + "/" + name + " to " + node + ": ";
+  auto res = api_.Do("POST", PodPath(namespace_, name) + "/binding", binding.dump(), "application/json");
+  if (res.ok() && res->status / 100 == 2) return Status::Ok();
+  std::string failure = res.ok() ? ApiErrorMessage(*res) : res.error();
+
+  // Already bound to this node (our earlier attempt succeeded but its reply was lost)? Success.
+  auto pod = api_.Do("GET", PodPath(namespace_, name));
+  if (pod.ok() && pod->status == 200) {
+    auto j = nlohmann::json::parse(pod->body, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object()) {
+      std::string bound = StringAt(j, "/spec/nodeName");
+      std::string got_uid = StringAt(j, "/metadata/uid");
+      if (bound == node && (uid.empty() || got_uid == uid)) return Status::Ok();
+    }
+  }
+  return Error{what + failure};
+}
+
+}  // namespace topofit::apiclient

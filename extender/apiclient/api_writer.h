@@ -1,0 +1,40 @@
+#pragma once
+// ApiWriter: the bind path's two writes to the API server - the pod's topofit.io/gpu-ids annotation,
+// then the v1 Binding - with the API server's own message on failure.
+//
+// Implements k8s::KubeWriter (the interface the server's bind verb uses). PatchPodAnnotation sends a
+// JSON merge patch of metadata.annotations. Bind POSTs pods/{name}/binding; when that fails
+// it reads the pod back and reports success if the pod is already bound to `node` (a bind retried
+// after its reply was lost), otherwise an Error with the Status message ("409: pod p is already
+// assigned to node n"). The caller releases its reservation on any Error. Thread-safe; borrows the
+// ApiClient (which must then outlive it) or shares it.
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "extender/apiclient/api_client.h"
+#include "extender/k8s/kube_writer.h"
+
+namespace topofit::apiclient {
+
+class ApiWriter final : public k8s::KubeWriter {
+ public:
+  explicit ApiWriter(ApiClient& api) : api_(api) {}
+  explicit ApiWriter(std::shared_ptr<ApiClient> api) : api_(*api), owned_(std::move(api)) {}
+
+  Status PatchPodAnnotation(const std::string& namespace_, const std::string& name, const std::string& key,
+                            const std::string& value) override;
+  Status Bind(const std::string& namespace_, const std::string& name, const std::string& uid,
+              const std::string& node) override;
+
+ private:
+  ApiClient& api_;
+  std::shared_ptr<ApiClient> owned_;
+};
+
+// "/api/v1/namespaces/<ns>/pods/<name>" with both parts percent-encoded.
+std::string PodPath(const std::string& namespace_, const std::string& name);
+
+}  // namespace topofit::apiclient

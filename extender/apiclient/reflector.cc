@@ -1,0 +1,185 @@
+#include "extender/apiclient/reflector.h"
+
+#include <cstdio>
+#include <random>
+
+#include "base/log.h"
+#include "extender/apiclient/backoff.h"
+#include "extender/apiclient/watch_event.h"
+
+namespace topofit::apiclient {
+
+Reflector::Reflector(ApiClient& api, ReflectorStore& store, ReflectorOptions options,
+                     std::function<void()> on_synced)
+    : api_(api), store_(store), options_(std::move(options)), on_synced_(std::move(on_synced)) {}
+
+Reflector::~Reflector() { Stop(); }
+
+void Reflector::Start(const Reflector* gate) {
+  thread_ = std::thread([this, gate] { Run(gate); });
+}
+
+void Reflector::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  handle_.Abort();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool Reflector::Sleep(std::chrono::milliseconds d) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return !cv_.wait_for(lock, d, [this] { return stopping_; });
+}
+
+void Reflector::Log(const std::string& msg) const {
+  if (options_.log) {
+    options_.log(msg);
+  } else {
+    topofit::Log(LogLevel::kWarn, "cluster watch", {{"kind", options_.kind}, {"detail", msg}});
+  }
+}
+
+void Reflector::Run(const Reflector* gate) {
+  while (gate && !gate->synced()) {
+    if (!Sleep(std::chrono::milliseconds(20))) return;
+  }
+  Backoff backoff(options_.backoff_initial, options_.backoff_max);
+  std::string rv;
+  while (!handle_.aborted()) {
+    if (rv.empty()) {
+      auto listed = List();
+      if (!listed.ok()) {
+        if (handle_.aborted()) return;
+        Log("list failed: " + listed.error());
+        if (!Sleep(backoff.Next())) return;
+        continue;
+      }
+      rv = std::move(*listed);
+      backoff.Reset();
+    }
+    bool got_event = false;
+    switch (Watch(rv, &got_event)) {
+      case WatchEnd::Clean:
+        backoff.Reset();
+        break;
+      case WatchEnd::Gone:
+        rv.clear();  // Too old to resume: list again (at once; a failing list backs off itself).
+        break;
+      case WatchEnd::Failed:
+        if (got_event) backoff.Reset();  // It worked for a while: retry soon.
+        if (!Sleep(backoff.Next())) return;
+        break;
+    }
+  }
+}
+
+Result<std::string> Reflector::List() {
+  std::vector<nlohmann::json> items;
+  std::string cont, rv;
+  bool paged = options_.page_size > 0;
+  for (;;) {
+    std::string path = options_.path + "?";
+    if (paged) path += "limit=" + std::to_string(options_.page_size) + "&";
+    if (!options_.field_selector.empty()) path += "fieldSelector=" + UrlEncode(options_.field_selector) + "&";
+    if (!cont.empty()) path += "continue=" + UrlEncode(cont) + "&";
+    path.pop_back();
+    std::string body;
+    auto res = api_.Stream(
+        path, [&](const char* d, size_t n) { body.append(d, n); return true; }, options_.list_timeout,
+        &handle_);
+    if (!res.ok()) return Error{res.error()};
+    if (res->status == 410 && !cont.empty()) {
+      // The continue token expired between pages: start over with one unpaged list.
+      Log("list continue token expired; listing without paging");
+      items.clear();
+      cont.clear();
+      paged = false;
+      continue;
+    }
+    if (res->status != 200) return Error{ApiErrorMessage(*res)};
+    auto j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) return Error{"list: response is not a JSON object"};
+    auto meta = j.value("metadata", nlohmann::json::object());
+    rv = meta.is_object() ? meta.value("resourceVersion", std::string()) : std::string();
+    cont = meta.is_object() ? meta.value("continue", std::string()) : std::string();
+    if (auto it = j.find("items"); it != j.end() && it->is_array()) {
+      for (auto& item : *it) items.push_back(std::move(item));
+    }
+    if (cont.empty()) break;
+  }
+  if (rv.empty()) return Error{"list: no metadata.resourceVersion"};
+  store_.Replace(items);
+  lists_.fetch_add(1);
+  synced_.store(true, std::memory_order_release);
+  if (on_synced_) on_synced_();
+  return rv;
+}
+
+Reflector::WatchEnd Reflector::Watch(std::string& rv, bool* got_event) {
+  static thread_local std::mt19937 rng(std::random_device{}());
+  int64_t min_s = options_.watch_timeout_min.count();
+  int64_t timeout_s = std::uniform_int_distribution<int64_t>(min_s, 2 * min_s)(rng);
+  std::string path = options_.path + "?watch=1&allowWatchBookmarks=true&resourceVersion=" +
+                     UrlEncode(rv) + "&timeoutSeconds=" + std::to_string(timeout_s);
+  if (!options_.field_selector.empty()) path += "&fieldSelector=" + UrlEncode(options_.field_selector);
+  watches_.fetch_add(1);
+
+  LineSplitter lines;
+  WatchEnd end = WatchEnd::Clean;
+  std::string failure;
+  auto on_line = [&](std::string_view line) {
+    auto ev = ParseWatchEvent(line);
+    if (!ev.ok()) {
+      failure = ev.error();
+      end = WatchEnd::Failed;
+      return false;
+    }
+    switch (ev->type) {
+      case WatchEvent::Type::Added:
+      case WatchEvent::Type::Modified:
+        store_.Upsert(ev->object);
+        break;
+      case WatchEvent::Type::Deleted:
+        store_.Remove(ev->object);
+        break;
+      case WatchEvent::Type::Bookmark:
+        break;
+      case WatchEvent::Type::Error:
+        failure = "ERROR event " + std::to_string(ev->code) + ": " + ev->message;
+        end = ev->code == 410 ? WatchEnd::Gone : WatchEnd::Failed;
+        return false;
+    }
+    if (!ev->resource_version.empty()) rv = ev->resource_version;
+    *got_event = true;
+    events_.fetch_add(1);
+    return true;
+  };
+  auto read_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::seconds(timeout_s)) +
+                      options_.read_slack;
+  auto res = api_.Stream(
+      path, [&](const char* d, size_t n) { return lines.Feed(std::string_view(d, n), on_line); },
+      read_timeout, &handle_);
+  if (end != WatchEnd::Clean) {  // Our own callback stopped the stream.
+    if (end == WatchEnd::Gone) Log(failure + "; listing again");
+    else Log(failure);
+    return end;
+  }
+  if (!res.ok()) {
+    if (!handle_.aborted()) Log("watch broken: " + res.error());
+    return WatchEnd::Failed;
+  }
+  if (res->status == 410) {
+    Log("watch: 410 Gone; listing again");
+    return WatchEnd::Gone;
+  }
+  if (res->status != 200) {
+    Log("watch: " + ApiErrorMessage(*res));
+    return WatchEnd::Failed;
+  }
+  return WatchEnd::Clean;
+}
+
+}  // namespace topofit::apiclient

@@ -1,0 +1,95 @@
+#pragma once
+// Reflector: keeps a ReflectorStore equal to one kind of API object (all Nodes, all live Pods) by
+// listing and then watching, in its own thread.
+//
+// Loop: list (paged, `limit`), Replace the store with the full result, then watch from the list's
+// resourceVersion with allowWatchBookmarks; each event goes to Upsert/Remove and advances the
+// resourceVersion (bookmarks too). A watch that ends cleanly (server timeoutSeconds) is re-opened
+// from the last resourceVersion at once; 410 Gone (HTTP or an ERROR event) forces a new list;
+// other failures (dropped connection, 5xx, 401 - the token file is re-read) wait an exponential
+// backoff with jitter and re-watch. Every request is bounded by timeouts and Stop() aborts the one
+// in flight, so Stop() returns promptly.
+//
+// The store is called only from the reflector's thread. synced() turns true after the first
+// Replace and stays true (a later re-list keeps serving the previous state until it completes).
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "extender/apiclient/api_client.h"
+
+namespace topofit::apiclient {
+
+class ReflectorStore {
+ public:
+  virtual ~ReflectorStore() = default;
+  virtual void Replace(std::vector<nlohmann::json>& items) = 0;  // The complete current set.
+  virtual void Upsert(const nlohmann::json& object) = 0;
+  virtual void Remove(const nlohmann::json& object) = 0;
+};
+
+struct ReflectorOptions {
+  std::string kind;             // "nodes", "pods": for messages.
+  std::string path;             // "/api/v1/nodes"
+  std::string field_selector;   // "" for none.
+  int page_size = 500;
+  std::chrono::milliseconds backoff_initial{500};
+  std::chrono::milliseconds backoff_max{10000};
+  // Server-side watch timeoutSeconds is drawn from [min, 2*min] so that watches do not all end together.
+  std::chrono::seconds watch_timeout_min{300};
+  // Added to the watch timeout to give the read timeout: silence that long means a dead connection.
+  std::chrono::milliseconds read_slack{30000};
+  std::chrono::milliseconds list_timeout{60000};  // Read timeout while listing.
+  std::function<void(const std::string&)> log;    // nullptr: stderr.
+};
+
+class Reflector {
+ public:
+  // on_synced, if set, is called from the reflector's thread after every completed list.
+  Reflector(ApiClient& api, ReflectorStore& store, ReflectorOptions options,
+            std::function<void()> on_synced = nullptr);
+  ~Reflector();  // Stops.
+  Reflector(const Reflector&) = delete;
+  Reflector& operator=(const Reflector&) = delete;
+
+  // Starts the thread. If `gate` is set the first list waits until gate->synced() (pods after
+  // nodes, so that holdings find their node).
+  void Start(const Reflector* gate = nullptr);
+  void Stop();
+
+  bool synced() const { return synced_.load(std::memory_order_acquire); }
+  // Counters, for tests and metrics.
+  uint64_t lists() const { return lists_.load(); }
+  uint64_t watches() const { return watches_.load(); }
+  uint64_t events() const { return events_.load(); }
+
+ private:
+  enum class WatchEnd { Clean, Gone, Failed };
+  void Run(const Reflector* gate);
+  Result<std::string> List();
+  WatchEnd Watch(std::string& rv, bool* got_event);
+  bool Sleep(std::chrono::milliseconds d);  // false when stopping.
+  void Log(const std::string& msg) const;
+
+  ApiClient& api_;
+  ReflectorStore& store_;
+  const ReflectorOptions options_;
+  const std::function<void()> on_synced_;
+  std::thread thread_;
+  StreamHandle handle_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::atomic<bool> synced_{false};
+  std::atomic<uint64_t> lists_{0}, watches_{0}, events_{0};
+};
+
+}  // namespace topofit::apiclient

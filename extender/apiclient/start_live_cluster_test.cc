@@ -1,0 +1,77 @@
+// The live source feeding the real ClusterModel: rebuilt from the API alone after a restart.
+#include "extender/apiclient/start_live_cluster.h"
+
+#include <doctest/doctest.h>
+
+#include "extender/apiclient/testing/fake_apiserver.h"
+#include "extender/apiclient/testing/recording_sink.h"
+
+namespace topofit::apiclient {
+namespace {
+
+using testing::FakeApiServer;
+using testing::NodeJson;
+using testing::PodJson;
+using testing::WaitFor;
+
+LiveOptions OptionsFor(const FakeApiServer& server, std::atomic<int>* ready_calls) {
+  LiveOptions o;
+  o.kubeconfig = testing::WriteTempFile(
+      "model.kubeconfig", testing::KubeconfigYaml(server.url(), testing::GetTestPki().ca_pem, "    token: t\n"));
+  o.backoff_initial = std::chrono::milliseconds(20);
+  o.watch_timeout_min = std::chrono::seconds(1);
+  o.on_ready = [ready_calls] { ready_calls->fetch_add(1); };
+  o.log = [](const std::string&) {};
+  return o;
+}
+
+TEST_CASE("start live cluster: a fresh model is rebuilt from annotations, no GPU is given twice") {
+  FakeApiServer server;
+  server.Put("nodes", NodeJson("n1", 8));
+  server.Put("pods", PodJson("ml", "a", "uid-a", 4, "n1", "0,1,2,3", "Running"));
+  server.Put("pods", PodJson("ml", "b", "uid-b", 2, "n1", "4,5", "Running"));
+  // A second claim on GPU 5 (e.g. a stale annotation): the model must not count GPU 5 twice.
+  server.Put("pods", PodJson("ml", "c", "uid-c", 1, "n1", "5", "Running"));
+
+  std::atomic<int> ready_calls{0};
+  LiveOptions options = OptionsFor(server, &ready_calls);
+  for (int restart = 0; restart < 2; ++restart) {  // The second round is "after a restart".
+    model::ClusterModel model;
+    auto api = ConnectApi(options);
+    REQUIRE_MESSAGE(api.ok(), api.error());
+    auto live = StartLiveCluster(options, *api, model);
+    REQUIRE(WaitFor([&] { return live->ready(); }));
+    auto a = model.PodByUid("uid-a");
+    REQUIRE(a.has_value());
+    CHECK(a->gpus == GpuSet::Of({0, 1, 2, 3}));
+    auto b = model.PodByUid("uid-b");
+    REQUIRE(b.has_value());
+    CHECK(b->gpus == GpuSet::Of({4, 5}));
+    auto c = model.PodByUid("uid-c");
+    REQUIRE(c.has_value());
+    CHECK_FALSE(c->gpus.Intersects(a->gpus | b->gpus));
+    auto node = model.Node("n1");
+    REQUIRE(node.has_value());
+    CHECK(node->free.size() == 1);
+
+    // A finished pod frees its GPUs; a deleted node leaves the model.
+    server.Put("pods", PodJson("ml", "a", "uid-a", 4, "n1", "0,1,2,3", "Succeeded"));
+    CHECK(WaitFor([&] { return !model.PodByUid("uid-a").has_value(); }));
+    CHECK(model.Node("n1")->free.size() == 5);
+    server.Put("pods", PodJson("ml", "a", "uid-a", 4, "n1", "0,1,2,3", "Running"));  // Back for round 2.
+    CHECK(WaitFor([&] { return model.PodByUid("uid-a").has_value(); }));
+    live.reset();  // Stops the watches before the model goes.
+  }
+  CHECK(ready_calls.load() == 2);
+
+  model::ClusterModel model;
+  auto api = ConnectApi(options);
+  REQUIRE(api.ok());
+  auto live = StartLiveCluster(options, *api, model);
+  REQUIRE(WaitFor([&] { return live->ready(); }));
+  server.Delete("nodes", "n1");
+  CHECK(WaitFor([&] { return !model.Node("n1").has_value(); }));
+}
+
+}  // namespace
+}  // namespace topofit::apiclient

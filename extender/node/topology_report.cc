@@ -1,0 +1,98 @@
+#include "extender/node/topology_report.h"
+
+#include <openssl/evp.h>
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <vector>
+
+#include "base/strings.h"
+#include "topology/topo_parser.h"
+
+namespace topofit::node {
+namespace {
+
+// "0, GPU-8f6e..., 00000000:07:00.0" lines -> UUIDs in index order.
+Result<std::vector<std::string>> ParseUuidCsv(std::string_view csv, int gpu_count) {
+  std::vector<std::string> uuids(gpu_count);
+  std::vector<bool> seen(gpu_count, false);
+  int line_no = 0;
+  int rows = 0;
+  while (!csv.empty()) {
+    size_t eol = csv.find('\n');
+    std::string_view line = Trim(csv.substr(0, eol));
+    csv = eol == std::string_view::npos ? std::string_view() : csv.substr(eol + 1);
+    ++line_no;
+    if (line.empty()) continue;
+    std::vector<std::string_view> fields = Split(line, ',');
+    for (auto& f : fields) f = Trim(f);
+    if (fields.size() != 3) {
+      return Error{fmt::format("gpu query line {}: expected 'index, uuid, pci.bus_id', got '{}'", line_no, line)};
+    }
+    int index = -1;
+    for (char c : fields[0]) {
+      if (!std::isdigit(static_cast<unsigned char>(c))) { index = -1; break; }
+      index = (index < 0 ? 0 : index * 10) + (c - '0');
+      if (index > 4096) break;
+    }
+    if (index < 0 || index >= gpu_count || seen[index]) {
+      return Error{fmt::format("gpu query line {}: index '{}' is not one of 0..{} (or repeats)", line_no,
+                               fields[0], gpu_count - 1)};
+    }
+    if (fields[1].empty() || fields[1].find_first_of(" \t") != std::string_view::npos) {
+      return Error{fmt::format("gpu query line {}: bad uuid '{}'", line_no, fields[1])};
+    }
+    seen[index] = true;
+    uuids[index] = std::string(fields[1]);
+    ++rows;
+  }
+  if (rows != gpu_count) {
+    return Error{fmt::format("gpu query lists {} GPUs but the topology matrix has {}", rows, gpu_count)};
+  }
+  return uuids;
+}
+
+}  // namespace
+
+std::string Sha256Hex(std::string_view data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr);
+  std::string hex;
+  hex.reserve(len * 2);
+  for (unsigned int i = 0; i < len; ++i) hex += fmt::format("{:02x}", digest[i]);
+  return hex;
+}
+
+std::map<std::string, std::string> TopologyReport::Annotations() const {
+  return {{kTopologyAnnotation, topology}, {kUuidsAnnotation, uuids}, {kHashAnnotation, hash}};
+}
+
+Result<TopologyReport> BuildTopologyReport(std::string_view topo_text, std::string_view uuid_csv,
+                                           ReportFailure* failure) {
+  if (failure) *failure = ReportFailure::kNone;
+  auto matrix = ParseTopoMatrix(topo_text);
+  if (!matrix.ok()) {
+    if (failure) *failure = ReportFailure::kTopology;
+    return Error{matrix.error()};
+  }
+  auto uuids = ParseUuidCsv(uuid_csv, matrix->gpu_count());
+  if (!uuids.ok()) {
+    if (failure) *failure = ReportFailure::kUuids;
+    return Error{uuids.error()};
+  }
+  TopologyReport report;
+  std::string_view text = topo_text;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+  report.topology = std::string(text);
+  for (size_t i = 0; i < uuids->size(); ++i) {
+    if (i) report.uuids += ',';
+    report.uuids += (*uuids)[i];
+  }
+  report.gpu_count = matrix->gpu_count();
+  report.hash = Sha256Hex(report.topology + "\n\x1e" + report.uuids);
+  return report;
+}
+
+}  // namespace topofit::node

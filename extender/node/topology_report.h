@@ -1,0 +1,41 @@
+#pragma once
+// TopologyReport: what the agent publishes about one node, built from nvidia-smi's two outputs.
+//
+// BuildTopologyReport validates `topo_text` (the output of `nvidia-smi topo -m`) with
+// ParseTopoMatrix and `uuid_csv` (the output of `nvidia-smi --query-gpu=index,uuid,pci.bus_id
+// --format=csv,noheader`): one "index, uuid, bus id" line per GPU, indexes 0..n-1, n equal to the
+// matrix's GPU count. Errors carry the parser's "line L, column C: ..." message. The hash is the
+// SHA-256 (hex) of the published content, so an unchanged node is recognised from its annotations.
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace topofit::node {
+
+// Node annotations the agent writes (kTopologyAnnotation is shared with the extender's reader).
+inline constexpr const char* kTopologyAnnotation = "topofit.io/gpu-topology";
+inline constexpr const char* kUuidsAnnotation = "topofit.io/gpu-uuids";
+inline constexpr const char* kHashAnnotation = "topofit.io/gpu-topology-hash";
+
+struct TopologyReport {
+  std::string topology;  // The matrix text as nvidia-smi printed it (trailing blank lines trimmed).
+  std::string uuids;     // "GPU-aaaa,GPU-bbbb,..." in index order.
+  std::string hash;      // 64 hex digits over topology and uuids.
+  int gpu_count = 0;
+
+  std::map<std::string, std::string> Annotations() const;
+};
+
+// Which input a failed BuildTopologyReport refused, so the agent can name it in its event.
+enum class ReportFailure { kNone, kTopology, kUuids };
+
+Result<TopologyReport> BuildTopologyReport(std::string_view topo_text, std::string_view uuid_csv,
+                                           ReportFailure* failure = nullptr);
+
+// SHA-256 of `data` as 64 lower-case hex digits (OpenSSL EVP).
+std::string Sha256Hex(std::string_view data);
+
+}  // namespace topofit::node
