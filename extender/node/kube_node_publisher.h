@@ -1,5 +1,5 @@
 #pragma once
-// KubeNodePublisher: NodePublisher over K's Kubernetes client (extender/apiclient/api_client.h).
+// KubeNodePublisher: NodePublisher over the Kubernetes API client (extender/apiclient/api_client.h).
 //
 // GET /api/v1/nodes/{name} for the annotations (remembering the node's uid for events), a JSON
 // merge patch on the same path for annotations (only the given keys change), and a core/v1 Event in

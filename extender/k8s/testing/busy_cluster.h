@@ -14,7 +14,7 @@
 
 namespace topofit::k8s::testing {
 
-// As EC2 names nodes (27 bytes): 5,000 of them make the ~150 KB filter body issue 3 quotes, and they
+// As EC2 names nodes (27 bytes): 5,000 of them make a ~150 KB filter body, as a large cluster sends; they
 // are too long for std::string's inline buffer, as real names are.
 inline std::string Ec2NodeName(int i) { return fmt::format("ip-10-0-{}-{}.ec2.internal", 100 + i / 256, 100 + i % 256); }
 

@@ -14,8 +14,7 @@ import (
 )
 
 // The scenarios below run the real topofit (`topofit serve --kubeconfig K --listen ADDR`) as the
-// extender of testdata/scheduler-config.yaml. They are skipped while $TOPOFIT_BINARY is unset or its
-// `serve --help` lacks --kubeconfig/--listen.
+// extender of testdata/scheduler-config.yaml. They are skipped when $TOPOFIT_BINARY is unset.
 //
 // What they assume of topofit: it binds pods itself and records the chosen GPU indices in the pod
 // annotation topofit.io/gpu-ids (a list of indices; see parseGPUIDs); it reads node topology from
