@@ -6,6 +6,8 @@
 #include <atomic>
 #include <mutex>
 
+#include "base/json_writer.h"
+
 namespace topofit {
 namespace {
 
@@ -20,41 +22,19 @@ bool NeedsQuotes(std::string_view v) {
   return false;
 }
 
-// JSON string escaping, shared by quoted logfmt values and the JSON format.
-void AppendEscaped(std::string& out, std::string_view v) {
-  for (unsigned char c : v) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) out += fmt::format("\\u{:04x}", c);
-        else out += char(c);
-    }
-  }
-}
-
-void AppendQuoted(std::string& out, std::string_view v) {
-  out += '"';
-  AppendEscaped(out, v);
-  out += '"';
-}
-
 void AppendLogfmt(std::string& out, std::string_view key, std::string_view value) {
   if (!out.empty()) out += ' ';
   out += key;
   out += '=';
-  if (NeedsQuotes(value)) AppendQuoted(out, value);
+  if (NeedsQuotes(value)) AppendJsonString(out, value);
   else out += value;
 }
 
 void AppendJson(std::string& out, std::string_view key, std::string_view value) {
   out += out.size() > 1 ? "," : "";
-  AppendQuoted(out, key);
+  AppendJsonString(out, key);
   out += ':';
-  AppendQuoted(out, value);
+  AppendJsonString(out, value);
 }
 
 }  // namespace
@@ -106,7 +86,7 @@ std::string FormatLogLine(LogFormat format, std::chrono::system_clock::time_poin
   AppendLogfmt(out, "ts", when);
   AppendLogfmt(out, "level", ToString(level));
   out += " msg=";
-  AppendQuoted(out, msg);  // Always quoted: a message is prose, and grep for msg="..." always works.
+  AppendJsonString(out, msg);  // Always quoted: a message is prose, and grep for msg="..." always works.
   for (const auto& [k, v] : fields) AppendLogfmt(out, k, v);
   return out;
 }

@@ -6,8 +6,8 @@
 //
 // `ts` is RFC 3339 in UTC with milliseconds; `level` is debug, info, warn or error; `msg` a short
 // constant phrase, always quoted; then the fields in the order given. A field's value is quoted when
-// it is empty or holds a space, '=', '"', a control character or a non-ASCII byte; inside quotes
-// \" \\ \n \r \t and \u00XX escape as in JSON, so every line parses with go-logfmt (Loki, Vector,
+// it is empty or holds a space, '=', '"', '\\', a control character or a non-ASCII byte, and is then
+// written as a JSON string (base/json_writer.h), so every line parses with go-logfmt (Loki, Vector,
 // fluent-bit).
 // Contract: lines below the configured level are dropped; each line is written whole with one write
 // under a mutex, so concurrent callers never interleave. Logging never fails and never throws.

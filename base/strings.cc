@@ -27,6 +27,20 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
+std::vector<std::string_view> SplitLines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // CRLF files.
+    lines.push_back(line);
+    start = end + 1;
+  }
+  return lines;
+}
+
 std::vector<std::string_view> Split(std::string_view s, char sep) {
   std::vector<std::string_view> out;
   size_t start = 0;

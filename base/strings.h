@@ -19,6 +19,10 @@ std::string AsciiLower(std::string_view s);
 // True when `a` and `b` are equal ignoring ASCII case.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
+// The lines of `text` without their "\n" or "\r\n" endings (views into `text`). Never empty for
+// non-empty text; a trailing newline does not add an empty last line; "" gives no lines.
+std::vector<std::string_view> SplitLines(std::string_view text);
+
 // The pieces of `s` between each `sep` (views into `s`): "a,,b" gives "a", "", "b"; "" gives one
 // empty piece. Pieces are not trimmed.
 std::vector<std::string_view> Split(std::string_view s, char sep);

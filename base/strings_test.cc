@@ -21,6 +21,18 @@ TEST_CASE("AsciiLower and EqualsIgnoreCase fold A-Z only") {
   CHECK_FALSE(EqualsIgnoreCase("a[", "A{"));  // '[' and '{' differ by 0x20 but are not letters.
 }
 
+TEST_CASE("SplitLines drops \\n and \\r\\n endings, and a trailing newline adds no line") {
+  auto l = SplitLines("a\r\n\nb\n");
+  REQUIRE(l.size() == 3);
+  CHECK(l[0] == "a");
+  CHECK(l[1] == "");
+  CHECK(l[2] == "b");
+  CHECK(SplitLines("").empty());
+  CHECK(SplitLines("x").size() == 1);
+  CHECK(SplitLines("\n").size() == 1);
+  CHECK(SplitLines("a\rb").size() == 1);  // A lone \r is no line break.
+}
+
 TEST_CASE("Split keeps empty pieces and never trims") {
   auto p = Split("a,,b ", ',');
   REQUIRE(p.size() == 3);

@@ -16,12 +16,9 @@ Result<GpuModelMap> GpuModelMap::Parse(std::string_view text, std::string base_d
   GpuModelMap map;
   map.base_dir_ = std::move(base_dir);
   int line_no = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view line = Trim(text.substr(pos, nl == std::string_view::npos ? nl : nl - pos));
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+  for (std::string_view raw : SplitLines(text)) {
     ++line_no;
+    std::string_view line = Trim(raw);
     if (line.empty() || line.front() == '#') continue;
     // model,gpus,topology,why - `why` may itself hold commas.
     std::string_view f[3];

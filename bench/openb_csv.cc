@@ -17,13 +17,10 @@ class CsvTable {
  public:
   static Result<CsvTable> Parse(std::string_view text) {
     CsvTable t;
-    size_t pos = 0;
     int line_no = 0;
-    while (pos < text.size()) {
-      size_t nl = text.find('\n', pos);
-      std::string_view line = Trim(text.substr(pos, nl == std::string_view::npos ? nl : nl - pos));
-      pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    for (std::string_view raw : SplitLines(text)) {
       ++line_no;
+      std::string_view line = Trim(raw);
       if (line.empty()) continue;
       if (t.columns_.empty()) {
         auto names = SplitCsv(line);

@@ -47,13 +47,9 @@ Result<std::vector<PodSpec>> ParseRecordedTrace(std::string_view text) {
   std::map<std::string, double> departures;
   std::optional<double> t0;
   int line_no = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+  for (std::string_view line : SplitLines(text)) {
     ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    if (Trim(line).empty()) continue;
     const std::string where = "line " + std::to_string(line_no) + ": ";
     json j = json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return Error{where + "not a JSON object"};

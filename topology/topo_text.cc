@@ -8,20 +8,6 @@ namespace {
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 }  // namespace
 
-std::vector<std::string_view> SplitLines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // CRLF files.
-    lines.push_back(line);
-    start = end + 1;
-  }
-  return lines;
-}
-
 bool IsBlank(std::string_view line) { return Trim(line).empty(); }
 
 int VisualColumn(std::string_view line, size_t offset) {

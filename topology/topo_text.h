@@ -17,10 +17,6 @@ struct TextField {
   int visual = 0;         // 0-based display column with tab stops every 8 (for aligning columns).
 };
 
-// Splits `text` into lines without their "\n" or "\r\n" endings. Never returns an empty vector
-// for non-empty text; a trailing newline does not add an empty last line.
-std::vector<std::string_view> SplitLines(std::string_view text);
-
 std::vector<TextField> SplitOnWhitespace(std::string_view line);
 std::vector<TextField> SplitOnTabs(std::string_view line);
 

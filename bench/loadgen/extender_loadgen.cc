@@ -26,7 +26,7 @@
 #include "bench/loadgen/raw_http_client.h"
 #include "extender/k8s/object_decoder.h"
 #include "extender/k8s/testing/busy_cluster.h"
-#include "extender/protocol/json_writer.h"
+#include "base/json_writer.h"
 #include "extender/server/extender_app.h"
 #include "extender/server/http_listener.h"
 
@@ -92,7 +92,7 @@ std::string FloorFilter(std::string_view body) {
   std::string out = R"({"Nodes":null,"NodeNames":[)";
   for (size_t i = 0; i < names.size(); ++i) {
     if (i) out += ',';
-    protocol::AppendJsonString(out, names[i]);
+    AppendJsonString(out, names[i]);
   }
   out += R"(],"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""})";
   return out;
@@ -104,7 +104,7 @@ std::string FloorPrioritize(std::string_view body) {
   for (size_t i = 0; i < names.size(); ++i) {
     if (i) out += ',';
     out += R"({"Host":)";
-    protocol::AppendJsonString(out, names[i]);
+    AppendJsonString(out, names[i]);
     out += R"(,"Score":0})";
   }
   out += ']';

@@ -3,25 +3,10 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "base/json_writer.h"
+
 namespace topofit::k8s {
 namespace {
-
-void AppendString(std::string& out, std::string_view s) {
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) out += fmt::format("\\u{:04x}", c);
-        else out += char(c);
-    }
-  }
-  out += '"';
-}
 
 // The JSON number grammar: -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?
 bool IsJsonNumber(std::string_view s) {
@@ -49,7 +34,7 @@ bool IsJsonNumber(std::string_view s) {
 void AppendScalar(std::string& out, const YAML::Node& node) {
   const std::string& s = node.Scalar();
   if (node.Tag() != "?") {  // Quoted or explicitly tagged: a string.
-    AppendString(out, s);
+    AppendJsonString(out, s);
   } else if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") {
     out += "null";
   } else if (s == "true" || s == "True" || s == "TRUE") {
@@ -59,7 +44,7 @@ void AppendScalar(std::string& out, const YAML::Node& node) {
   } else if (IsJsonNumber(s)) {
     out += s;
   } else {
-    AppendString(out, s);
+    AppendJsonString(out, s);
   }
 }
 
@@ -87,7 +72,7 @@ void Append(std::string& out, const YAML::Node& node, int depth) {
         if (!first) out += ',';
         first = false;
         if (!kv.first.IsScalar()) throw YAML::Exception(kv.first.Mark(), "mapping keys must be scalars");
-        AppendString(out, kv.first.Scalar());
+        AppendJsonString(out, kv.first.Scalar());
         out += ':';
         Append(out, kv.second, depth + 1);
       }

@@ -19,11 +19,9 @@ Result<std::vector<std::string>> ParseUuidCsv(std::string_view csv, int gpu_coun
   std::vector<bool> seen(gpu_count, false);
   int line_no = 0;
   int rows = 0;
-  while (!csv.empty()) {
-    size_t eol = csv.find('\n');
-    std::string_view line = Trim(csv.substr(0, eol));
-    csv = eol == std::string_view::npos ? std::string_view() : csv.substr(eol + 1);
+  for (std::string_view raw : SplitLines(csv)) {
     ++line_no;
+    std::string_view line = Trim(raw);
     if (line.empty()) continue;
     std::vector<std::string_view> fields = Split(line, ',');
     for (auto& f : fields) f = Trim(f);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "extender/protocol/json_writer.h"
+#include "base/json_writer.h"
 
 namespace topofit::protocol {
 namespace {

@@ -53,7 +53,7 @@ Reply ExtenderVerbs::Refused(Verb verb, std::string_view message) {
   switch (verb) {
     case Verb::kFilter: r.body = protocol::EncodeFilterError(message); break;
     case Verb::kBind: r.body = protocol::EncodeBindingResult(message); break;
-    default: r.status = 400, r.body = protocol::JsonError(message);
+    default: r.status = 400, r.body = JsonError(message);
   }
   r.error = true;
   // Decoders say "invalid JSON: ..." when the body does not parse at all.

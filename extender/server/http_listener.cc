@@ -23,7 +23,7 @@
 #include <limits>
 #include <memory>
 
-#include "extender/protocol/json_writer.h"
+#include "base/json_writer.h"
 
 namespace topofit::server {
 namespace {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "extender/protocol/json_writer.h"
+#include "base/json_writer.h"
 
 namespace topofit::server {
 namespace {

@@ -7,7 +7,7 @@
 #include "extender/k8s/object_decoder.h"
 #include "extender/k8s/yaml_to_json.h"
 #include "extender/model/explain.h"
-#include "extender/protocol/json_writer.h"
+#include "base/json_writer.h"
 
 namespace topofit::server {
 namespace {
@@ -58,7 +58,7 @@ Reply QueryApi::Nodes() const {
 
 Reply QueryApi::Node(std::string_view name) const {
   auto n = pipeline_->model().Node(name);
-  if (!n) return Reply{404, protocol::JsonError(fmt::format("unknown node '{}'", name))};
+  if (!n) return Reply{404, JsonError(fmt::format("unknown node '{}'", name))};
   json out = NodeSummary(*n);
   json pods = json::array();
   for (const auto& p : n->pods) pods.push_back(PodJson(p));
@@ -92,7 +92,7 @@ Reply QueryApi::Node(std::string_view name) const {
 
 Reply QueryApi::Pod(std::string_view ns, std::string_view name) const {
   auto p = pipeline_->model().PodByName(ns, name);
-  if (!p) return Reply{404, protocol::JsonError(fmt::format("pod {}/{} holds no GPUs in the model", ns, name))};
+  if (!p) return Reply{404, JsonError(fmt::format("pod {}/{} holds no GPUs in the model", ns, name))};
   return Json(200, PodJson(*p));
 }
 
@@ -101,12 +101,12 @@ Reply QueryApi::Explain(std::string_view body, std::string_view nodes) const {
   std::string_view text = body;
   if (!k8s::LooksLikeJson(body)) {
     auto j = k8s::YamlToJson(body);
-    if (!j) return Reply{400, protocol::JsonError(j.error())};
+    if (!j) return Reply{400, JsonError(j.error())};
     converted = std::move(*j);
     text = converted;
   }
   auto pod = k8s::DecodePod(text);
-  if (!pod) return Reply{400, protocol::JsonError(pod.error())};
+  if (!pod) return Reply{400, JsonError(pod.error())};
   model::PodRequest request = model::MakePodRequest(*pod);
   std::vector<std::string> names;
   for (size_t start = 0; start < nodes.size();) {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <memory>
 
-#include "extender/protocol/json_writer.h"
+#include "base/json_writer.h"
 
 namespace topofit::server {
 
@@ -33,7 +33,7 @@ void Recorder::Record(std::string_view verb, std::string_view request, bool requ
       if (line[i] == '\n' || line[i] == '\r') line[i] = ' ';
   } else {
     line += "\"request_text\":";
-    protocol::AppendJsonString(line, request);
+    AppendJsonString(line, request);
   }
   line += ",\"response\":";
   // Our replies are always JSON; strip a trailing newline so the record stays one line.

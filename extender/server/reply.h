@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "extender/protocol/json_writer.h"
+#include "base/json_writer.h"
 
 namespace topofit::server {
 
@@ -23,7 +23,7 @@ struct Reply {
 inline Reply JsonErrorReply(int status, std::string_view message) {
   Reply r;
   r.status = status;
-  r.body = protocol::JsonError(message);
+  r.body = JsonError(message);
   r.error = true;
   return r;
 }

@@ -14,7 +14,7 @@
 #include <emmintrin.h>
 #endif
 
-namespace topofit::protocol {
+namespace topofit {
 
 namespace json_writer_internal {
 // True for the bytes AppendJsonString must escape.
@@ -152,4 +152,4 @@ inline std::string JsonError(std::string_view message) {
   return out;
 }
 
-}  // namespace topofit::protocol
+}  // namespace topofit

@@ -1,9 +1,9 @@
-#include "extender/protocol/json_writer.h"
+#include "base/json_writer.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-namespace topofit::protocol {
+namespace topofit {
 
 TEST_CASE("AppendJsonString: names pass through unchanged") {
   CHECK(JsonString("gpu-node-00042") == R"("gpu-node-00042")");
@@ -80,4 +80,4 @@ TEST_CASE("JsonBuffer: Finish leaves the string as written, nothing written chan
   CHECK(out == R"(x""""!)");
 }
 
-}  // namespace topofit::protocol
+}  // namespace topofit
