@@ -3,7 +3,7 @@
 // Topologies are built here (topology/set_selector_testdata.h): DGX-1 hybrid cube mesh (NV2 50000,
 // NV1 25000, SYS 6000 MB/s), two DGX-1 meshes joined by NV1 (16 GPUs), two 8-GPU NVSwitch islands
 // (16 GPUs; every set inside an island ties, the worst case for the future-score tie-break).
-// Run: set_selector_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
+// Run: build/topology/set_selector_perftest --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
 
 #include <benchmark/benchmark.h>
 

@@ -30,7 +30,7 @@ size_t SkipString(std::string_view t, size_t i) {
 #if defined(__SSE2__)
 // The bytes of a 64-byte block that matter to SkipContainer, one bit each (bit k: byte k).
 // Written out chunk by chunk: as loops, GCC kept the shifts variable and the scan took 1.5x as long
-// (bench/raw_json_bench: 1220 against 815 us).
+// (raw_json_perftest: 1220 against 815 us).
 struct BlockMasks {
   uint64_t quote, backslash, open, close;
   explicit BlockMasks(const char* p) {
@@ -71,7 +71,7 @@ uint64_t PrefixXor(uint64_t x) {
 // backslashes, the quotes' prefix XOR masks the strings out; the brackets left change the depth by
 // their popcounts, and only a block where the depth could reach zero is walked bit by bit. A Node
 // is ~3 KB with a quote every ~8 bytes: visiting each one was a quarter of a full-node filter's
-// time (perf); this scans ~4 GB/s (bench/raw_json_bench).
+// time (perf); this scans ~4 GB/s (raw_json_perftest).
 // Blocks with a backslash (rare in Kubernetes objects) take the bit-by-bit walk, which handles
 // escapes.
 size_t SkipContainer(std::string_view t, size_t i) {

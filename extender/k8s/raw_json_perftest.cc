@@ -1,7 +1,7 @@
-// raw_json_bench: the full-node filter body's decoding, part by part - 1,000 Nodes as kubelet
+// raw_json_perftest: the full-node filter body's decoding, part by part - 1,000 Nodes as kubelet
 // reports them (3.4 MB): simdjson's parse alone (the floor any decoder pays), the raw scan that
 // finds each Node's bytes (json::RawArrayElements), and DecodeExtenderArgs as the filter verb runs it.
-//   build/bench/raw_json_bench --benchmark_repetitions=9 --benchmark_report_aggregates_only=true
+//   build/extender/k8s/raw_json_perftest --benchmark_repetitions=9 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <simdjson.h>
 
