@@ -98,8 +98,8 @@ Result<ApiResponse> ApiClient::Do(std::string_view method, const std::string& pa
   auto res = DoOnce(method, path, body, content_type);
   if (!res.ok()) {
     // A pooled keep-alive connection may have died with its server (API server restart): drop the
-    // pool and retry once on a fresh connection. Safe for our writes: the annotation patch is
-    // idempotent and a repeated binding is recognised by Bind's already-bound check.
+    // pool and retry once on a fresh connection. Safe for our one write: a repeated binding is
+    // recognised by Bind's already-bound check (same node, uid and annotations).
     {
       std::lock_guard<std::mutex> lock(pool_mu_);
       idle_.clear();

@@ -18,18 +18,8 @@ std::string PodPath(const std::string& namespace_, const std::string& name) {
   return "/api/v1/namespaces/" + UrlEncode(namespace_) + "/pods/" + UrlEncode(name);
 }
 
-Status ApiWriter::PatchPodAnnotation(const std::string& namespace_, const std::string& name,
-                                     const std::string& key, const std::string& value) {
-  nlohmann::json patch = {{"metadata", {{"annotations", {{key, value}}}}}};
-  auto res = api_.Do("PATCH", PodPath(namespace_, name), patch.dump(), "application/merge-patch+json");
-  if (!res.ok()) return Error{"annotate pod " + namespace_ + "/" + name + ": " + res.error()};
-  if (res->status / 100 != 2)
-    return Error{"annotate pod " + namespace_ + "/" + name + ": " + ApiErrorMessage(*res)};
-  return Status::Ok();
-}
-
 Status ApiWriter::Bind(const std::string& namespace_, const std::string& name, const std::string& uid,
-                       const std::string& node) {
+                       const std::string& node, const std::map<std::string, std::string>& annotations) {
   nlohmann::json binding = {
       {"apiVersion", "v1"},
       {"kind", "Binding"},
@@ -37,19 +27,25 @@ Status ApiWriter::Bind(const std::string& namespace_, const std::string& name, c
       {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}},
   };
   if (!uid.empty()) binding["metadata"]["uid"] = uid;
+  if (!annotations.empty()) binding["metadata"]["annotations"] = annotations;
   std::string what = "bind pod " + namespace_ + "/" + name + " to " + node + ": ";
   auto res = api_.Do("POST", PodPath(namespace_, name) + "/binding", binding.dump(), "application/json");
   if (res.ok() && res->status / 100 == 2) return Status::Ok();
   std::string failure = res.ok() ? ApiErrorMessage(*res) : res.error();
 
-  // Already bound to this node (our earlier attempt succeeded but its reply was lost)? Success.
+  // Already bound to this node with our annotations (our earlier attempt succeeded but its reply
+  // was lost)? Success.
   auto pod = api_.Do("GET", PodPath(namespace_, name));
   if (pod.ok() && pod->status == 200) {
     auto j = nlohmann::json::parse(pod->body, nullptr, /*allow_exceptions=*/false);
     if (j.is_object()) {
-      std::string bound = StringAt(j, "/spec/nodeName");
-      std::string got_uid = StringAt(j, "/metadata/uid");
-      if (bound == node && (uid.empty() || got_uid == uid)) return Status::Ok();
+      bool ours = StringAt(j, "/spec/nodeName") == node && (uid.empty() || StringAt(j, "/metadata/uid") == uid);
+      const nlohmann::json* got = j.contains("metadata") && j["metadata"].contains("annotations")
+                                      ? &j["metadata"]["annotations"] : nullptr;
+      for (const auto& [k, v] : annotations) {
+        ours = ours && got && got->is_object() && got->contains(k) && (*got)[k].is_string() && (*got)[k] == v;
+      }
+      if (ours) return Status::Ok();
     }
   }
   return Error{what + failure};

@@ -1,15 +1,16 @@
 #pragma once
-// ApiWriter: the bind path's two writes to the API server - the pod's topofit.io/gpu-ids annotation,
-// then the v1 Binding - with the API server's own message on failure.
+// ApiWriter: the bind path's one write to the API server - the v1 Binding, carrying the pod's
+// topofit.io/gpu-ids annotation - with the API server's own message on failure.
 //
-// Implements k8s::KubeWriter (the interface the server's bind verb uses). PatchPodAnnotation sends a
-// JSON merge patch of metadata.annotations. Bind POSTs pods/{name}/binding; when that fails
-// it reads the pod back and reports success if the pod is already bound to `node` (a bind retried
-// after its reply was lost), otherwise an Error with the Status message ("409: pod p is already
-// assigned to node n"). The caller releases its reservation on any Error. Thread-safe; borrows the
-// ApiClient (which must then outlive it) or shares it.
+// Implements k8s::KubeWriter (the interface the server's bind verb uses). Bind POSTs
+// pods/{name}/binding with metadata.uid (kube-apiserver's UID precondition) and metadata.annotations,
+// which kube-apiserver merges into the pod in the update that sets spec.nodeName. When that fails it
+// reads the pod back and reports success if the pod is already bound to `node` with this uid and these
+// annotations (a bind retried after its reply was lost), otherwise an Error with the Status message
+// ("409: pod p is already assigned to node n"). The caller releases its reservation on any Error.
+// Thread-safe; borrows the ApiClient (which must then outlive it) or shares it.
 
-#include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -24,10 +25,8 @@ class ApiWriter final : public k8s::KubeWriter {
   explicit ApiWriter(ApiClient& api) : api_(api) {}
   explicit ApiWriter(std::shared_ptr<ApiClient> api) : api_(*api), owned_(std::move(api)) {}
 
-  Status PatchPodAnnotation(const std::string& namespace_, const std::string& name, const std::string& key,
-                            const std::string& value) override;
   Status Bind(const std::string& namespace_, const std::string& name, const std::string& uid,
-              const std::string& node) override;
+              const std::string& node, const std::map<std::string, std::string>& annotations) override;
 
  private:
   ApiClient& api_;

@@ -4,16 +4,8 @@
 
 namespace topofit::k8s {
 
-Status InMemoryKubeWriter::PatchPodAnnotation(const std::string& ns, const std::string& name,
-                                              const std::string& key, const std::string& value) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!fail_patch_.empty()) return Error{std::exchange(fail_patch_, {})};
-  pods_[ns + "/" + name].annotations[key] = value;
-  return Status::Ok();
-}
-
-Status InMemoryKubeWriter::Bind(const std::string& ns, const std::string& name,
-                                const std::string& uid, const std::string& node) {
+Status InMemoryKubeWriter::Bind(const std::string& ns, const std::string& name, const std::string& uid,
+                                const std::string& node, const std::map<std::string, std::string>& annotations) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!fail_bind_.empty()) return Error{std::exchange(fail_bind_, {})};
   BoundPod& pod = pods_[ns + "/" + name];
@@ -22,13 +14,9 @@ Status InMemoryKubeWriter::Bind(const std::string& ns, const std::string& name,
   }
   pod.uid = uid;
   pod.node = node;
+  for (const auto& [k, v] : annotations) pod.annotations[k] = v;
   ++binds_;
   return Status::Ok();
-}
-
-void InMemoryKubeWriter::FailNextPatch(std::string message) {
-  std::lock_guard<std::mutex> lock(mu_);
-  fail_patch_ = std::move(message);
 }
 
 void InMemoryKubeWriter::FailNextBind(std::string message) {

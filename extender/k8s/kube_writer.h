@@ -1,10 +1,12 @@
 #pragma once
-// KubeWriter: the Kubernetes writes a bind makes, behind an interface.
+// KubeWriter: the Kubernetes write a bind makes, behind an interface.
 //
-// Bind first annotates the pod with its GPU ids (topofit.io/gpu-ids), then creates the pod's Binding
-// (POST .../pods/{name}/binding, target kind Node). The in-memory implementation below serves tests
-// and snapshot mode; the API client of extender/apiclient/ implements the same interface. Implementations
-// must be thread-safe: binds run concurrently. Errors are returned, never thrown.
+// Bind creates the pod's Binding (POST .../pods/{name}/binding, target kind Node) carrying the pod's
+// new annotations (topofit.io/gpu-ids): kube-apiserver merges a Binding's metadata.annotations into
+// the pod in the same update that sets spec.nodeName, under a UID precondition, so a bind is one
+// write and a pod is never annotated without being bound. The in-memory implementation below serves
+// tests and snapshot mode; the API client of extender/apiclient/ implements the same interface.
+// Implementations must be thread-safe: binds run concurrently. Errors are returned, never thrown.
 
 #include <map>
 #include <mutex>
@@ -19,16 +21,14 @@ namespace topofit::k8s {
 class KubeWriter {
  public:
   virtual ~KubeWriter() = default;
-  // Sets metadata.annotations[key] = value on pod ns/name (a merge patch).
-  virtual Status PatchPodAnnotation(const std::string& ns, const std::string& name,
-                                    const std::string& key, const std::string& value) = 0;
-  // Creates the Binding of pod ns/name (uid guards against a recreated pod) to `node`.
+  // Binds pod ns/name (uid guards against a re-created pod) to `node` and sets `annotations` on it,
+  // in one write. An Error leaves the pod as it was: neither bound nor annotated.
   virtual Status Bind(const std::string& ns, const std::string& name, const std::string& uid,
-                      const std::string& node) = 0;
+                      const std::string& node, const std::map<std::string, std::string>& annotations) = 0;
 };
 
 // Records the writes; a pod can be bound once (a second Bind fails, as the API server's does).
-// FailNext* make the next call fail, for tests of the rollback path.
+// FailNextBind makes the next call fail, for tests of the rollback path.
 class InMemoryKubeWriter : public KubeWriter {
  public:
   struct BoundPod {
@@ -37,12 +37,9 @@ class InMemoryKubeWriter : public KubeWriter {
     std::map<std::string, std::string> annotations;
   };
 
-  Status PatchPodAnnotation(const std::string& ns, const std::string& name, const std::string& key,
-                            const std::string& value) override;
-  Status Bind(const std::string& ns, const std::string& name, const std::string& uid,
-              const std::string& node) override;
+  Status Bind(const std::string& ns, const std::string& name, const std::string& uid, const std::string& node,
+              const std::map<std::string, std::string>& annotations) override;
 
-  void FailNextPatch(std::string message);
   void FailNextBind(std::string message);
   // "ns/name" -> what was written.
   std::map<std::string, BoundPod> Pods() const;
@@ -52,7 +49,7 @@ class InMemoryKubeWriter : public KubeWriter {
   mutable std::mutex mu_;
   std::map<std::string, BoundPod> pods_;
   size_t binds_ = 0;
-  std::string fail_patch_, fail_bind_;
+  std::string fail_bind_;
 };
 
 }  // namespace topofit::k8s

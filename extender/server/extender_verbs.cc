@@ -191,12 +191,8 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
   auto gpus = pipeline_->ReserveBest(*pod, args->node);
   if (!gpus) return fail(fmt::format("cannot reserve GPUs for {} on {}: {}", label, args->node, gpus.error()));
   std::string ids = gpus->ToString();
-  Status patched = writer_->PatchPodAnnotation(args->pod_namespace, args->pod_name, k8s::kGpuIdsAnnotation, ids);
-  if (!patched.ok()) {
-    (void)pipeline_->Release(args->pod_uid);
-    return fail(fmt::format("annotating {} with {}={}: {}", label, k8s::kGpuIdsAnnotation, ids, patched.error()));
-  }
-  Status bound = writer_->Bind(args->pod_namespace, args->pod_name, args->pod_uid, args->node);
+  Status bound = writer_->Bind(args->pod_namespace, args->pod_name, args->pod_uid, args->node,
+                               {{k8s::kGpuIdsAnnotation, ids}});
   if (!bound.ok()) {
     (void)pipeline_->Release(args->pod_uid);
     return fail(fmt::format("binding {} to {}: {}", label, args->node, bound.error()));

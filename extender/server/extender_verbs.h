@@ -8,10 +8,11 @@
 // answer malformed requests with 400 and {"error": "..."}. Unused fields are null. Integers are
 // JSON integers. Malformed input never changes the model.
 //
-// bind: reserve the set under the node's lock (Pipeline::ReserveBest), annotate the pod with
-// topofit.io/gpu-ids, create the Binding, then Confirm; any failure Releases the reservation.
+// bind: reserve the set under the node's lock (Pipeline::ReserveBest), create the Binding carrying
+// topofit.io/gpu-ids (one write: the pod is bound and annotated together or not at all), then
+// Confirm; any failure Releases the reservation.
 //
-// Every decision logs one logfmt line to the DecisionLog. Thread-safe.
+// Every decision logs one line (msg="decision" verb=...) through base/log.h. Thread-safe.
 
 #include <atomic>
 #include <string_view>

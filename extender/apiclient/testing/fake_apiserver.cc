@@ -178,4 +178,9 @@ int FakeApiServer::bindings() {
   return bindings_;
 }
 
+int FakeApiServer::pod_patches() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pod_patches_;
+}
+
 }  // namespace topofit::apiclient::testing

@@ -55,6 +55,7 @@ class FakeApiServer {
   int watches(const std::string& kind);
   int unauthorized();
   int bindings();
+  int pod_patches();
 
  private:
   struct Event {
@@ -91,6 +92,7 @@ class FakeApiServer {
   std::vector<Event> events_;
   int unauthorized_ = 0;
   int bindings_ = 0;
+  int pod_patches_ = 0;
   int fail_binding_status_ = 0;
   std::string fail_binding_message_;
 };

@@ -164,6 +164,7 @@ void FakeApiServer::Setup() {
     std::string key = std::string(req.matches[1]) + "/" + std::string(req.matches[2]);
     json patch = json::parse(req.body);
     std::lock_guard<std::mutex> lock(mu_);
+    ++pod_patches_;
     auto& items = kinds_["pods"].items;
     auto it = items.find(key);
     if (it == items.end()) return Reply(res, 404, Status(404, "NotFound", "pods \"" + std::string(req.matches[2]) + "\" not found"));
@@ -193,11 +194,20 @@ void FakeApiServer::Setup() {
     json pod = it->second;
     if (binding["target"].value("kind", "") != "Node" || binding["metadata"].value("name", "") != name)
       return Reply(res, 400, Status(400, "BadRequest", "bad binding"));
+    // As kube-apiserver's BindingREST: the binding's uid is a precondition, then nodeName is set and the
+    // binding's annotations are merged into the pod's, in one update.
+    if (binding["metadata"].contains("uid") && binding["metadata"]["uid"] != pod["metadata"]["uid"])
+      return Reply(res, 409, Status(409, "Conflict", "Precondition failed: UID in precondition: " +
+                                                         binding["metadata"]["uid"].get<std::string>() +
+                                                         ", UID in object meta: " +
+                                                         pod["metadata"].value("uid", std::string())));
     if (pod["spec"].contains("nodeName"))
       return Reply(res, 409, Status(409, "Conflict", "Operation cannot be fulfilled on pods/binding \"" + name +
                                                          "\": pod " + name + " is already assigned to node \"" +
                                                          pod["spec"]["nodeName"].get<std::string>() + "\""));
     pod["spec"]["nodeName"] = binding["target"]["name"];
+    if (binding["metadata"].contains("annotations"))
+      for (const auto& [k, v] : binding["metadata"]["annotations"].items()) pod["metadata"]["annotations"][k] = v;
     Emit("pods", "MODIFIED", pod);
     Reply(res, 201, {{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Success"}, {"code", 201}});
   });

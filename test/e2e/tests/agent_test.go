@@ -27,16 +27,6 @@ const (
 	annotationHash  = "topofit.io/gpu-topology-hash"
 )
 
-func agentBinary(t *testing.T) string {
-	t.Helper()
-	bin := harness.TopofitBinary(t)
-	out, _ := exec.Command(bin, "agent", "--help").CombinedOutput()
-	if !strings.Contains(string(out), "--once") {
-		t.Skipf("`%s agent --help` does not offer --once yet", bin)
-	}
-	return bin
-}
-
 // runAgent runs one pass of the agent for node with the stand-in nvidia-smi in the given mode.
 func runAgent(t *testing.T, c *harness.Cluster, bin, node, fixture, mode string) (string, error) {
 	t.Helper()
@@ -47,14 +37,14 @@ func runAgent(t *testing.T, c *harness.Cluster, bin, node, fixture, mode string)
 	}
 	cmd := exec.Command(bin, "agent", "--once", "--node-name", node,
 		"--kubeconfig", c.Kubeconfig("topofit"),
-		"--nvidia-smi", filepath.Join(root, "extender", "agent", "testdata", "fake-nvidia-smi"))
+		"--nvidia-smi", filepath.Join(root, "extender", "node", "testdata", "fake-nvidia-smi"))
 	cmd.Env = append(os.Environ(), "FAKE_SMI_TOPO="+filepath.Join(fixtures, "topo", fixture), "FAKE_SMI_MODE="+mode)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
 
 func TestTopofitAgentPublishesTopology(t *testing.T) {
-	bin := agentBinary(t)
+	bin := harness.TopofitBinary(t)
 	ctx := context.Background()
 	c, _ := startTopofit(t,
 		harness.GPUNode("agent-node", 8, ""), // no topology until the agent publishes it
