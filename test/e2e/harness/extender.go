@@ -73,6 +73,14 @@ func (e *TopofitExtender) Stop(kill bool) error {
 	return e.proc.Stop(10 * time.Second)
 }
 
+// CPUSeconds is the CPU time topofit's current run has used (0 when it is not running).
+func (e *TopofitExtender) CPUSeconds() float64 {
+	if e.proc == nil {
+		return 0
+	}
+	return e.proc.CPUSeconds()
+}
+
 // LogPath is topofit's log file (stdout and stderr of every run).
 func (e *TopofitExtender) LogPath() string {
 	if e.proc == nil {

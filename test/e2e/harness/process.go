@@ -65,6 +65,26 @@ func (p *Process) Start() error {
 	return nil
 }
 
+// PID is the process id of the current run, 0 when it is not running.
+func (p *Process) PID() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// CPUSeconds is the user + system CPU time the current run has used so far (from /proc), 0 when it
+// is not running.
+func (p *Process) CPUSeconds() float64 {
+	pid := p.PID()
+	if pid == 0 {
+		return 0
+	}
+	return procCPUSeconds(pid)
+}
+
 // Running reports whether the process has been started and not exited.
 func (p *Process) Running() bool {
 	p.mu.Lock()

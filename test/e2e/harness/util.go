@@ -101,3 +101,21 @@ func UpstreamBinDir() (string, error) {
 	})
 	return buildOnce.dir, buildOnce.err
 }
+
+// procCPUSeconds reads the user and system CPU time of process pid from /proc/<pid>/stat (fields 14
+// and 15, in clock ticks of 1/100 s, USER_HZ on Linux); 0 when it cannot be read.
+func procCPUSeconds(pid int) float64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces; the fields after it start past the last ')'.
+	rest := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+	if len(rest) < 13 {
+		return 0
+	}
+	var utime, stime float64
+	fmt.Sscan(rest[11], &utime)
+	fmt.Sscan(rest[12], &stime)
+	return (utime + stime) / 100
+}
