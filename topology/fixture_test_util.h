@@ -1,6 +1,7 @@
 #pragma once
-// Tests only: the real `nvidia-smi topo -m` outputs under TOPOFIT_FIXTURES_DIR/topo (shared/fixtures),
-// read and parsed with doctest checks, so every test file loads them the same way.
+// Tests only: the real `nvidia-smi topo -m` outputs under TOPOFIT_FIXTURES_DIR/topo (shared/fixtures)
+// and under topology/testdata/topo in this repository (sources in its SOURCES.md), read and parsed
+// with doctest checks, so every test file loads them the same way.
 
 #include <doctest/doctest.h>
 
@@ -8,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "base/files.h"
 #include "topology/topo_parser.h"
 
 namespace topofit::testing {
@@ -26,6 +28,18 @@ inline TopoMatrix ParseTopoFixture(const std::string& name) {
   Result<TopoMatrix> m = ParseTopoMatrix(ReadTopoFixture(name));
   REQUIRE_MESSAGE(m.ok(), name << ": " << (m.ok() ? "" : m.error()));
   return *m;
+}
+
+// Path of a fixture under topology/testdata/topo in this repository.
+inline std::string RepoTopoFixturePath(const std::string& name) {
+  return std::string(TOPOFIT_SOURCE_DIR) + "/topology/testdata/topo/" + name;
+}
+
+// That fixture's text, byte for byte; fails the test when the file is missing.
+inline std::string ReadRepoTopoFixture(const std::string& name) {
+  Result<std::string> text = ReadFile(RepoTopoFixturePath(name));
+  REQUIRE_MESSAGE(text.ok(), (text.ok() ? "" : text.error()));
+  return *text;
 }
 
 }  // namespace topofit::testing

@@ -26,7 +26,7 @@ std::string ToString(Link link) {
 
 std::optional<Link> ParseLink(std::string_view cell) {
   if (cell == "X") return Link{LinkClass::Self, 0};
-  if (cell == "SYS") return Link{LinkClass::Sys, 0};
+  if (cell == "SYS" || cell == "SOC") return Link{LinkClass::Sys, 0};
   if (cell == "NODE") return Link{LinkClass::Node, 0};
   if (cell == "PHB") return Link{LinkClass::Phb, 0};
   if (cell == "PXB") return Link{LinkClass::Pxb, 0};

@@ -32,7 +32,9 @@ std::string ToString(Link link);
 std::string_view ToString(LinkClass cls);  // "NV" for Nv.
 
 // Parses one matrix cell: "X", "SYS", "NODE", "PHB", "PXB", "PIX" or "NV<count>" with count 1..255.
-// Case-sensitive, as nvidia-smi prints it; surrounding whitespace must already be stripped.
+// "SOC" is what older drivers print (and their legends define) for SYS, and parses as SYS; ToString
+// then says "SYS". Case-sensitive, as nvidia-smi prints it; surrounding whitespace must already be
+// stripped.
 std::optional<Link> ParseLink(std::string_view cell);
 
 // Parses a class name as users write it in annotations: "NV" (any NVLink), "PIX", "PXB", "PHB",

@@ -18,6 +18,14 @@ TEST_CASE("ParseLink accepts every class nvidia-smi prints") {
   CHECK(ToString(*nv) == "NV18");
 }
 
+TEST_CASE("ParseLink reads the older drivers' SOC as SYS and prints it back as SYS") {
+  auto soc = ParseLink("SOC");
+  REQUIRE(soc);
+  CHECK(*soc == Link{LinkClass::Sys, 0});
+  CHECK(ToString(*soc) == "SYS");
+  CHECK_FALSE(ParseLink("soc"));
+}
+
 TEST_CASE("ParseLink refuses what is not a link") {
   CHECK_FALSE(ParseLink(""));
   CHECK_FALSE(ParseLink("NV"));

@@ -4,7 +4,8 @@
 // then optional titles "CPU Affinity", "NUMA Affinity", "GPU NUMA ID"), one row per device in header
 // order, then optionally blank lines and the "Legend:" / "NIC Legend:" blocks. Each line is split on
 // tabs when it has any (nvidia-smi's own output, where an empty field is a real empty value) and on
-// runs of blanks otherwise (published copies with tabs expanded).
+// runs of blanks otherwise (published copies with tabs expanded). The matrix may end early only after
+// the last GPU row: the NIC rows it lacks are then filled from the rows it has (nic_links.h).
 
 #include <cctype>
 #include <charconv>
@@ -17,6 +18,7 @@
 
 #include "base/strings.h"
 #include "topology/gpu_set.h"
+#include "topology/nic_links.h"
 #include "topology/topo_parser.h"
 #include "topology/topo_text.h"
 
@@ -26,6 +28,9 @@ namespace {
 
 // Far above any real node (GPUs + NICs); bounds the work done on garbage input.
 constexpr int kMaxDevices = 512;
+// Above any CPU or NUMA node number Linux hands out (CONFIG_NR_CPUS is at most 8192, NUMA nodes 1024).
+constexpr int kMaxCpuId = 1 << 16;
+constexpr int kMaxNumaId = 4096;
 
 enum class Title { kCpu, kNuma, kGpuNuma };
 
@@ -62,7 +67,8 @@ struct Cell {
 
 struct RowValues {
   std::string cpu;
-  std::optional<int> numa;
+  std::optional<int> numa;  // The node when NUMA Affinity names exactly one.
+  std::string numa_list;    // NUMA Affinity as printed.
   std::optional<int> gpu_numa;
 };
 
@@ -114,7 +120,10 @@ Result<Header> ParseHeader(std::string_view line, int lineno) {
     const TextField& t = tokens[i];
     auto fail = [&](const std::string& what) { return At(lineno, t.column, what); };
     if (h.devices.empty() && t.text != "GPU0") {
-      return fail(fmt::format("expected the header row to start with 'GPU0', got '{}'", t.text));
+      // A copy that lost the separators between names reads "GPU0GPU1GPU2...".
+      bool run_together = t.text.size() > 4 && t.text.substr(0, 4) == "GPU0" && t.text.find("GPU", 4) != std::string_view::npos;
+      return fail(fmt::format("expected the header row to start with 'GPU0', got '{}'{}", t.text,
+                              run_together ? " (column names run together: the separators between them are missing)" : ""));
     }
     if (!seen.insert(t.text).second) return fail(fmt::format("expected distinct column names, got '{}' twice", t.text));
     int index = 0;
@@ -154,23 +163,35 @@ Result<Header> ParseHeader(std::string_view line, int lineno) {
   return h;
 }
 
+// One value of a GPU row. CPU Affinity is a CPU list ("0-23,48-71", "0,2,4"); NUMA Affinity a NUMA
+// node list ("0", "0-1", "0,2"), of which a single node is the GPU's node and several leave it unknown;
+// GPU NUMA ID one node number. Empty and N/A are no value, not an error.
 Status SetValue(Title title, const TextField& f, int lineno, RowValues* out) {
   if (f.text.empty() || f.text == "N/A") return Status::Ok();
+  std::vector<std::pair<int, int>> ranges;
   if (title == Title::kCpu) {
-    for (char c : f.text) {
-      if (!std::isdigit(static_cast<unsigned char>(c)) && c != ',' && c != '-') {
-        return At(lineno, f.column, fmt::format("expected CPU Affinity as a CPU list such as 0-11,24-35 or N/A, got '{}'", f.text));
-      }
+    if (!ParseIdList(f.text, kMaxCpuId, &ranges)) {
+      return At(lineno, f.column, fmt::format("expected CPU Affinity as a CPU list such as 0-11,24-35 or N/A, got '{}'", f.text));
     }
     out->cpu = std::string(f.text);
     return Status::Ok();
   }
-  int value = 0;
-  std::string_view name = title == Title::kNuma ? "NUMA Affinity" : "GPU NUMA ID";
-  if (!ParseSmallInt(f.text, 4096, &value)) {
-    return At(lineno, f.column, fmt::format("expected {} as a NUMA node number or N/A, got '{}'", name, f.text));
+  if (title == Title::kNuma) {
+    if (!ParseIdList(f.text, kMaxNumaId, &ranges)) {
+      return At(lineno, f.column,
+                fmt::format("expected NUMA Affinity as a NUMA node number or list such as 0, 0-1 or 0,2, or N/A, got '{}'", f.text));
+    }
+    bool one_node = true;
+    for (const auto& [low, high] : ranges) one_node = one_node && low == ranges[0].first && high == low;
+    if (one_node) out->numa = ranges[0].first;
+    out->numa_list = std::string(f.text);
+    return Status::Ok();
   }
-  (title == Title::kNuma ? out->numa : out->gpu_numa) = value;
+  int value = 0;
+  if (!ParseSmallInt(f.text, kMaxNumaId, &value)) {
+    return At(lineno, f.column, fmt::format("expected GPU NUMA ID as a NUMA node number or N/A, got '{}'", f.text));
+  }
+  out->gpu_numa = value;
   return Status::Ok();
 }
 
@@ -276,8 +297,8 @@ bool StartsLegend(std::string_view line) {
   return t == "Legend:" || t == "NIC Legend:";
 }
 
-// Reads what follows the matrix: blank lines and the legend blocks; fills the NIC legend.
-Status ParseTrailer(const std::vector<std::string_view>& lines, size_t from, const Header& h, TopoMatrix* m) {
+// Reads what follows the `rows` rows of the matrix: blank lines and the legend blocks; fills the NIC legend.
+Status ParseTrailer(const std::vector<std::string_view>& lines, size_t from, int rows, const Header& h, TopoMatrix* m) {
   enum { kNone, kLegend, kNicLegend } mode = kNone;
   for (size_t i = from; i < lines.size(); ++i) {
     std::string_view t = Trim(lines[i]);
@@ -291,7 +312,7 @@ Status ParseTrailer(const std::vector<std::string_view>& lines, size_t from, con
       std::vector<TextField> tokens = SplitOnWhitespace(t);
       return At(lineno, column,
                 fmt::format("expected the end of the matrix after {} rows (the header lists {} devices), got '{}'",
-                            h.devices.size(), h.devices.size(), tokens[0].text));
+                            rows, h.devices.size(), tokens[0].text));
     }
     size_t colon = t.find(':');
     std::string_view name = colon == std::string_view::npos ? t : Trim(t.substr(0, colon));
@@ -304,6 +325,24 @@ Status ParseTrailer(const std::vector<std::string_view>& lines, size_t from, con
     m->nic_legend[std::string(name)] = std::string(value);
   }
   return Status::Ok();
+}
+
+// The warning for a matrix that ends at line `lineno` after `rows` rows, before the last NIC row:
+//   "line 12: no rows for NIC0 to NIC7 (the matrix ends after the GPU rows); links between these NICs
+//    are unknown, each is taken as the closest link through a device that has a row"
+//   "line 19: no row for NIC7 (the matrix ends after 7 of 8 NIC rows); its links are all in the other rows"
+std::string MissingNicRowsWarning(const Header& h, int rows, int lineno) {
+  const int n = static_cast<int>(h.devices.size());
+  const int missing = n - rows;
+  std::string ends = rows == h.gpus ? "after the GPU rows" : fmt::format("after {} of {} NIC rows", rows - h.gpus, n - h.gpus);
+  if (missing == 1) {
+    return fmt::format("line {}: no row for {} (the matrix ends {}); its links are all in the other rows", lineno,
+                       h.devices[rows], ends);
+  }
+  return fmt::format(
+      "line {}: no rows for {} to {} (the matrix ends {}); links between these NICs are unknown, each is taken as the "
+      "closest link through a device that has a row",
+      lineno, h.devices[rows], h.devices[n - 1], ends);
 }
 
 }  // namespace
@@ -321,15 +360,24 @@ Result<TopoMatrix> ParseTopoMatrix(std::string_view text) {
   const int n = static_cast<int>(h.devices.size());
   std::vector<std::vector<Cell>> cells(n, std::vector<Cell>(n));
   std::vector<RowValues> values(h.gpus);
-  for (int r = 0; r < n; ++r) {
-    size_t li = i + 1 + r;
+  int rows = 0;  // Rows read: all n, or fewer when the matrix ends after the GPU rows.
+  for (; rows < n; ++rows) {
+    size_t li = i + 1 + rows;
     if (li >= lines.size() || IsBlank(lines[li]) || StartsLegend(lines[li])) {
+      if (rows >= h.gpus) break;
       std::string got = li >= lines.size() ? "the end of the input" : IsBlank(lines[li]) ? "a blank line" : "the legend";
       return At(static_cast<int>(li) + 1, 1,
-                fmt::format("expected row '{}' (the header lists {} devices, so {} rows), got {}", h.devices[r], n, n, got));
+                fmt::format("expected row '{}' (the header lists {} GPU{}, each needs its row), got {}", h.devices[rows],
+                            h.gpus, h.gpus == 1 ? "" : "s", got));
     }
-    RowValues* row_values = r < h.gpus ? &values[r] : nullptr;
-    if (Status s = ParseRow(lines[li], static_cast<int>(li) + 1, h, r, &cells, row_values); !s) return Error{s.error()};
+    RowValues* row_values = rows < h.gpus ? &values[rows] : nullptr;
+    if (Status s = ParseRow(lines[li], static_cast<int>(li) + 1, h, rows, &cells, row_values); !s) return Error{s.error()};
+  }
+  // A missing row reads its links to devices with rows from their rows; links between two missing rows
+  // are filled below (FillUnknownNicLinks).
+  for (int r = rows; r < n; ++r) {
+    for (int c = 0; c < rows; ++c) cells[r][c] = cells[c][r];
+    cells[r][r].link = Link{LinkClass::Self, 0};
   }
   if (Status s = CheckSymmetric(h, cells); !s) return Error{s.error()};
 
@@ -351,9 +399,16 @@ Result<TopoMatrix> ParseTopoMatrix(std::string_view text) {
   for (const RowValues& v : values) {
     m.cpu_affinity.push_back(v.cpu);
     m.numa_affinity.push_back(v.numa);
+    m.numa_affinity_list.push_back(v.numa_list);
     m.gpu_numa_id.push_back(v.gpu_numa);
   }
-  if (Status s = ParseTrailer(lines, i + 1 + n, h, &m); !s) return Error{s.error()};
+  if (rows < n) {
+    std::vector<bool> row_known(nics);
+    for (int k = 0; k < nics; ++k) row_known[k] = h.gpus + k < rows;
+    FillUnknownNicLinks(row_known, &m);
+    m.warnings.push_back(MissingNicRowsWarning(h, rows, static_cast<int>(i) + 2 + rows));
+  }
+  if (Status s = ParseTrailer(lines, i + 1 + rows, rows, h, &m); !s) return Error{s.error()};
   return m;
 }
 

@@ -1,11 +1,20 @@
 #include "topology/topo_text.h"
 
+#include <charconv>
+
 #include "base/strings.h"
 
 namespace topofit {
 
 namespace {
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+// A whole decimal number in [0, limit): digits only, no sign.
+bool ParseId(std::string_view s, int limit, int* out) {
+  if (s.empty() || s[0] < '0' || s[0] > '9') return false;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && end == s.data() + s.size() && *out < limit;
+}
 }  // namespace
 
 bool IsBlank(std::string_view line) { return Trim(line).empty(); }
@@ -44,6 +53,23 @@ std::vector<TextField> SplitOnTabs(std::string_view line) {
     start = end + 1;
   }
   return fields;
+}
+
+bool ParseIdList(std::string_view text, int limit, std::vector<std::pair<int, int>>* ranges) {
+  ranges->clear();
+  for (std::string_view item : Split(text, ',')) {
+    size_t dash = item.find('-');
+    int low = 0, high = 0;
+    if (dash == std::string_view::npos) {
+      if (!ParseId(item, limit, &low)) return false;
+      high = low;
+    } else if (!ParseId(item.substr(0, dash), limit, &low) || !ParseId(item.substr(dash + 1), limit, &high) ||
+               low > high) {
+      return false;
+    }
+    ranges->emplace_back(low, high);
+  }
+  return true;
 }
 
 }  // namespace topofit

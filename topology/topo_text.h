@@ -1,12 +1,14 @@
 #pragma once
 // Helpers for reading the text of `nvidia-smi topo -m`: splitting lines into fields that remember
-// where they came from, so that the parser can report "line L, column C" for any field.
+// where they came from, so that the parser can report "line L, column C" for any field, and reading
+// the CPU and NUMA lists of the affinity columns.
 //
 // Two splitting rules, because nvidia-smi prints tabs but published copies often expand them:
 //   SplitOnWhitespace: fields are runs of non-blank characters (spaces and tabs both separate).
 //   SplitOnTabs:       every tab separates, empty fields are kept, each field is trimmed of spaces.
 
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace topofit {
@@ -24,5 +26,12 @@ bool IsBlank(std::string_view line);
 
 // Display column of byte offset `offset` in `line` (tab stops every 8).
 int VisualColumn(std::string_view line, size_t offset);
+
+// Reads an id list as nvidia-smi prints CPU Affinity and NUMA Affinity: numbers and low-high ranges
+// joined by commas ("0", "0-1", "0,2", "0-11,24-35", "0-0,8-8"), every number below `limit` and every
+// range with low <= high. Fills `ranges` with the (low, high) pairs in order (a lone number n is
+// (n, n)). Returns false, leaving `ranges` unspecified, for anything else: "", "N/A", "0-", "1-0",
+// ",0", "0,,1", signs, spaces.
+bool ParseIdList(std::string_view text, int limit, std::vector<std::pair<int, int>>* ranges);
 
 }  // namespace topofit

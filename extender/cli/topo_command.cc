@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/files.h"
+#include "base/log.h"
 #include "extender/cli/command.h"
 #include "topology/node_graph.h"
 #include "topology/profiles.h"
@@ -43,6 +44,9 @@ Result<TopoMatrix> LoadMatrix(const TopoArgs& args, std::string* source) {
   }
   Result<TopoMatrix> m = ParseTopoMatrix(text);
   if (!m) return Error{fmt::format("{}: {}", *source, m.error())};
+  // What the parser accepted on trust goes to stderr through the logger, one line each:
+  //   level=warn msg="topology warning" source=FILE detail="line 12: no rows for NIC0 to NIC7 ..."
+  for (const std::string& w : m->warnings) Log(LogLevel::kWarn, "topology warning", {{"source", *source}, {"detail", w}});
   return m;
 }
 
@@ -68,6 +72,7 @@ nlohmann::ordered_json ToJson(const Topology& t, const std::string& source) {
   j["gpus"] = m.gpu_names;
   j["nics"] = m.nic_names;
   j["nic_legend"] = m.nic_legend;
+  j["warnings"] = m.warnings;
   j["nvswitch"] = t.graph().has_nvswitch();
   j["pcie_gen"] = t.graph().model().pcie_gen;
   auto& links = j["links"] = nlohmann::ordered_json::array();

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "extender/cli/cli_test_util.h"
+#include "topology/fixture_test_util.h"
 #include "topology/profiles.h"
 
 namespace {
@@ -96,6 +97,41 @@ TEST_CASE("malformed input: exit status 2 and the line/column message on stderr"
   Run empty = Topofit("topo - < /dev/null");
   CHECK(empty.status == 2);
   CHECK(empty.err.find("line 1, column 1: expected a header row") != std::string::npos);
+}
+
+TEST_CASE("a paste without its NIC rows: exit 0, the model, and the warning logged on stderr") {
+  auto text = topofit::ReadFile(topofit::testing::RepoTopoFixturePath("h100-8-nv18-8nic.txt"));
+  REQUIRE(text.ok());
+  std::string path = TempPath(".txt");
+  {
+    // The header and the eight GPU rows, then the legends: the NIC rows (lines 10-17) are cut off.
+    std::ofstream out(path);
+    size_t pos = 0;
+    for (int line = 1; pos < text->size(); ++line) {
+      size_t end = text->find('\n', pos) + 1;
+      if (line < 10 || line > 17) out << text->substr(pos, end - pos);
+      pos = end;
+    }
+  }
+  Run r = Topofit("topo '" + path + "'");
+  nlohmann::json j = Json(Topofit("topo --json '" + path + "'"));
+  std::remove(path.c_str());
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out.find(": 8 GPUs, 8 NICs, NVSwitch fabric") != std::string::npos);
+  CHECK(r.err.find("level=warn msg=\"topology warning\"") != std::string::npos);
+  CHECK(r.err.find("detail=\"line 10: no rows for NIC0 to NIC7 (the matrix ends after the GPU rows)") != std::string::npos);
+  REQUIRE(j["warnings"].size() == 1);
+  CHECK(j["warnings"][0].get<std::string>().rfind("line 10: no rows for NIC0 to NIC7", 0) == 0);
+  CHECK(j["nearest_nics"][3] == nlohmann::json::array({"NIC3"}));
+
+  nlohmann::json whole = Json(Topofit("topo --json '" + topofit::testing::RepoTopoFixturePath("h100-8-nv18-8nic.txt") + "'"));
+  CHECK(whole["warnings"].empty());
+}
+
+TEST_CASE("older real outputs: SOC cells") {
+  nlohmann::json k40 = Json(Topofit("topo --json '" + topofit::testing::RepoTopoFixturePath("k40m-4-soc-mlx4.txt") + "'"));
+  CHECK(k40["links"][0][2] == "SYS");
+  CHECK(k40["gpu_nic_links"][3][0] == "PHB");
 }
 
 TEST_CASE("--profile and --list-profiles") {
