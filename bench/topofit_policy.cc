@@ -69,8 +69,12 @@ class TopofitPolicy final : public Policy {
     }
     std::vector<int> ext(passed.size(), 0);
     // Prioritize is skipped by kube-scheduler when one node is left; scoring it anyway changes nothing.
-    for (const auto& s : pipeline_->Prioritize(req, std::span<const std::string_view>(passed_names))) {
-      ext[s.index] = s.score;
+    // With filter_keeps_best the extender is deployed without a prioritize verb: in-tree scores alone
+    // choose among the nodes filter kept.
+    if (!config_.filter_keeps_best) {
+      for (const auto& s : pipeline_->Prioritize(req, std::span<const std::string_view>(passed_names))) {
+        ext[s.index] = s.score;
+      }
     }
     int choice = PickMax(cluster, pod, passed, ext);
     if (choice < 0) return p;

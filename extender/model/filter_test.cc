@@ -139,3 +139,44 @@ TEST_CASE("filter: results refer to the request's node list by index - in order"
 
 }  // namespace
 }  // namespace topofit::model
+
+namespace topofit::model {
+namespace {
+
+TEST_CASE("filter keeps best: only the best-scored nodes pass; the others fail resolvably, saying why") {
+  ClusterModel model;
+  PipelineConfig config;
+  config.filter_keeps_best = true;
+  Pipeline keeps_best(&model, config);
+  Pipeline plain(&model);
+  model.ApplyNode(MakeNode("dgx", 8, "dgx1-v100"));
+  model.ApplyNode(MakeNode("pcie", 8, "pcie-8-dual-socket"));
+  model.ApplyNode(MakeNode("small", 2, "phb-2-workstation"));
+  std::vector<std::string> names{"dgx", "pcie", "small"};
+  PodRequest pod = Request("p", 4);
+
+  // What prioritize would say, and what filter then keeps.
+  auto scores = plain.Prioritize(pod, names);
+  REQUIRE(scores.size() == 3);
+  CHECK(scores[0].score > scores[1].score);  // NVLink quad against PCIe.
+  FilterOutcome all = plain.Filter(pod, names);
+  CHECK(all.passed == std::vector<uint32_t>{0, 1});
+  FilterOutcome best = keeps_best.Filter(pod, names);
+  CHECK(best.passed == std::vector<uint32_t>{0});
+  REQUIRE(best.failed.size() == 1);
+  CHECK(best.failed[0].index == 1);
+  CHECK(best.failed[0].reason ==
+        "another node fits better: score " + std::to_string(scores[1].score) + ", best " + std::to_string(scores[0].score));
+  REQUIRE(best.unresolvable.size() == 1);  // Too small stays unresolvable, as without the option.
+  CHECK(best.unresolvable[0].index == 2);
+
+  // Equal best scores all pass; a single passing node is not scored at all.
+  model.ApplyNode(MakeNode("dgx2", 8, "dgx1-v100"));
+  std::vector<std::string> twins{"dgx", "dgx2", "pcie"};
+  CHECK(keeps_best.Filter(pod, twins).passed == std::vector<uint32_t>{0, 1});
+  std::vector<std::string> one{"pcie"};
+  CHECK(keeps_best.Filter(pod, one).passed == std::vector<uint32_t>{0});
+}
+
+}  // namespace
+}  // namespace topofit::model

@@ -120,7 +120,31 @@ FilterOutcome Pipeline::Filter(const PodRequest& pod, std::span<const std::strin
       case FilterCode::kUnresolvable: out.unresolvable.push_back({i, s.reason}); break;
     }
   });
+  if (config_.filter_keeps_best && out.passed.size() > 1) KeepBest(pod, nodes, out);
   return out;
+}
+
+void Pipeline::KeepBest(const PodRequest& pod, std::span<const std::string_view> nodes, FilterOutcome& out) const {
+  std::vector<std::string_view> passed_names;
+  passed_names.reserve(out.passed.size());
+  for (uint32_t i : out.passed) passed_names.push_back(nodes[i]);
+  const std::vector<NodeScore> scores = Prioritize(pod, std::span<const std::string_view>(passed_names));
+  int best = -1;
+  for (const NodeScore& s : scores) best = std::max(best, s.score);
+  std::vector<uint32_t> kept;
+  std::string reasons[11];  // One formatted reason per score below the best.
+  for (const NodeScore& s : scores) {
+    const uint32_t i = out.passed[s.index];
+    if (s.score == best) {
+      kept.push_back(i);
+      continue;
+    }
+    std::string& reason = reasons[std::clamp(s.score, 0, 10)];
+    if (reason.empty()) reason = fmt::format("another node fits better: score {}, best {}", s.score, best);
+    out.failed.push_back({i, reason});
+  }
+  std::sort(kept.begin(), kept.end());
+  out.passed = std::move(kept);
 }
 
 FilterOutcome Pipeline::Filter(const PodRequest& pod, std::span<const std::string> nodes) const {

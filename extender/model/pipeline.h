@@ -76,6 +76,9 @@ class Pipeline {
   static Status Validate(const PipelineConfig& config);
   static Status Validate(const PipelineConfig& config, std::span<const std::unique_ptr<ScorePlugin>> plugins);
 
+  // The filter plugins on each node. With config().filter_keeps_best, the passing nodes are then
+  // scored and only those with the best score pass; the others fail (resolvably) with
+  // "another node fits better: score S, best B".
   FilterOutcome Filter(const PodRequest& pod, std::span<const std::string_view> nodes) const;
   FilterOutcome Filter(const PodRequest& pod, std::span<const std::string> nodes) const;
   std::vector<NodeScore> Prioritize(const PodRequest& pod, std::span<const std::string_view> nodes) const;
@@ -99,6 +102,8 @@ class Pipeline {
  private:
   // A node's 0..10 score from its weighted sum of plugin parts: round(10 x total / sum of weights).
   int ToScore(double total) const;
+  // filter_keeps_best: keeps the passing nodes of the best score, fails the rest.
+  void KeepBest(const PodRequest& pod, std::span<const std::string_view> nodes, FilterOutcome& out) const;
   struct Weighted {
     std::unique_ptr<ScorePlugin> plugin;
     double weight;

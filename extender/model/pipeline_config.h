@@ -35,6 +35,9 @@ struct PipelineConfig {
   std::map<std::string, double, std::less<>> weights = DefaultWeights();
   // The request sizes the cluster expects; drives set choice tie-breaks and Fragmentation.
   RequestMix mix;
+  // Filter passes only the nodes with the best score (Pipeline::Filter says what the others get):
+  // kube-scheduler then needs no prioritize call, and scores only those nodes itself.
+  bool filter_keeps_best = false;
 };
 
 }  // namespace topofit::model

@@ -184,4 +184,24 @@ TEST_CASE("ops listener: config and flag parsing") {
   CHECK(cfg.server.ops_port == 9090);
 }
 
+TEST_CASE("config: filterKeepsBest turns on the filter that passes only the best-scored nodes") {
+  ServeConfig cfg;
+  CHECK_FALSE(cfg.pipeline.filter_keeps_best);
+  REQUIRE(ApplyConfigYaml("filterKeepsBest: true\n", cfg).ok());
+  CHECK(cfg.pipeline.filter_keeps_best);
+  Status bad = ApplyConfigYaml("filterKeepsBest: sometimes\n", cfg);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().find("config: line 1") == 0);
+
+  // Served: a 4-GPU pod on the demo cluster passes only where it scores best (a100-1, NV12).
+  ServeConfig served;
+  served.pipeline.filter_keeps_best = true;
+  LiveServer srv(served);
+  auto res = srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod("best", 4) + R"(,"NodeNames":)" + kDemoNames + "}");
+  REQUIRE(res);
+  json j = json::parse(res->body);
+  CHECK(j["NodeNames"] == json::array({"a100-1"}));
+  CHECK(j["FailedNodes"]["dgx-v100-1"].get<std::string>().starts_with("another node fits better: score "));
+}
+
 }  // namespace topofit::server

@@ -61,6 +61,8 @@ Status ApplyConfigYaml(const std::string& yaml, ServeConfig& config) {
         config.server.max_body_bytes = v.as<size_t>();
       } else if (key == "threads") {
         config.server.threads = v.as<int>();
+      } else if (key == "filterKeepsBest") {
+        config.pipeline.filter_keeps_best = v.as<bool>();
       } else if (key == "reservationTTL") {
         auto d = ParseDuration(v.as<std::string>());
         if (!d) return Error{"config reservationTTL: " + d.error()};

@@ -7,6 +7,7 @@
 //   maxBodyBytes: 67108864
 //   threads: 32
 //   reservationTTL: 30s            # or a number of seconds
+//   filterKeepsBest: false         # true: filter passes only the best-scored nodes (run without prioritizeVerb)
 //   scoring:
 //     weights: {SetQuality: 2, Packing: 1, Fragmentation: 1, Stranding: 2}
 //     requestMix: [{size: 1, weight: 1}, {size: 2, weight: 1}, {size: 4, weight: 1}, {size: 8, weight: 1}]

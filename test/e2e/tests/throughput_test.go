@@ -41,6 +41,8 @@ import (
 type throughputConfig struct {
 	Name     string
 	Extender bool
+	// ServeConfig, when set, is written to a file and given to `topofit serve --config`.
+	ServeConfig string
 	// Edit changes the deployed manifests/base/scheduler-config.yaml (parsed as a map) for this run.
 	Edit func(cfg map[string]any)
 }
@@ -58,6 +60,11 @@ func throughputConfigs() map[string]throughputConfig {
 		cfg["clientConnection"] = cc
 	}
 	noExtender := func(cfg map[string]any) { delete(cfg, "extenders") }
+	noPrioritize := func(cfg map[string]any) {
+		for _, e := range cfg["extenders"].([]any) {
+			delete(e.(map[string]any), "prioritizeVerb")
+		}
+	}
 	adaptive := func(cfg map[string]any) { delete(cfg, "percentageOfNodesToScore") }
 	both := func(fs ...func(map[string]any)) func(map[string]any) {
 		return func(cfg map[string]any) {
@@ -73,6 +80,13 @@ func throughputConfigs() map[string]throughputConfig {
 		"topofit-default-qps":      {Name: "topofit-default-qps", Extender: true},
 		"none-adaptive-scoring":    {Name: "none-adaptive-scoring", Edit: both(fastClient, noExtender, adaptive)},
 		"topofit-adaptive-scoring": {Name: "topofit-adaptive-scoring", Extender: true, Edit: both(fastClient, adaptive)},
+		// The extender's filter passes only its best-scored nodes and kube-scheduler calls no prioritize.
+		"topofit-filter-only": {Name: "topofit-filter-only", Extender: true, Edit: both(fastClient, noPrioritize),
+			ServeConfig: "filterKeepsBest: true\n"},
+		"topofit-filter-only-default-qps": {Name: "topofit-filter-only-default-qps", Extender: true, Edit: noPrioritize,
+			ServeConfig: "filterKeepsBest: true\n"},
+		"topofit-filter-only-adaptive-scoring": {Name: "topofit-filter-only-adaptive-scoring", Extender: true,
+			Edit: both(fastClient, noPrioritize, adaptive), ServeConfig: "filterKeepsBest: true\n"},
 	}
 }
 
@@ -164,6 +178,13 @@ func runThroughput(t *testing.T, cfg throughputConfig, nodes, pods int) throughp
 	var ext *harness.TopofitExtender
 	if cfg.Extender {
 		ext = &harness.TopofitExtender{Binary: harness.TopofitBinary(t)}
+		if cfg.ServeConfig != "" {
+			path := filepath.Join(t.TempDir(), "topofit.yaml")
+			if err := os.WriteFile(path, []byte(cfg.ServeConfig), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ext.Args = []string{"--config", path}
+		}
 		opts.Extender = ext
 	}
 	c := harness.Start(t, opts)
