@@ -13,7 +13,7 @@ for extra in "$@"; do
   case "$extra" in
     plots) PACKAGES+=(gnuplot-nox) ;;
     fuzz) PACKAGES+=(clang libclang-rt-14-dev) ;;
-    e2e) PACKAGES+=(golang-go curl) ;;
+    e2e) PACKAGES+=(golang-go curl python3-yaml) ;;
     *) echo "install-deps.sh: unknown extra '$extra'" >&2; exit 2 ;;
   esac
 done

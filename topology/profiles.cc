@@ -137,6 +137,22 @@ std::string NvAllToAll4(int links) {
   return t;
 }
 
+// HGX A100 16-GPU (Google Cloud a2-megagpu-16g): two 8-GPU baseboards whose NVSwitches are joined, so
+// every pair of the 16 GPUs reaches the other through the switches with all 12 of its NVLinks (NV12).
+// The host side (sockets, NUMA, NICs) is not published for the cloud machine; only the GPU block is
+// given, as in generic-pcie-N.
+std::string NvSwitch16A100() {
+  std::string t;
+  for (int c = 0; c < 16; ++c) t += fmt::format("\tGPU{}", c);
+  t += "\n";
+  for (int r = 0; r < 16; ++r) {
+    t += fmt::format("GPU{}", r);
+    for (int c = 0; c < 16; ++c) t += r == c ? "\t X " : "\tNV12";
+    t += "\n";
+  }
+  return t;
+}
+
 // The fallback for a machine nothing is known about: every pair NODE, no NUMA. NODE is the weakest
 // class that still places the GPUs in one socket: it never promises a shared PCIe switch or host
 // bridge (so min-link PIX/PXB/PHB/NV requests are not sent to an unknown machine), yet it does not
@@ -178,6 +194,8 @@ const std::vector<Profile>& Profiles() {
       {{"hgx-h100-8", "HGX/DGX H100 8-GPU: NVSwitch NV18, 8 NICs (one PIX per GPU), 2 sockets", 8}, [] { return std::string(kHgxNv18x8); }},
       {{"hgx-h200-8", "HGX H200 8-GPU: NVSwitch NV18, 8 NICs (one PIX per GPU), 2 sockets", 8}, [] { return std::string(kHgxNv18x8); }},
       {{"hgx-b200-8", "HGX B200 8-GPU: NVSwitch NV18, 8 NICs (one PIX per GPU), 2 sockets", 8}, [] { return std::string(kHgxNv18x8); }},
+      {{"hgx-a100-16", "HGX A100 16-GPU (GCP a2-megagpu-16g): NVSwitch NV12 between all 16, host side unknown", 16},
+       NvSwitch16A100},
       {{"hgx-a100-4", "HGX A100 4-GPU: NVLink all-to-all NV4, no NVSwitch, 1 socket", 4}, [] { return NvAllToAll4(4); }},
       {{"hgx-h100-4", "HGX H100 4-GPU: NVLink all-to-all NV6, no NVSwitch, 1 socket", 4}, [] { return NvAllToAll4(6); }},
       {{"pcie-8-dual-socket", "8 PCIe GPUs (e.g. L40S), 2 sockets: NODE within a socket, SYS across, 1 NIC", 8}, [] { return std::string(kPcie8DualSocket); }},
@@ -237,6 +255,7 @@ std::string ProfileForProduct(std::string_view product, int gpu_count) {
   if (has("P100") && has_prefix("SXM") && n == 8) return "dgx1-p100";
   if (has("A100") && has_prefix("SXM") && n == 8) return "hgx-a100-8";
   if (has("A100") && has_prefix("SXM") && n == 4) return "hgx-a100-4";
+  if (has("A100") && has_prefix("SXM") && n == 16) return "hgx-a100-16";
   if (has("H100") && sxm && !pcie_card && n == 8) return "hgx-h100-8";
   if (has("H100") && sxm && !pcie_card && n == 4) return "hgx-h100-4";
   if (has("H200") && !pcie_card && n == 8) return "hgx-h200-8";

@@ -114,6 +114,25 @@ TEST_CASE("4-GPU all-to-all boards are direct NVLink, not NVSwitch") {
   CHECK((*h100)->numa_node(3) == 0);
 }
 
+TEST_CASE("hgx-a100-16: all 16 GPUs on one NVSwitch fabric at the 8-GPU board's per-pair bandwidth") {
+  auto t16 = Topology::Build(Profile("hgx-a100-16"));
+  REQUIRE(t16.ok());
+  auto t8 = Topology::Build(Profile("hgx-a100-8"));
+  REQUIRE(t8.ok());
+  const Topology& topo = **t16;
+  CHECK(topo.gpu_count() == 16);
+  CHECK(topo.graph().has_nvswitch());
+  CHECK(topo.nic_count() == 0);
+  for (int a = 0; a < 16; ++a) {
+    for (int b = 0; b < 16; ++b) {
+      if (a != b) CHECK(topo.link(a, b) == Link{LinkClass::Nv, 12});
+    }
+  }
+  // Across the two baseboards (0 and 15) as fast as within one, and as fast as on the 8-GPU board.
+  CHECK(topo.bandwidth_gbps(0, 15) == doctest::Approx(topo.bandwidth_gbps(0, 1)));
+  CHECK(topo.bandwidth_gbps(0, 15) == doctest::Approx((*t8)->bandwidth_gbps(0, 7)));
+}
+
 TEST_CASE("generic-pcie-N: any N from 1 to 64, every pair NODE, nothing else assumed") {
   for (int n : {1, 2, 5, 16, 64}) {
     CAPTURE(n);
@@ -141,6 +160,7 @@ TEST_CASE("ProfileForProduct maps GPU Feature Discovery labels") {
   CHECK(ProfileForProduct("NVIDIA-A100-SXM4-80GB", 8) == "hgx-a100-8");
   CHECK(ProfileForProduct("A100-SXM4-40GB", 8) == "hgx-a100-8");
   CHECK(ProfileForProduct("NVIDIA-A100-SXM4-40GB", 4) == "hgx-a100-4");
+  CHECK(ProfileForProduct("NVIDIA-A100-SXM4-40GB", 16) == "hgx-a100-16");
   CHECK(ProfileForProduct("NVIDIA-H100-80GB-HBM3", 8) == "hgx-h100-8");
   CHECK(ProfileForProduct("NVIDIA-H100-80GB-HBM3", 4) == "hgx-h100-4");
   CHECK(ProfileForProduct("NVIDIA-H200", 8) == "hgx-h200-8");

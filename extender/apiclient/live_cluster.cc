@@ -25,6 +25,9 @@ ReflectorOptions WatchOptions(const LiveOptions& o, const char* kind, const char
   r.read_slack = o.read_slack;
   LogFn log = OrLog(o.log);
   r.log = [log, kind = std::string(kind)](const std::string& msg) { log("watch " + kind + ": " + msg); };
+  if (o.on_watch_state) {
+    r.on_connection = [cb = o.on_watch_state, kind = std::string(kind)](bool connected) { cb(kind, connected); };
+  }
   return r;
 }
 

@@ -8,7 +8,8 @@
 // After a restart the sink is rebuilt from the API alone: a bound pod's GPUs come from its
 // topofit.io/gpu-ids annotation.
 // ready() is true once the first list of both kinds has been applied; it never goes back (a broken
-// watch keeps serving the last state while it reconnects). Scheduler calls read the model and never
+// watch keeps serving the last state while it reconnects). connected() and on_watch_state say
+// whether the watches reach the API server right now. Scheduler calls read the model and never
 // wait on the watch threads. Stop() (or the destructor) ends both threads promptly.
 
 #include <atomic>
@@ -43,6 +44,9 @@ struct LiveOptions {
   LogFn log;  // nullptr: stderr.
   // Called once, from a watch thread, when ready() turns true (e.g. the server's SetReady).
   std::function<void()> on_ready;
+  // Called from a watch thread each time the watch of `kind` ("nodes", "pods") connects or loses
+  // its connection (Reflector::connected()), e.g. the server's topofit_watch_connected gauge.
+  std::function<void(const std::string& kind, bool connected)> on_watch_state;
 };
 
 // The ClusterConfig LiveOptions point at (kubeconfig file or in-cluster).
@@ -61,6 +65,8 @@ class LiveCluster {
   ~LiveCluster();
 
   bool ready() const { return nodes_->synced() && pods_->synced(); }
+  // Both watches have a working connection now (unlike ready(), this goes back to false).
+  bool connected() const { return nodes_->connected() && pods_->connected(); }
   void Stop();
 
   ApiClient& api() { return *api_; }

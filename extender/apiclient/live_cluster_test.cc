@@ -3,6 +3,11 @@
 
 #include <doctest/doctest.h>
 
+#include <map>
+#include <mutex>
+#include <optional>
+#include <vector>
+
 #include "extender/apiclient/testing/fake_apiserver.h"
 #include "extender/apiclient/testing/recording_sink.h"
 
@@ -179,6 +184,46 @@ TEST_CASE("live: a rotated token file is picked up when the watch reconnects") {
   f.server.Put("nodes", NodeJson("after-rotation", 8));
   CHECK(WaitFor([&] { return f.sink.nodes().count("after-rotation") == 1; }));
   CHECK(f.server.unauthorized() >= 1);
+}
+
+TEST_CASE("live: connected() and on_watch_state follow the API server while ready() stays") {
+  Fixture f;
+  f.server.Put("nodes", NodeJson("n1", 8));
+  std::mutex mu;
+  std::map<std::string, std::vector<bool>> states;  // kind -> every reported change, in order.
+  LiveOptions o = f.Options();
+  o.on_watch_state = [&](const std::string& kind, bool connected) {
+    std::lock_guard<std::mutex> lock(mu);
+    states[kind].push_back(connected);
+  };
+  auto last = [&](const std::string& kind) {
+    std::lock_guard<std::mutex> lock(mu);
+    return states.count(kind) && !states[kind].empty() ? std::optional<bool>(states[kind].back()) : std::nullopt;
+  };
+  auto started = LiveCluster::Start(o, f.sink);
+  REQUIRE_MESSAGE(started.ok(), started.error());
+  auto& live = *started;
+  REQUIRE(WaitFor([&] { return live->ready() && live->connected(); }));
+  CHECK(last("nodes") == true);
+  CHECK(last("pods") == true);
+
+  // The API server refuses us: both watches break, say so, and keep serving the last state.
+  f.server.SetTokens({"other"});
+  f.server.DropWatches();
+  CHECK(WaitFor([&] { return last("nodes") == false && last("pods") == false; }));
+  CHECK_FALSE(live->connected());
+  CHECK_FALSE(live->node_reflector().connected());
+  CHECK(live->ready());
+  CHECK(f.sink.nodes().count("n1") == 1);
+
+  // Accepted again: the new watches answer (the server bookmarks idle watches) and connect.
+  f.server.SetTokens({"t1"});
+  CHECK(WaitFor([&] { return live->connected() && last("nodes") == true && last("pods") == true; }));
+  std::lock_guard<std::mutex> lock(mu);
+  for (const auto& [kind, changes] : states) {
+    CAPTURE(kind);
+    for (size_t i = 1; i < changes.size(); ++i) CHECK(changes[i] != changes[i - 1]);  // Changes only.
+  }
 }
 
 TEST_CASE("live: Stop returns promptly while watches are open") {

@@ -42,6 +42,11 @@ void Reflector::Log(const std::string& msg) const {
   }
 }
 
+void Reflector::SetConnected(bool connected) {
+  if (connected_.exchange(connected, std::memory_order_acq_rel) != connected && options_.on_connection)
+    options_.on_connection(connected);
+}
+
 void Reflector::Run(const Reflector* gate) {
   while (gate && !gate->synced()) {
     if (!Sleep(std::chrono::milliseconds(20))) return;
@@ -53,6 +58,7 @@ void Reflector::Run(const Reflector* gate) {
       auto listed = List();
       if (!listed.ok()) {
         if (handle_.aborted()) return;
+        SetConnected(false);
         Log("list failed: " + listed.error());
         if (!Sleep(backoff.Next())) return;
         continue;
@@ -63,12 +69,15 @@ void Reflector::Run(const Reflector* gate) {
     bool got_event = false;
     switch (Watch(rv, &got_event)) {
       case WatchEnd::Clean:
+        SetConnected(true);  // Ended by the server's timeout: it was there all along.
         backoff.Reset();
         break;
       case WatchEnd::Gone:
         rv.clear();  // Too old to resume: list again (at once; a failing list backs off itself).
         break;
       case WatchEnd::Failed:
+        if (handle_.aborted()) return;
+        SetConnected(false);
         if (got_event) backoff.Reset();  // It worked for a while: retry soon.
         if (!Sleep(backoff.Next())) return;
         break;
@@ -114,6 +123,7 @@ Result<std::string> Reflector::List() {
   store_.Replace(items);
   lists_.fetch_add(1);
   synced_.store(true, std::memory_order_release);
+  SetConnected(true);
   if (on_synced_) on_synced_();
   return rv;
 }
@@ -131,6 +141,7 @@ Reflector::WatchEnd Reflector::Watch(std::string& rv, bool* got_event) {
   WatchEnd end = WatchEnd::Clean;
   std::string failure;
   auto on_line = [&](std::string_view line) {
+    if (!*got_event) SetConnected(true);  // The server answers on this watch.
     auto ev = ParseWatchEvent(line);
     if (!ev.ok()) {
       failure = ev.error();

@@ -12,6 +12,10 @@
 //
 // The store is called only from the reflector's thread. synced() turns true after the first
 // Replace and stays true (a later re-list keeps serving the previous state until it completes).
+// connected() says whether the API server is answering: true after a completed list and from the
+// first line (event or bookmark) of each watch, false after a failed list or a broken watch until
+// one of those again. A healthy watch that is quiet keeps it; kube-apiserver sends a bookmark at
+// least every minute, so a reconnected watch reads true again within about a minute.
 
 #include <atomic>
 #include <chrono>
@@ -49,6 +53,8 @@ struct ReflectorOptions {
   std::chrono::milliseconds read_slack{30000};
   std::chrono::milliseconds list_timeout{60000};  // Read timeout while listing.
   std::function<void(const std::string&)> log;    // nullptr: stderr.
+  // Called from the reflector's thread each time connected() changes (e.g. for a metric).
+  std::function<void(bool connected)> on_connection;
 };
 
 class Reflector {
@@ -66,6 +72,7 @@ class Reflector {
   void Stop();
 
   bool synced() const { return synced_.load(std::memory_order_acquire); }
+  bool connected() const { return connected_.load(std::memory_order_acquire); }
   // Counters, for tests and metrics.
   uint64_t lists() const { return lists_.load(); }
   uint64_t watches() const { return watches_.load(); }
@@ -78,6 +85,7 @@ class Reflector {
   WatchEnd Watch(std::string& rv, bool* got_event);
   bool Sleep(std::chrono::milliseconds d);  // false when stopping.
   void Log(const std::string& msg) const;
+  void SetConnected(bool connected);
 
   ApiClient& api_;
   ReflectorStore& store_;
@@ -89,6 +97,7 @@ class Reflector {
   std::condition_variable cv_;
   bool stopping_ = false;
   std::atomic<bool> synced_{false};
+  std::atomic<bool> connected_{false};
   std::atomic<uint64_t> lists_{0}, watches_{0}, events_{0};
 };
 

@@ -1,14 +1,20 @@
 #pragma once
-// Test helpers that run the built `topofit` binary (TOPOFIT_BINARY) through the shell and capture
-// its exit status, stdout and stderr.
+// Test helpers that run the built `topofit` binary (TOPOFIT_BINARY): through the shell, capturing its
+// exit status, stdout and stderr; or as `topofit serve` on an ephemeral loopback port.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <thread>
 
 #include "base/files.h"
 
@@ -46,5 +52,70 @@ inline Run Topofit(const std::string& args, const std::string& prefix = "") {
   std::remove(err_path.c_str());
   return r;
 }
+
+inline std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// `topofit serve --listen 127.0.0.1:0` on its embedded demo cluster, its stderr in a temp file; the
+// port comes from its log line `listen=127.0.0.1:PORT`. Killed when it goes out of scope.
+struct ServeProcess {
+  using Clock = std::chrono::steady_clock;
+  pid_t pid = -1;
+  std::string log_path;
+  int port = 0;
+
+  ServeProcess() {
+    const char* dir = std::getenv("TMPDIR");
+    log_path = std::string(dir && *dir ? dir : "/tmp") + "/topofit-serve-XXXXXX";
+    int fd = mkstemp(log_path.data());
+    REQUIRE(fd >= 0);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      dup2(fd, 2);
+      int devnull = open("/dev/null", O_WRONLY);
+      dup2(devnull, 1);
+      execl(TOPOFIT_BINARY, "topofit", "serve", "--listen", "127.0.0.1:0", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(fd);
+    auto deadline = Clock::now() + std::chrono::seconds(20);
+    while (Clock::now() < deadline) {
+      std::string log = Slurp(log_path);
+      size_t at = log.find("listen=127.0.0.1:");
+      if (at != std::string::npos) {
+        port = std::atoi(log.c_str() + at + 17);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    REQUIRE_MESSAGE(port > 0, Slurp(log_path));
+  }
+  ~ServeProcess() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    unlink(log_path.c_str());
+  }
+  ServeProcess(const ServeProcess&) = delete;
+  ServeProcess& operator=(const ServeProcess&) = delete;
+
+  // Waits up to `limit` for the process to exit; returns its wait status, or -1 on timeout.
+  int WaitExit(std::chrono::milliseconds limit) {
+    auto deadline = Clock::now() + limit;
+    while (Clock::now() < deadline) {
+      int status = 0;
+      if (waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        return status;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
+  }
+};
 
 }  // namespace topofit::cli::testing

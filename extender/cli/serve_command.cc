@@ -127,6 +127,7 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
   std::unique_ptr<apiclient::LiveCluster> watch;  // Declared after the app: stops before the model goes.
   if (api) {
     live.on_ready = [&a] { a.server().SetReady(true); };
+    live.on_watch_state = [&a](const std::string& kind, bool connected) { a.metrics().SetWatchConnected(kind, connected); };
     watch = apiclient::StartLiveCluster(live, api, a.model());
   } else {
     a.Load(*snapshot);

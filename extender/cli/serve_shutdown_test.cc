@@ -16,69 +16,13 @@
 #include <string>
 #include <thread>
 
+#include "extender/cli/cli_test_util.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-// `topofit serve` on an ephemeral loopback port, its stderr in a temp file.
-struct ServeProcess {
-  pid_t pid = -1;
-  std::string log_path;
-  int port = 0;
-
-  ServeProcess() {
-    const char* dir = std::getenv("TMPDIR");
-    log_path = std::string(dir && *dir ? dir : "/tmp") + "/topofit-serve-XXXXXX";
-    int fd = mkstemp(log_path.data());
-    REQUIRE(fd >= 0);
-    pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      dup2(fd, 2);
-      int devnull = open("/dev/null", O_WRONLY);
-      dup2(devnull, 1);
-      execl(TOPOFIT_BINARY, "topofit", "serve", "--listen", "127.0.0.1:0", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(fd);
-    auto deadline = Clock::now() + std::chrono::seconds(20);
-    while (Clock::now() < deadline) {
-      std::string log = Slurp(log_path);
-      size_t at = log.find("listen=127.0.0.1:");
-      if (at != std::string::npos) {
-        port = std::atoi(log.c_str() + at + 17);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    REQUIRE_MESSAGE(port > 0, Slurp(log_path));
-  }
-  ~ServeProcess() {
-    if (pid > 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-    unlink(log_path.c_str());
-  }
-  // Waits up to `limit` for the process to exit; returns its wait status, or -1 on timeout.
-  int WaitExit(std::chrono::milliseconds limit) {
-    auto deadline = Clock::now() + limit;
-    while (Clock::now() < deadline) {
-      int status = 0;
-      if (waitpid(pid, &status, WNOHANG) == pid) {
-        pid = -1;
-        return status;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return -1;
-  }
-};
+using topofit::cli::testing::ServeProcess;
+using topofit::cli::testing::Slurp;
 
 // A keep-alive connection that has answered one request and now idles, as kube-scheduler's do.
 int IdleKeepAliveConnection(int port) {

@@ -21,6 +21,9 @@ inline constexpr const char* kTopologyPolicyAnnotation = "topofit.io/topology-po
 inline constexpr const char* kMinLinkAnnotation = "topofit.io/min-link";            // pod
 inline constexpr const char* kGfdProductLabel = "nvidia.com/gpu.product";
 inline constexpr const char* kGfdCountLabel = "nvidia.com/gpu.count";
+// Set by the cloud on managed clusters (EKS, GKE, AKS): the machine type, and GKE's GPU type.
+inline constexpr const char* kInstanceTypeLabel = "node.kubernetes.io/instance-type";
+inline constexpr const char* kGkeAcceleratorLabel = "cloud.google.com/gke-accelerator";
 
 struct ObjectMeta {
   std::string name;

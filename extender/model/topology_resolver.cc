@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/strings.h"
+#include "topology/machine_types.h"
 #include "topology/profiles.h"
 #include "topology/topo_parser.h"
 
@@ -33,6 +34,7 @@ std::string_view ToString(TopologySource source) {
     case TopologySource::kNone: return "none";
     case TopologySource::kAnnotationProfile: return "annotation-profile";
     case TopologySource::kAnnotationMatrix: return "annotation-matrix";
+    case TopologySource::kCloudInstanceType: return "cloud-instance-type";
     case TopologySource::kGfdLabels: return "gfd-labels";
     case TopologySource::kGenericFallback: return "generic-fallback";
   }
@@ -118,6 +120,21 @@ ResolvedTopology TopologyResolver::Resolve(const k8s::NodeObject& node) {
   }
 
   const auto& labels = node.meta.labels;
+  if (auto it = labels.find(k8s::kInstanceTypeLabel); it != labels.end() && !Trim(it->second).empty()) {
+    std::string_view type = Trim(it->second);
+    if (const MachineType* m = FindMachineType(type)) {
+      std::string what = fmt::format("instance type {} ({} x{} -> {})", type, m->gpu, m->gpu_count, m->profile);
+      auto acc = labels.find(k8s::kGkeAcceleratorLabel);
+      if (!m->gke_accelerator.empty() && acc != labels.end() && Trim(acc->second) != m->gke_accelerator) {
+        r.warnings.push_back(fmt::format("{}: label {} is '{}', not '{}'; falling back", what,
+                                         k8s::kGkeAcceleratorLabel, Trim(acc->second), m->gke_accelerator));
+      } else if (accept(FromProfile(std::string(m->profile)), TopologySource::kCloudInstanceType,
+                        std::string(m->profile), what)) {
+        return r;
+      }
+    }
+  }
+
   if (auto it = labels.find(k8s::kGfdProductLabel); it != labels.end() && !Trim(it->second).empty()) {
     int count = r.allocatable;
     if (auto c = labels.find(k8s::kGfdCountLabel); c != labels.end()) {

@@ -5,9 +5,12 @@
 //   1. annotation topofit.io/gpu-topology: a built-in profile name (e.g. "dgx1-v100"), or the raw
 //      `nvidia-smi topo -m` text a node agent publishes (anything containing a newline or "GPU0" is
 //      treated as matrix text).
-//   2. GPU Feature Discovery labels nvidia.com/gpu.product + nvidia.com/gpu.count, mapped with
+//   2. the cloud's machine type: label node.kubernetes.io/instance-type (EKS, GKE, AKS) found in
+//      topology/machine_types.h. On GKE the label cloud.google.com/gke-accelerator, when present,
+//      must name the machine type's GPU; a node whose labels disagree falls through with a warning.
+//   3. GPU Feature Discovery labels nvidia.com/gpu.product + nvidia.com/gpu.count, mapped with
 //      ProfileForProduct().
-//   3. generic-pcie-<allocatable>.
+//   4. generic-pcie-<allocatable>.
 // A source that fails (unknown profile, unparsable text, GPU count that cannot serve the node) adds
 // a warning and resolution falls through to the next one: the node still schedules.
 //
@@ -45,11 +48,13 @@ enum class TopologySource : uint8_t {
   kNone,                  // allocatable 0: no GPUs.
   kAnnotationProfile,     // topofit.io/gpu-topology named a built-in profile.
   kAnnotationMatrix,      // topofit.io/gpu-topology held `nvidia-smi topo -m` text.
+  kCloudInstanceType,     // node.kubernetes.io/instance-type (+ cloud.google.com/gke-accelerator).
   kGfdLabels,             // nvidia.com/gpu.product + nvidia.com/gpu.count.
   kGenericFallback,       // generic-pcie-<allocatable>.
 };
 
-// "none", "annotation-profile", "annotation-matrix", "gfd-labels", "generic-fallback".
+// "none", "annotation-profile", "annotation-matrix", "cloud-instance-type", "gfd-labels",
+// "generic-fallback".
 std::string_view ToString(TopologySource source);
 
 struct ResolvedTopology {

@@ -33,6 +33,15 @@ void Metrics::CountDecision(Verb verb, std::string_view outcome, uint64_t n) {
   decisions_[{int(verb), std::string(outcome)}] += n;
 }
 
+void Metrics::SetWatchConnected(std::string_view kind, bool connected) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = watch_connected_.find(kind); it != watch_connected_.end()) {
+    it->second = connected;
+  } else {
+    watch_connected_.emplace(std::string(kind), connected);
+  }
+}
+
 namespace {
 // Label values: escape backslash, quote and newline as the exposition format requires.
 std::string Label(std::string_view v) {
@@ -82,6 +91,14 @@ std::string Metrics::Render(const model::ClusterModel& model) const {
                          Label(key.second), n);
   }
 
+  out += "# HELP topofit_watch_connected 1 while the API watch of a kind is connected (live mode); 0 while it "
+         "reconnects, and without a watch.\n# TYPE topofit_watch_connected gauge\n";
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [kind, connected] : watch_connected_)
+      out += fmt::format("topofit_watch_connected{{kind=\"{}\"}} {}\n", Label(kind), connected ? 1 : 0);
+  }
+
   auto nodes = model.Nodes();
   auto totals = model.Totals();
   out += "# HELP topofit_node_gpus Usable GPUs of a node.\n# TYPE topofit_node_gpus gauge\n";
@@ -90,6 +107,12 @@ std::string Metrics::Render(const model::ClusterModel& model) const {
   out += "# HELP topofit_node_free_gpus Free GPUs of a node.\n# TYPE topofit_node_free_gpus gauge\n";
   for (const auto& n : nodes)
     out += fmt::format("topofit_node_free_gpus{{node=\"{}\"}} {}\n", Label(n.name), n.free.size());
+  out += "# HELP topofit_node_topology_source Where a node's topology came from (1 for its source): "
+         "annotation-profile, annotation-matrix, cloud-instance-type, gfd-labels, generic-fallback, none.\n"
+         "# TYPE topofit_node_topology_source gauge\n";
+  for (const auto& n : nodes)
+    out += fmt::format("topofit_node_topology_source{{node=\"{}\",source=\"{}\"}} 1\n", Label(n.name),
+                       model::ToString(n.source));
   out += "# HELP topofit_node_free_nvlink_sets Disjoint free NVLink-connected GPU sets of a size on a node.\n"
          "# TYPE topofit_node_free_nvlink_sets gauge\n";
   for (const auto& n : nodes) {

@@ -1,6 +1,7 @@
 #pragma once
 // Metrics: the extender's Prometheus counters and histograms, and the text exposition of them plus
-// the model's views (free GPUs and free NVLink sets by shape, per node and in total).
+// the model's views (free GPUs and free NVLink sets by shape, per node and in total, and where each
+// node's topology came from) and the state of the API watches.
 //
 // Request observation is lock-free (atomics): it runs on every verb. Decision counters take a small
 // mutex (few distinct labels). Render() is for GET /metrics and reads the model through its views.
@@ -24,15 +25,21 @@ std::string_view ToString(Verb verb);  // "filter", "prioritize", "bind", "preem
 
 class Metrics {
  public:
-  // Upper bounds in seconds; sub-millisecond resolution because that is where the verbs live.
-  static constexpr std::array<double, 14> kBuckets = {0.0001, 0.00025, 0.0005, 0.00075, 0.001, 0.0025,
+  // Upper bounds in seconds; sub-millisecond resolution because that is where the verbs live. The
+  // top buckets reach kube-scheduler's extender httpTimeout (5s in manifests/base/scheduler-config.yaml)
+  // and half of it, so that a p99 near the timeout is visible instead of capped at the last bucket.
+  static constexpr std::array<double, 17> kBuckets = {0.0001, 0.00025, 0.0005, 0.00075, 0.001, 0.0025,
                                                       0.005,  0.01,    0.025,  0.05,    0.1,   0.25,
-                                                      0.5,    1.0};
+                                                      0.5,    1.0,     2.5,    5.0,     10.0};
 
   // `error`: a malformed request or an Error reply.
   void ObserveRequest(Verb verb, double seconds, bool error);
   // outcome, e.g. filter: passed/failed/unresolvable (per node), bind: bound/error.
   void CountDecision(Verb verb, std::string_view outcome, uint64_t n = 1);
+  // Live mode: whether the API watch of `kind` ("nodes", "pods") is connected, fed by the live
+  // cluster (LiveOptions::on_watch_state). Both kinds always render; one never set reads 0, which is
+  // also the truth without a watch (--snapshot, the demo cluster).
+  void SetWatchConnected(std::string_view kind, bool connected);
 
   std::string Render(const model::ClusterModel& model) const;
 
@@ -46,6 +53,7 @@ class Metrics {
   std::array<Histogram, kVerbCount> verbs_;
   mutable std::mutex mu_;
   std::map<std::pair<int, std::string>, uint64_t, std::less<>> decisions_;
+  std::map<std::string, bool, std::less<>> watch_connected_{{"nodes", false}, {"pods", false}};
 };
 
 }  // namespace topofit::server

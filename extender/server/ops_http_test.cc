@@ -93,6 +93,45 @@ TEST_CASE("metrics: Prometheus text with verbs, decisions, free GPUs and free se
   CHECK(m.find("topofit_free_nvlink_sets{size=\"8\"}") != std::string::npos);
 }
 
+TEST_CASE("metrics: API watch state and each node's topology source") {
+  LiveServer srv;
+  auto metrics = [&] {
+    auto res = srv.client->Get("/metrics");
+    REQUIRE(res);
+    return res->body;
+  };
+  // The demo cluster has no watch: both kinds render, disconnected.
+  std::string m = metrics();
+  CHECK(m.find("# TYPE topofit_watch_connected gauge") != std::string::npos);
+  CHECK(m.find("topofit_watch_connected{kind=\"nodes\"} 0") != std::string::npos);
+  CHECK(m.find("topofit_watch_connected{kind=\"pods\"} 0") != std::string::npos);
+  // What the live cluster reports (LiveOptions::on_watch_state) shows up, and goes back.
+  srv.app->metrics().SetWatchConnected("nodes", true);
+  srv.app->metrics().SetWatchConnected("pods", true);
+  m = metrics();
+  CHECK(m.find("topofit_watch_connected{kind=\"nodes\"} 1") != std::string::npos);
+  CHECK(m.find("topofit_watch_connected{kind=\"pods\"} 1") != std::string::npos);
+  srv.app->metrics().SetWatchConnected("pods", false);
+  m = metrics();
+  CHECK(m.find("topofit_watch_connected{kind=\"nodes\"} 1") != std::string::npos);
+  CHECK(m.find("topofit_watch_connected{kind=\"pods\"} 0") != std::string::npos);
+
+  // One series per node, labelled with the source /api/v1/nodes reports as topologySource.
+  CHECK(m.find("# TYPE topofit_node_topology_source gauge") != std::string::npos);
+  CHECK(m.find("topofit_node_topology_source{node=\"dgx-v100-1\",source=\"annotation-profile\"} 1") !=
+        std::string::npos);
+  CHECK(m.find("topofit_node_topology_source{node=\"pcie-4x-1\",source=\"annotation-matrix\"} 1") !=
+        std::string::npos);
+  json nodes = json::parse(srv.client->Get("/api/v1/nodes")->body)["nodes"];
+  REQUIRE(nodes.size() == 5);
+  for (const auto& n : nodes) {
+    std::string line = "topofit_node_topology_source{node=\"" + n["name"].get<std::string>() + "\",source=\"" +
+                       n["topologySource"].get<std::string>() + "\"} 1";
+    CAPTURE(line);
+    CHECK(m.find(line) != std::string::npos);
+  }
+}
+
 TEST_CASE("record: one JSON line per verb call") {
   std::string path = "/tmp/topofit-record-test-" + std::to_string(::getpid()) + ".jsonl";
   std::remove(path.c_str());

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Renders manifests/ (the base and every overlay) with kustomize, the engine of `kubectl kustomize`,
+# Renders manifests/ (the base, every overlay and monitoring/) with kustomize, the engine of `kubectl kustomize`,
 # and checks what the deployment promises: the objects exist, RBAC never names secrets, every
 # container is locked down, the example pods target topofit-scheduler. When an upstream
 # kube-scheduler from the e2e build is in the cache (or KUBE_SCHEDULER names one), it also loads
@@ -47,6 +47,14 @@ grep -q 'key: nvidia.com/gpu.present' "$base" || fail "agent not restricted to G
 grep -q 'key: feature.node.kubernetes.io/pci-10de.present' "$work/gpu-label.yaml" ||
   fail "overlays/gpu-label did not change the agent's node label"
 echo "ok: base objects, RBAC, security contexts, probes, metrics, agent placement"
+
+# manifests/monitoring (ServiceMonitor, PrometheusRule, the Grafana dashboard's ConfigMap) renders.
+"$kustomize" build "$root/manifests/monitoring" > "$work/monitoring.yaml" || fail "kustomize build manifests/monitoring"
+for kind in ServiceMonitor PrometheusRule ConfigMap; do
+  grep -q "^kind: $kind\$" "$work/monitoring.yaml" || fail "no $kind in manifests/monitoring"
+done
+grep -q 'grafana_dashboard: "1"' "$work/monitoring.yaml" || fail "dashboard ConfigMap lacks the grafana_dashboard label"
+echo "ok: rendered manifests/monitoring"
 
 # The ConfigMap carries the standalone scheduler config verbatim.
 cfg=$root/manifests/base/scheduler-config.yaml
