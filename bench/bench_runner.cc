@@ -103,6 +103,7 @@ int RunCommon(const std::string& trace, SimCluster& cluster, const std::vector<P
     std::printf("wrote %s (%zu nodes)\n", c.write_snapshot.c_str(), cluster.nodes().size());
     return 0;
   }
+  cluster.set_percentage_of_nodes_to_score(c.percentage_of_nodes_to_score);
   auto policies = SelectPolicies(c.policies);
   if (!policies) {
     Log(LogLevel::kError, "bench failed", {{"error", policies.error()}});

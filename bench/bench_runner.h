@@ -27,6 +27,8 @@ struct CommonArgs {
   OutputOptions out;
   // When set: write the cluster as a `topofit serve --snapshot` file (cluster_snapshot.h) and run nothing.
   std::string write_snapshot;
+  // kube-scheduler's percentageOfNodesToScore (SimCluster::set_percentage_of_nodes_to_score).
+  int percentage_of_nodes_to_score = 100;
 };
 
 struct OpenbArgs {

@@ -117,3 +117,50 @@ TEST_CASE("kube-default with the device plugin's set, measured against the clust
   CHECK(m.multi[0].bandwidth_gbps > 0);
   CHECK(m.decision_us.size() == 1);
 }
+
+TEST_CASE("kube-scheduler's node search: percentageOfNodesToScore and the rotating start") {
+  std::vector<NodeSpec> nodes;
+  for (int i = 0; i < 250; ++i) nodes.push_back(Node("n" + std::to_string(i), "generic-pcie-1", 1));
+  auto c = Cluster(std::move(nodes));
+  std::vector<int> feasible, found;
+  c->Feasible(Pod("p", 1), &feasible);
+  REQUIRE(feasible.size() == 250);
+
+  // 100 (the deployed config): every feasible node, in order, and the start never moves.
+  c->NodesFound(feasible, &found);
+  CHECK(found == feasible);
+  c->NodesFound(feasible, &found);
+  CHECK(found.front() == 0);
+
+  // Adaptive: 50% - 250/125 = 48% of 250 is 120 nodes; the next search starts where this one stopped.
+  c->set_percentage_of_nodes_to_score(0);
+  c->Reset();
+  c->NodesFound(feasible, &found);
+  REQUIRE(found.size() == 120);
+  CHECK(found.front() == 0);
+  CHECK(found.back() == 119);
+  c->NodesFound(feasible, &found);
+  CHECK(found.front() == 120);
+  c->NodesFound(feasible, &found);
+  REQUIRE(found.size() == 120);
+  CHECK(found.front() == 240);  // Wraps: 240..249, then 0..109.
+  CHECK(found[10] == 0);
+  CHECK(found.back() == 109);
+
+  // Infeasible nodes on the way count as examined: with only even nodes feasible, 120 found nodes
+  // reach node 238, and the next search starts at 239.
+  std::vector<int> even;
+  for (int i = 0; i < 250; i += 2) even.push_back(i);
+  c->Reset();
+  c->NodesFound(even, &found);
+  REQUIRE(found.size() == 120);
+  CHECK(found.back() == 238);
+  c->NodesFound(even, &found);
+  CHECK(found.front() == 240);
+
+  // Never fewer than 100 nodes: 10% of 250 is 25, so 100.
+  c->set_percentage_of_nodes_to_score(10);
+  c->Reset();
+  c->NodesFound(feasible, &found);
+  CHECK(found.size() == 100);
+}

@@ -31,8 +31,9 @@ Placement RecordingReplayer::Arrive(const PodSpec& pod) {
   ++out_->arrivals;
   auto t0 = std::chrono::steady_clock::now();
   cluster_->Feasible(pod, &feasible_);
+  cluster_->NodesFound(feasible_, &found_);
   Placement p;
-  if (!feasible_.empty()) p = policy_->Place(*cluster_, pod, feasible_);
+  if (!found_.empty()) p = policy_->Place(*cluster_, pod, found_);
   auto t1 = std::chrono::steady_clock::now();
   out_->decision_us.push_back(float(std::chrono::duration<double, std::micro>(t1 - t0).count()));
   if (!p.ok()) {

@@ -56,7 +56,8 @@ class RecordingReplayer {
   SimCluster* cluster_;
   Policy* policy_;
   RunMetrics* out_;
-  std::vector<int> feasible_;
+  std::vector<int> feasible_;  // Every node passing kube-scheduler's filters (for the best-set metric).
+  std::vector<int> found_;     // Those kube-scheduler's search finds (percentageOfNodesToScore).
   std::unordered_map<uint64_t, uint32_t> best_ring_memo_;  // (type, free mask, k) -> ring
 };
 

@@ -98,6 +98,32 @@ void SimCluster::Reset() {
     n.free = n.all;
   }
   gpus_allocated_ = 0;
+  next_start_node_ = 0;
+}
+
+void SimCluster::NodesFound(const std::vector<int>& feasible, std::vector<int>* out) {
+  out->clear();
+  const int n = int(nodes_.size());
+  if (n == 0) return;
+  int percent = percentage_of_nodes_to_score_;
+  int to_find = n;
+  if (n >= 100 && percent < 100) {
+    if (percent <= 0) percent = std::max(5, 50 - n / 125);
+    to_find = std::max(100, n * percent / 100);
+  }
+  // feasible is ascending: the search from next_start_node_ meets those at or past it first.
+  auto first = std::lower_bound(feasible.begin(), feasible.end(), next_start_node_);
+  const size_t total = feasible.size();
+  const size_t found = std::min<size_t>(total, size_t(to_find));
+  size_t at = size_t(first - feasible.begin());
+  for (size_t k = 0; k < found; ++k) out->push_back(feasible[(at + k) % total]);
+  // Examined: every node up to and including the last one found (all nodes when fewer were found).
+  int examined = n;
+  if (found == size_t(to_find) && found > 0) {
+    const int last = out->back();
+    examined = (last - next_start_node_ + n) % n + 1;
+  }
+  next_start_node_ = (next_start_node_ + examined) % n;
 }
 
 uint64_t SimCluster::AllowedModels(const PodSpec& pod) const {

@@ -70,6 +70,17 @@ class SimCluster {
   // All nodes passing Fits, in node order.
   void Feasible(const PodSpec& pod, std::vector<int>* out) const;
 
+  // kube-scheduler's percentageOfNodesToScore: 100 (what manifests/ deploys) scores every feasible
+  // node; 1..99 that share of the nodes; 0 its adaptive default (50% - 1% per 125 nodes, at least 5%),
+  // and never fewer than 100 nodes (numFeasibleNodesToFind in its schedule_one.go).
+  void set_percentage_of_nodes_to_score(int percent) { percentage_of_nodes_to_score_ = percent; }
+  int percentage_of_nodes_to_score() const { return percentage_of_nodes_to_score_; }
+  // The feasible nodes kube-scheduler finds before it stops searching: it examines nodes in order
+  // from where the previous pod's search stopped (wrapping), keeps the first numFeasibleNodesToFind
+  // that pass, and the next search starts past every node this one examined. `feasible` is
+  // Feasible's output; `out` gets the nodes found, in the order examined. Advances the start.
+  void NodesFound(const std::vector<int>& feasible, std::vector<int>* out);
+
   // Takes the pod's CPU, memory and `gpus` (a subset of the node's free GPUs) on node i.
   void Bind(int i, const PodSpec& pod, GpuSet gpus);
   void Release(int i, const PodSpec& pod, GpuSet gpus);
@@ -85,6 +96,8 @@ class SimCluster {
   std::vector<std::string> models_;
   int64_t gpu_capacity_ = 0;
   int64_t gpus_allocated_ = 0;
+  int percentage_of_nodes_to_score_ = 100;
+  int next_start_node_ = 0;  // kube-scheduler's nextStartNodeIndex.
 };
 
 }  // namespace topofit::bench

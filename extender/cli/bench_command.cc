@@ -31,6 +31,10 @@ void AddCommon(CLI::App* app, bench::CommonArgs* c, std::string* config) {
   app->add_option("--extender-weight", c->policy.extender_weight, "The extender's weight in the scheduler config")
       ->capture_default_str();
   app->add_option("--config", *config, "A `topofit serve --config` YAML file: its scoring weights and request mix");
+  app->add_option("--percentage-of-nodes-to-score", c->percentage_of_nodes_to_score,
+                  "kube-scheduler's percentageOfNodesToScore: 1-100, or 0 for its adaptive default")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
   app->add_option("--write-snapshot", c->write_snapshot,
                   "Write the simulated cluster as a `topofit serve --snapshot` file (for --via-http) and exit");
   app->add_option("--json", c->out.json, "Write the result table as JSON");

@@ -33,6 +33,7 @@ struct ServeFlags {
   std::string kubeconfig;  // Live mode (extender/apiclient): list+watch the API server, bind through it.
   std::string context;
   bool in_cluster = false;
+  bool filter_keeps_best = false;
 };
 
 // SIGTERM/SIGINT only write a byte here (async-signal-safe); the main thread does the shutdown.
@@ -92,6 +93,7 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
   if (!flags.url_prefix.empty()) cfg.server.url_prefix = flags.url_prefix;
   if (flags.max_body_bytes) cfg.server.max_body_bytes = flags.max_body_bytes;
   if (flags.threads) cfg.server.threads = flags.threads;
+  if (flags.filter_keeps_best) cfg.pipeline.filter_keeps_best = true;
 
   // Live mode: --kubeconfig, --in-cluster, or in a pod (KUBERNETES_SERVICE_HOST) without --snapshot.
   apiclient::LiveOptions live;
@@ -181,6 +183,9 @@ CommandRun SetupServe(CLI::App& sub) {
   sub.add_option("--threads", flags->threads, "HTTP worker threads (default max(32, 4 x cores))");
   sub.add_option("--kubeconfig", flags->kubeconfig, "Live mode: watch and bind through the API server of this kubeconfig");
   sub.add_option("--context", flags->context, "kubeconfig context (default: current-context)");
+  sub.add_flag("--filter-keeps-best", flags->filter_keeps_best,
+               "Filter passes only the best-scored nodes, so kube-scheduler needs no prioritizeVerb "
+               "(config: filterKeepsBest)");
   sub.add_flag("--in-cluster", flags->in_cluster,
                "Live mode with the pod's service account (default when KUBERNETES_SERVICE_HOST is set and no --snapshot)");
   return [flags, &sub] { return RunServe(*flags, sub); };

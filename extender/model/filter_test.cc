@@ -143,7 +143,7 @@ TEST_CASE("filter: results refer to the request's node list by index - in order"
 namespace topofit::model {
 namespace {
 
-TEST_CASE("filter keeps best: only the best-scored nodes pass; the others fail resolvably, saying why") {
+TEST_CASE("filter keeps best: only the best-scored nodes pass, the others fail resolvably saying why") {
   ClusterModel model;
   PipelineConfig config;
   config.filter_keeps_best = true;
