@@ -93,7 +93,7 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
   if (!flags.url_prefix.empty()) cfg.server.url_prefix = flags.url_prefix;
   if (flags.max_body_bytes) cfg.server.max_body_bytes = flags.max_body_bytes;
   if (flags.threads) cfg.server.threads = flags.threads;
-  if (flags.filter_keeps_best) cfg.pipeline.filter_keeps_best = true;
+  if (sub.count("--filter-keeps-best")) cfg.pipeline.filter_keeps_best = flags.filter_keeps_best;
 
   // Live mode: --kubeconfig, --in-cluster, or in a pod (KUBERNETES_SERVICE_HOST) without --snapshot.
   apiclient::LiveOptions live;
@@ -185,7 +185,7 @@ CommandRun SetupServe(CLI::App& sub) {
   sub.add_option("--context", flags->context, "kubeconfig context (default: current-context)");
   sub.add_flag("--filter-keeps-best", flags->filter_keeps_best,
                "Filter passes only the best-scored nodes, so kube-scheduler needs no prioritizeVerb "
-               "(config: filterKeepsBest)");
+               "(config: filterKeepsBest; --filter-keeps-best=false turns it off)");
   sub.add_flag("--in-cluster", flags->in_cluster,
                "Live mode with the pod's service account (default when KUBERNETES_SERVICE_HOST is set and no --snapshot)");
   return [flags, &sub] { return RunServe(*flags, sub); };

@@ -34,8 +34,8 @@ type Extender interface {
 // ---------------------------------------------------------------------------------------------
 // The real topofit binary.
 
-// TopofitExtender runs `topofit serve --kubeconfig K --listen ADDR [Args...]`, or any other
-// extender process when Command is set.
+// TopofitExtender runs `topofit serve --kubeconfig K --listen ADDR --filter-keeps-best [Args...]`,
+// or any other extender process when Command is set.
 type TopofitExtender struct {
 	Binary string
 	Args   []string
@@ -50,7 +50,10 @@ func (e *TopofitExtender) Name() string { return "topofit" }
 
 func (e *TopofitExtender) Start(ctx context.Context, c *Cluster) error {
 	if e.proc == nil {
-		args := append([]string{"serve", "--kubeconfig", c.Kubeconfig("topofit"), "--listen", c.ExtenderAddr}, e.Args...)
+		// As manifests/base deploys it: filter keeps the best-scored nodes (its scheduler config has
+		// no prioritizeVerb).
+		args := append([]string{"serve", "--kubeconfig", c.Kubeconfig("topofit"), "--listen", c.ExtenderAddr,
+			"--filter-keeps-best"}, e.Args...)
 		if e.Command != nil {
 			args = e.Command(c.Kubeconfig("topofit"), c.ExtenderAddr)
 		}
