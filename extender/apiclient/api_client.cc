@@ -47,7 +47,8 @@ ApiClient::ApiClient(ClusterConfig cfg, ApiClientOptions options, std::unique_pt
     : cfg_(std::move(cfg)),
       options_(options),
       tls_(std::move(tls)),
-      tokens_(cfg_.token, cfg_.token_file, options.token_max_age) {}
+      tokens_(cfg_.token, cfg_.token_file, options.token_max_age),
+      limiter_(options.qps, options.burst) {}
 
 ApiClient::~ApiClient() = default;
 
@@ -95,6 +96,7 @@ Result<ApiResponse> ApiClient::DoOnce(std::string_view method, const std::string
 
 Result<ApiResponse> ApiClient::Do(std::string_view method, const std::string& path,
                                   const std::string& body, const std::string& content_type) {
+  limiter_.Wait();
   auto res = DoOnce(method, path, body, content_type);
   if (!res.ok()) {
     // A pooled keep-alive connection may have died with its server (API server restart): drop the
@@ -115,6 +117,7 @@ Result<ApiResponse> ApiClient::Do(std::string_view method, const std::string& pa
 
 Result<ApiResponse> ApiClient::Stream(const std::string& path, const DataFn& on_data,
                                       std::chrono::milliseconds read_timeout, StreamHandle* handle) {
+  limiter_.Wait();
   auto made = tls_->NewClient();  // Own connection: a watch holds it for minutes.
   if (!made.ok()) return Error{made.error()};
   std::unique_ptr<httplib::SSLClient> client = std::move(*made);

@@ -2,6 +2,7 @@
 // ApiClient: HTTPS requests to the Kubernetes API server with timeouts, bearer-token rotation and a
 // small pool of kept-alive connections.
 //
+// Each Do() and Stream() first waits for a token of the client-side rate limit (options.qps, burst).
 // Do() is one bounded request (connect + each read/write bounded by the options; a 401 re-reads the
 // token file and retries once). Stream() is a long GET whose body is handed over chunk by chunk
 // (watches); it is bounded by a read timeout between chunks and can be aborted from another thread
@@ -18,6 +19,7 @@
 
 #include "base/status.h"
 #include "extender/apiclient/kubeconfig.h"
+#include "extender/apiclient/rate_limiter.h"
 #include "extender/apiclient/token_source.h"
 
 namespace httplib {
@@ -33,6 +35,11 @@ struct ApiClientOptions {
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds request_timeout{30000};  // Per read/write for Do().
   std::chrono::seconds token_max_age{60};
+  // Client-side limit on requests (rate_limiter.h; --kube-api-qps, --kube-api-burst): each Do() and
+  // Stream() takes a token. Well above what binding needs (one request per pod, at most a few hundred
+  // pods a second even without an extender), so it only stops a runaway loop; qps 0: no limit.
+  double qps = 500;
+  int burst = 1000;
 };
 
 struct ApiResponse {
@@ -83,6 +90,7 @@ class ApiClient {
   const ApiClientOptions options_;
   std::unique_ptr<TlsMaterial> tls_;
   TokenSource tokens_;
+  TokenBucket limiter_;
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<httplib::SSLClient>> idle_;
 };

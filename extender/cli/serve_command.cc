@@ -34,6 +34,8 @@ struct ServeFlags {
   std::string context;
   bool in_cluster = false;
   bool filter_keeps_best = false;
+  double kube_api_qps = apiclient::ApiClientOptions{}.qps;
+  int kube_api_burst = apiclient::ApiClientOptions{}.burst;
 };
 
 // SIGTERM/SIGINT only write a byte here (async-signal-safe); the main thread does the shutdown.
@@ -99,6 +101,8 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
   apiclient::LiveOptions live;
   live.kubeconfig = flags.kubeconfig;
   live.context = flags.context;
+  live.api.qps = flags.kube_api_qps;
+  live.api.burst = flags.kube_api_burst;
   live.in_cluster = flags.in_cluster || (flags.kubeconfig.empty() && flags.snapshot.empty() &&
                                          std::getenv("KUBERNETES_SERVICE_HOST"));
   std::shared_ptr<apiclient::ApiClient> api;
@@ -183,6 +187,13 @@ CommandRun SetupServe(CLI::App& sub) {
   sub.add_option("--threads", flags->threads, "HTTP worker threads (default max(32, 4 x cores))");
   sub.add_option("--kubeconfig", flags->kubeconfig, "Live mode: watch and bind through the API server of this kubeconfig");
   sub.add_option("--context", flags->context, "kubeconfig context (default: current-context)");
+  sub.add_option("--kube-api-qps", flags->kube_api_qps,
+                 "Requests per second to the API server (binds, lists, watches); 0: no limit")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub.add_option("--kube-api-burst", flags->kube_api_burst, "Requests allowed at once above --kube-api-qps")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   sub.add_flag("--filter-keeps-best", flags->filter_keeps_best,
                "Filter passes only the best-scored nodes, so kube-scheduler needs no prioritizeVerb "
                "(config: filterKeepsBest; --filter-keeps-best=false turns it off)");
