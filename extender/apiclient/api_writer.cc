@@ -51,4 +51,17 @@ Status ApiWriter::Bind(const std::string& namespace_, const std::string& name, c
   return Error{what + failure};
 }
 
+void ApiWriter::RecordPodEvent(k8s::PodEvent event) {
+  EventSpec spec;
+  spec.kind = "Pod";
+  spec.name = std::move(event.name);
+  spec.namespace_ = std::move(event.ns);
+  spec.uid = std::move(event.uid);
+  spec.type = std::move(event.type);
+  spec.reason = std::move(event.reason);
+  spec.message = std::move(event.message);
+  spec.component = "topofit";
+  events_->Record(std::move(spec));
+}
+
 }  // namespace topofit::apiclient

@@ -16,21 +16,26 @@
 
 #include "base/status.h"
 #include "extender/apiclient/api_client.h"
+#include "extender/apiclient/events.h"
 #include "extender/k8s/kube_writer.h"
 
 namespace topofit::apiclient {
 
 class ApiWriter final : public k8s::KubeWriter {
  public:
-  explicit ApiWriter(ApiClient& api) : api_(api) {}
-  explicit ApiWriter(std::shared_ptr<ApiClient> api) : api_(*api), owned_(std::move(api)) {}
+  explicit ApiWriter(ApiClient& api) : api_(api), events_(std::make_unique<EventRecorder>(api_)) {}
+  explicit ApiWriter(std::shared_ptr<ApiClient> api)
+      : api_(*api), owned_(std::move(api)), events_(std::make_unique<EventRecorder>(api_)) {}
 
   Status Bind(const std::string& namespace_, const std::string& name, const std::string& uid,
               const std::string& node, const std::map<std::string, std::string>& annotations) override;
+  // Queued on an EventRecorder (events.h): component "topofit".
+  void RecordPodEvent(k8s::PodEvent event) override;
 
  private:
   ApiClient& api_;
   std::shared_ptr<ApiClient> owned_;
+  std::unique_ptr<EventRecorder> events_;  // Declared last: stops (and sends what is queued) first.
 };
 
 // "/api/v1/namespaces/<ns>/pods/<name>" with both parts percent-encoded.

@@ -19,6 +19,16 @@ Status InMemoryKubeWriter::Bind(const std::string& ns, const std::string& name, 
   return Status::Ok();
 }
 
+void InMemoryKubeWriter::RecordPodEvent(PodEvent event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  events_.push_back(std::move(event));
+}
+
+std::vector<PodEvent> InMemoryKubeWriter::Events() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return events_;
+}
+
 void InMemoryKubeWriter::FailNextBind(std::string message) {
   std::lock_guard<std::mutex> lock(mu_);
   fail_bind_ = std::move(message);

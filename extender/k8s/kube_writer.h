@@ -18,9 +18,19 @@
 
 namespace topofit::k8s {
 
+// An Event on a pod (core v1: involvedObject kind Pod), as `kubectl describe pod` lists them.
+struct PodEvent {
+  std::string ns, name, uid;
+  std::string type = "Normal";  // "Normal" or "Warning"
+  std::string reason;
+  std::string message;
+};
+
 class KubeWriter {
  public:
   virtual ~KubeWriter() = default;
+  // Records `event` on its pod, best effort and without waiting: a failure is logged, never returned.
+  virtual void RecordPodEvent(PodEvent event) = 0;
   // Binds pod ns/name (uid guards against a re-created pod) to `node` and sets `annotations` on it,
   // in one write. An Error leaves the pod as it was: neither bound nor annotated.
   virtual Status Bind(const std::string& ns, const std::string& name, const std::string& uid,
@@ -39,8 +49,10 @@ class InMemoryKubeWriter : public KubeWriter {
 
   Status Bind(const std::string& ns, const std::string& name, const std::string& uid, const std::string& node,
               const std::map<std::string, std::string>& annotations) override;
+  void RecordPodEvent(PodEvent event) override;
 
   void FailNextBind(std::string message);
+  std::vector<PodEvent> Events() const;
   // "ns/name" -> what was written.
   std::map<std::string, BoundPod> Pods() const;
   size_t bind_count() const;
@@ -50,6 +62,7 @@ class InMemoryKubeWriter : public KubeWriter {
   std::map<std::string, BoundPod> pods_;
   size_t binds_ = 0;
   std::string fail_bind_;
+  std::vector<PodEvent> events_;
 };
 
 }  // namespace topofit::k8s

@@ -1,5 +1,7 @@
 #include "extender/model/explain.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
 
@@ -58,6 +60,27 @@ Explanation Explain(const Pipeline& pipeline, const PodRequest& pod, std::span<c
     return a.node < b.node;
   });
   if (!out.nodes.empty() && out.nodes.front().code == FilterCode::kPass) out.chosen = out.nodes.front().node;
+  return out;
+}
+
+std::string PlacementSummary(const NodeExplanation& node, GpuSet gpus) {
+  std::string out = fmt::format("{} {} on {}", gpus.size() == 1 ? "GPU" : "GPUs", gpus.ToString(), node.node);
+  if (gpus.size() >= 2 && node.set && *node.set == gpus) {
+    std::string links;
+    for (size_t i = 0; i < node.links.size(); ++i) {
+      links += i == 0 ? "" : i + 1 == node.links.size() ? " and " : ", ";
+      links += node.links[i];
+    }
+    out += fmt::format(" over {} link{}, {:.1f} GB/s predicted ring all-reduce", links,
+                       node.links.size() == 1 ? "" : "s", node.bandwidth_gbps);
+  }
+  std::vector<ScorePart> parts;
+  for (const ScorePart& p : node.parts)
+    if (p.plugin != "SetQuality") parts.push_back(p);
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const ScorePart& a, const ScorePart& b) { return a.value * a.weight > b.value * b.weight; });
+  for (size_t i = 0; i < parts.size(); ++i)
+    out += fmt::format("{}{} {:.2f}", i == 0 ? "; node scores: " : ", ", parts[i].plugin, parts[i].value);
   return out;
 }
 

@@ -79,5 +79,31 @@ TEST_CASE("explain: does not change the model") {
   CHECK_FALSE(model.PodByUid("p4"));
 }
 
+TEST_CASE("placement summary: GPUs, links, bandwidth, then the node's score parts without SetQuality") {
+  ClusterModel model;
+  Pipeline pipeline(&model);
+  model.ApplyNode(MakeNode("dgx", 8, "dgx1-v100"));
+  model.ApplyNode(MakeNode("one", 1, "generic-pcie-1"));
+  std::vector<std::string> dgx{"dgx"};
+  Explanation e = Explain(pipeline, Request("p", 4), dgx);
+  REQUIRE(e.nodes.size() == 1);
+  REQUIRE(e.nodes[0].set);
+  const GpuSet set = *e.nodes[0].set;
+  std::string s = PlacementSummary(e.nodes[0], set);
+  CAPTURE(s);
+  CHECK(s.starts_with("GPUs " + set.ToString() + " on dgx over NV"));
+  CHECK(s.find(" links, ") != std::string::npos);
+  CHECK(s.find(" GB/s predicted ring all-reduce; node scores: ") != std::string::npos);
+  CHECK(s.find("SetQuality") == std::string::npos);
+  for (const char* part : {"Packing", "Fragmentation", "Stranding"}) CHECK(s.find(part) != std::string::npos);
+
+  std::vector<std::string> one{"one"};
+  Explanation single = Explain(pipeline, Request("q", 1), one);
+  REQUIRE(single.nodes[0].set);
+  std::string t = PlacementSummary(single.nodes[0], *single.nodes[0].set);
+  CHECK(t.starts_with("GPU 0 on one; node scores: "));
+  CHECK(t.find("GB/s") == std::string::npos);
+}
+
 }  // namespace
 }  // namespace topofit::model

@@ -6,6 +6,7 @@
 
 #include <chrono>
 
+#include "extender/apiclient/events.h"
 #include "extender/apiclient/kubeconfig.h"
 
 namespace topofit::node {
@@ -13,10 +14,6 @@ namespace {
 
 std::string NodePath(const std::string& node) { return "/api/v1/nodes/" + apiclient::UrlEncode(node); }
 
-std::string NowRfc3339() {
-  auto now = std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now());
-  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now);
-}
 
 }  // namespace
 
@@ -54,29 +51,16 @@ Status KubeNodePublisher::PatchNodeAnnotations(const std::string& node,
 }
 
 Status KubeNodePublisher::CreateNodeEvent(const std::string& node, const NodeEvent& event) {
-  auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::system_clock::now().time_since_epoch()).count();
-  std::string now = NowRfc3339();
-  nlohmann::json ev = {
-      {"apiVersion", "v1"},
-      {"kind", "Event"},
-      {"metadata", {{"name", fmt::format("{}.{:x}", node, nanos)}, {"namespace", "default"}}},
-      {"involvedObject", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}},
-      {"reason", event.reason},
-      {"message", event.message},
-      {"type", event.type},
-      {"source", {{"component", "topofit-agent"}, {"host", node}}},
-      {"reportingComponent", "topofit-agent"},
-      {"reportingInstance", node},
-      {"firstTimestamp", now},
-      {"lastTimestamp", now},
-      {"count", 1},
-  };
-  if (!node_uid_.empty()) ev["involvedObject"]["uid"] = node_uid_;
-  auto res = api_.Do("POST", "/api/v1/namespaces/default/events", ev.dump(), "application/json");
-  if (!res.ok()) return Error{fmt::format("create event on node {}: {}", node, res.error())};
-  if (res->status / 100 != 2) return Error{fmt::format("create event on node {}: {}", node, apiclient::ApiErrorMessage(*res))};
-  return Status::Ok();
+  apiclient::EventSpec spec;
+  spec.kind = "Node";
+  spec.name = node;
+  spec.uid = node_uid_;
+  spec.type = event.type;
+  spec.reason = event.reason;
+  spec.message = event.message;
+  spec.component = "topofit-agent";
+  spec.host = node;
+  return apiclient::CreateEvent(api_, spec);
 }
 
 }  // namespace topofit::node

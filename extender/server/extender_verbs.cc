@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "base/log.h"
+#include "extender/model/explain.h"
 #include "extender/model/preemption.h"
 #include "extender/protocol/extender_args.h"
 #include "extender/protocol/replies.h"
@@ -188,6 +189,9 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
     return fail(fmt::format("pod {} (uid {}) is unknown to topofit: it was not seen by filter or prioritize "
                             "(or its entry expired)", label, args->pod_uid));
   }
+  // What the pod's event will say, read before the reservation changes the node.
+  const std::string node_name = args->node;
+  model::Explanation why = model::Explain(*pipeline_, *pod, std::span<const std::string>(&node_name, 1));
   auto gpus = pipeline_->ReserveBest(*pod, args->node);
   if (!gpus) return fail(fmt::format("cannot reserve GPUs for {} on {}: {}", label, args->node, gpus.error()));
   std::string ids = gpus->ToString();
@@ -199,6 +203,10 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
   }
   (void)pipeline_->Confirm(args->pod_uid);
   pipeline_->model().pending().Erase(args->pod_uid);
+  if (!why.nodes.empty()) {
+    writer_->RecordPodEvent({args->pod_namespace, args->pod_name, args->pod_uid, "Normal", "GPUsAssigned",
+                             model::PlacementSummary(why.nodes.front(), *gpus)});
+  }
   if (metrics_) metrics_->CountDecision(Verb::kBind, "bound");
   if (log_) {
     LogDecision(LogLevel::kInfo, "bind", {{"pod", label}, {"node", args->node}, {"gpus", ids},

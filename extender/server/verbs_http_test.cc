@@ -145,6 +145,17 @@ TEST_CASE("bind: reserves, annotates, binds, unknown pod is an Error") {
   auto info = srv.app->model().PodByUid("uid-b1");
   REQUIRE(info);
   CHECK(info->gpus.ToString() == ids);
+  // The pod's event says where and why: GPUs, links, bandwidth, the node's score parts.
+  auto events = writer.Events();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].ns == "t");
+  CHECK(events[0].name == "b1");
+  CHECK(events[0].uid == "uid-b1");
+  CHECK(events[0].type == "Normal");
+  CHECK(events[0].reason == "GPUsAssigned");
+  CHECK(events[0].message.starts_with("GPUs " + ids + " on dgx-v100-2 over NV"));
+  CHECK(events[0].message.find("GB/s predicted ring all-reduce; node scores: ") != std::string::npos);
+  CHECK(events[0].message.find("SetQuality") == std::string::npos);
 
   auto unknown = srv.Post("/scheduler/bind", LowerKeys(R"({"PodName":"zz","PodNamespace":"t","PodUID":"nope","Node":"a100-1"})"));
   REQUIRE(unknown);
@@ -159,6 +170,7 @@ TEST_CASE("bind: reserves, annotates, binds, unknown pod is an Error") {
   REQUIRE(failed);
   CHECK(json::parse(failed->body)["Error"].get<std::string>().find("conflict") != std::string::npos);
   CHECK_FALSE(srv.app->model().PodByUid("uid-b2"));
+  CHECK(writer.Events().size() == 1);  // No event for a bind that failed.
 }
 
 TEST_CASE("preempt: meta victims and full victims answer NodeNameToMetaVictims") {

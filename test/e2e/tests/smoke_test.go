@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,10 @@ func TestSmokeFakeExtender(t *testing.T) {
 			return 0
 		},
 	}
-	c := harness.Start(t, harness.Options{Extender: fake})
+	// testdata/scheduler-config.yaml calls prioritize too (the deployed config is filter-only), so
+	// the fake extender's scores decide.
+	c := harness.Start(t, harness.Options{Extender: fake,
+		SchedulerConfig: filepath.Join(harness.ModuleRoot(), "testdata", "scheduler-config.yaml")})
 	ctx := context.Background()
 	c.CreateNodes(ctx,
 		harness.GPUNode("gpu-a", 8, "dgx1-v100"),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -293,4 +294,46 @@ func TestTopofitWatchRecoversAfterAPIServerRestart(t *testing.T) {
 			t.Errorf("4-GPU pod got %v; only %v were freed", ids, freed)
 		}
 	}
+}
+
+// TestTopofitBindEvent: `kubectl describe pod` answers where and why - topofit records a GPUsAssigned
+// event on the pod with its GPUs, their links, the predicted bandwidth and the node's score parts.
+func TestTopofitBindEvent(t *testing.T) {
+	c, _ := startTopofit(t, harness.GPUNode("dgx1", 8, "dgx1-v100"))
+	mustCreate(t, c, harness.GPUPod("described", 4))
+	node, ids := scheduled(t, c, "described", 4, 8)
+	want := fmt.Sprintf("GPUs %s on %s over NV", joinInts(ids), node)
+	deadline := time.Now().Add(harness.DefaultWait)
+	for {
+		events, err := c.PodEvents(context.Background(), "described")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range events {
+			if e.Reason != "GPUsAssigned" {
+				continue
+			}
+			t.Logf("event: %s %s: %s", e.Type, e.Reason, e.Message)
+			if e.Type != corev1.EventTypeNormal || !strings.HasPrefix(e.Message, want) ||
+				!strings.Contains(e.Message, "GB/s predicted ring all-reduce; node scores: ") {
+				t.Fatalf("GPUsAssigned event %q, want it to start %q and name the bandwidth and scores", e.Message, want)
+			}
+			if e.InvolvedObject.UID == "" || e.Source.Component != "topofit" {
+				t.Errorf("event involves %+v from %+v, want the pod's uid and component topofit", e.InvolvedObject, e.Source)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no GPUsAssigned event on the pod after %v; events: %+v", harness.DefaultWait, events)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
 }

@@ -32,14 +32,16 @@ import (
 	"topofit.dev/e2e/harness"
 )
 
-const usage = `usage: fake-topofit serve --kubeconfig FILE --listen ADDR:PORT
-  --kubeconfig FILE    kubeconfig of the cluster
-  --listen ADDR:PORT   where the scheduler calls /scheduler/{filter,prioritize,bind}
+const usage = `usage: fake-topofit serve --kubeconfig FILE --listen ADDR:PORT [--filter-keeps-best]
+  --kubeconfig FILE      kubeconfig of the cluster
+  --listen ADDR:PORT     where the scheduler calls /scheduler/{filter,prioritize,bind}
+  --filter-keeps-best    filter passes only the nodes of the best prioritize score, as topofit's does
 `
 
 type server struct {
-	client kubernetes.Interface
-	mu     sync.Mutex // binds one at a time: each sees the previous one's annotation
+	client    kubernetes.Interface
+	keepsBest bool
+	mu        sync.Mutex // binds one at a time: each sees the previous one's annotation
 }
 
 func main() {
@@ -51,6 +53,7 @@ func main() {
 	fs.Usage = func() { fmt.Fprint(os.Stderr, usage) }
 	kubeconfig := fs.String("kubeconfig", "", "")
 	listen := fs.String("listen", "127.0.0.1:8888", "")
+	keepsBest := fs.Bool("filter-keeps-best", false, "")
 	_ = fs.Parse(os.Args[2:])
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
@@ -61,7 +64,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	s := &server{client: client}
+	s := &server{client: client, keepsBest: *keepsBest}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /scheduler/filter", s.filter)
 	mux.HandleFunc("POST /scheduler/prioritize", s.prioritize)
@@ -218,7 +221,41 @@ func (s *server) filter(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	reply(w, &extenderv1.ExtenderFilterResult{NodeNames: &keep, FailedAndUnresolvableNodes: failed})
+	resolvable := extenderv1.FailedNodesMap{}
+	if s.keepsBest && len(keep) > 1 {
+		best := int64(-1)
+		scores := map[string]int64{}
+		for _, n := range keep {
+			scores[n] = s.score(r.Context(), n, k)
+			if scores[n] > best {
+				best = scores[n]
+			}
+		}
+		kept := []string{}
+		for _, n := range keep {
+			if scores[n] == best {
+				kept = append(kept, n)
+			} else {
+				resolvable[n] = fmt.Sprintf("another node fits better: score %d, best %d", scores[n], best)
+			}
+		}
+		keep = kept
+	}
+	reply(w, &extenderv1.ExtenderFilterResult{NodeNames: &keep, FailedNodes: resolvable, FailedAndUnresolvableNodes: failed})
+}
+
+// score is prioritize's score of node n for a pod of k GPUs: the best set's summed link points, at most 10.
+func (s *server) score(ctx context.Context, n string, k int) int64 {
+	score := int64(0)
+	if st, err := s.state(ctx, n); err == nil {
+		if _, sum, ok := st.best(k, false); ok && k > 1 {
+			score = int64(sum)
+			if score > 10 {
+				score = 10
+			}
+		}
+	}
+	return score
 }
 
 func (s *server) prioritize(w http.ResponseWriter, r *http.Request) {
@@ -230,16 +267,7 @@ func (s *server) prioritize(w http.ResponseWriter, r *http.Request) {
 	k := gpuRequest(args.Pod)
 	list := extenderv1.HostPriorityList{}
 	for _, n := range names(&args) {
-		score := int64(0)
-		if st, err := s.state(r.Context(), n); err == nil {
-			if _, sum, ok := st.best(k, false); ok && k > 1 {
-				score = int64(sum)
-				if score > 10 {
-					score = 10
-				}
-			}
-		}
-		list = append(list, extenderv1.HostPriority{Host: n, Score: score})
+		list = append(list, extenderv1.HostPriority{Host: n, Score: s.score(r.Context(), n, k)})
 	}
 	reply(w, list)
 }
