@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks the Helm chart manifests/helm/topofit with helm built from its Go module (build-helm.sh):
+# Checks the Helm chart manifests/helm/topofit with helm built from its Go module (build-go-tool.sh):
 # `helm lint` passes in both modes; with default values the chart renders exactly the objects of the
 # kustomize base (`kustomize build manifests`), compared as parsed data, object by object; the values
 # that mirror the overlays render exactly those overlays (agent.nodeLabel -> overlays/gpu-label, the dev
@@ -12,8 +12,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/test/deploy
 chart=$root/manifests/helm/topofit
 python3 -c 'import yaml' 2>/dev/null || { echo "FAIL: python3 lacks PyYAML (Debian: python3-yaml)" >&2; exit 1; }
-helm=${HELM:-$("$here/build-helm.sh")}
-kustomize=${KUSTOMIZE:-$("$here/build-kustomize.sh")}
+helm=${HELM:-$("$here/build-go-tool.sh" helm helm helm.sh/helm/v3/cmd/helm)}
+kustomize=${KUSTOMIZE:-$("$here/build-go-tool.sh" kustomize kustomize sigs.k8s.io/kustomize/kustomize/v5)}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }

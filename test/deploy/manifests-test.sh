@@ -12,7 +12,7 @@
 # real kube-apiserver is where the rendered objects can be checked by the server.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-kustomize=${KUSTOMIZE:-$("$root/test/deploy/build-kustomize.sh")}
+kustomize=${KUSTOMIZE:-$("$root/test/deploy/build-go-tool.sh" kustomize kustomize sigs.k8s.io/kustomize/kustomize/v5)}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -1,5 +1,5 @@
 // Pins helm (helm.sh/helm/v3, the Helm 3 CLI) for the checks on manifests/helm/topofit:
-// test/deploy/build-helm.sh builds it with the e2e caches, keyed on this file and go.sum.
+// test/deploy/build-go-tool.sh builds it with the e2e caches, keyed on this file and go.sum.
 module topofit.dev/deploy/helm
 
 go 1.26.0
