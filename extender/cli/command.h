@@ -19,4 +19,7 @@ CommandRun SetupServe(CLI::App& sub);  // serve_command.cc
 CommandRun SetupBench(CLI::App& sub);  // bench_command.cc
 CommandRun SetupAgent(CLI::App& sub);  // agent_command.cc
 
+// The whole program when it runs as `kubectl-topofit` (kubectl_plugin.cc).
+int RunKubectlPlugin(int argc, char** argv);
+
 }  // namespace topofit::cli

@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
   // closing mid-reply) must be an EPIPE for the writer to handle, not the end of the process:
   // OpenSSL writes with plain write(2).
   std::signal(SIGPIPE, SIG_IGN);
+  // Installed as a kubectl plugin: a link named kubectl-topofit.
+  const std::string self = argv[0];
+  if (self.substr(self.rfind('/') + 1) == "kubectl-topofit") return RunKubectlPlugin(argc, argv);
   CLI::App app{"topofit: topology-aware GPU placement for Kubernetes (a kube-scheduler extender)"};
   app.require_subcommand(0, 1);
   bool version = false;

@@ -1,0 +1,219 @@
+// `kubectl topofit`: the topofit binary answers as a kubectl plugin when it is run as
+// `kubectl-topofit` (a symlink on the PATH). It reaches topofit's ops API through the API server's
+// service proxy with the user's kubeconfig and context - no port-forward - and prints tables, or the
+// API's JSON (-o json) or YAML (-o yaml), as kubectl does:
+//
+//   kubectl topofit nodes                     free GPUs and free NVLink sets of every node
+//   kubectl topofit explain POD [-n NS]       every node's verdict for a pod of the cluster, best first
+//   kubectl topofit pod POD [-n NS]           the GPUs topofit holds for a pod
+//
+// The service is topofit-system/topofit-metrics, port "metrics" (manifests/base/metrics-service.yaml);
+// --service NS/NAME:PORT names another. Exit status: 0 success, 1 the cluster or topofit failed, 2 usage.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "base/strings.h"
+#include "extender/apiclient/api_client.h"
+#include "extender/apiclient/kubeconfig.h"
+#include "extender/cli/command.h"
+
+namespace topofit::cli {
+namespace {
+
+using nlohmann::json;
+
+struct PluginFlags {
+  std::string kubeconfig;
+  std::string context;
+  std::string namespace_;
+  std::string output = "table";
+  std::string service = "topofit-system/topofit-metrics:metrics";
+  std::string name;  // POD for explain and pod.
+};
+
+// kubectl's order: --kubeconfig, then the first file of $KUBECONFIG, then ~/.kube/config.
+std::string KubeconfigPath(const PluginFlags& f) {
+  if (!f.kubeconfig.empty()) return f.kubeconfig;
+  if (const char* env = std::getenv("KUBECONFIG"); env && *env) return std::string(Split(env, ':').front());
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "") + "/.kube/config";
+}
+
+void Emit(YAML::Emitter& out, const json& j) {
+  if (j.is_object()) {
+    out << YAML::BeginMap;
+    for (const auto& [k, v] : j.items()) {
+      out << YAML::Key << k << YAML::Value;
+      Emit(out, v);
+    }
+    out << YAML::EndMap;
+  } else if (j.is_array()) {
+    out << YAML::BeginSeq;
+    for (const auto& v : j) Emit(out, v);
+    out << YAML::EndSeq;
+  } else if (j.is_string()) {
+    out << YAML::DoubleQuoted << j.get<std::string>();
+  } else if (j.is_null()) {
+    out << YAML::Null;
+  } else {
+    out << j.dump();  // Numbers and booleans as JSON writes them.
+  }
+}
+
+// Columns padded to their widest cell, two spaces apart, as kubectl prints.
+std::string Table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& r : rows)
+    for (size_t c = 0; c < r.size(); ++c) {
+      if (width.size() <= c) width.push_back(0);
+      width[c] = std::max(width[c], r[c].size());
+    }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t c = 0; c < r.size(); ++c) line += c + 1 == r.size() ? r[c] : fmt::format("{:<{}}  ", r[c], width[c]);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string Ints(const json& a) {
+  std::string s;
+  if (a.is_array())
+    for (const auto& v : a) s += (s.empty() ? "" : ",") + v.dump();
+  return s.empty() ? "-" : s;
+}
+
+std::string NodesTable(const json& j) {
+  std::vector<std::vector<std::string>> rows{{"NAME", "GPUS", "FREE", "FREE GPUS", "NVLINK SETS 2/4/8", "PODS", "PROFILE"}};
+  for (const auto& n : j.value("nodes", json::array())) {
+    const json sets = n.value("freeNvlinkSets", json::object());
+    rows.push_back({n.value("name", ""), std::to_string(n.value("gpus", 0)), std::to_string(n.value("free", 0)),
+                    Ints(n.value("freeGpus", json::array())),
+                    fmt::format("{}/{}/{}", sets.value("2", 0), sets.value("4", 0), sets.value("8", 0)),
+                    std::to_string(n.value("pods", 0)), n.value("profile", "")});
+  }
+  return Table(rows);
+}
+
+std::string ExplainTable(const json& j) {
+  std::string head = fmt::format("pod {}: {} GPUs, policy {}{}\n", j.value("pod", ""), j.value("gpus", 0),
+                                 j.value("policy", ""), j.value("chosen", json()).is_string()
+                                                            ? ", best node " + j["chosen"].get<std::string>()
+                                                            : ", no node fits");
+  if (!j.value("error", "").empty()) head += "error: " + j["error"].get<std::string>() + "\n";
+  std::vector<std::vector<std::string>> rows{{"NODE", "VERDICT", "SCORE", "GPUS", "GB/S", "LINKS", "REASON"}};
+  for (const auto& n : j.value("nodes", json::array())) {
+    std::string links;
+    for (const auto& l : n.value("links", json::array())) links += (links.empty() ? "" : ",") + l.get<std::string>();
+    const json bw = n.value("bandwidthGBps", json(0));
+    rows.push_back({n.value("node", ""), n.value("result", ""), std::to_string(n.value("score", 0)),
+                    Ints(n.value("set", json())), bw.is_number() && bw.get<double>() > 0 ? fmt::format("{:.1f}", bw.get<double>()) : "-",
+                    links.empty() ? "-" : links, n.value("reason", "")});
+  }
+  return head + Table(rows);
+}
+
+std::string PodTable(const json& j) {
+  return Table({{"POD", "NODE", "GPUS", "KIND"},
+                {j.value("pod", ""), j.value("node", ""), Ints(j.value("gpus", json::array())), j.value("kind", "")}});
+}
+
+int Fail(const std::string& message, int status) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return status;
+}
+
+int RunPlugin(const std::string& verb, const PluginFlags& f) {
+  if (f.output != "table" && f.output != "json" && f.output != "yaml")
+    return Fail(fmt::format("-o {}: expected table, json or yaml", f.output), 2);
+  // "NS/NAME:PORT" of the service in front of topofit's ops port.
+  const size_t slash = f.service.find('/'), colon = f.service.rfind(':');
+  if (slash == std::string::npos || colon == std::string::npos || colon < slash)
+    return Fail(fmt::format("--service {}: expected NAMESPACE/NAME:PORT", f.service), 2);
+  // NAME:PORT stays one path segment with a literal ':' (the API server splits it there).
+  const std::string proxy = fmt::format("/api/v1/namespaces/{}/services/{}:{}/proxy",
+                                        apiclient::UrlEncode(f.service.substr(0, slash)),
+                                        apiclient::UrlEncode(f.service.substr(slash + 1, colon - slash - 1)),
+                                        apiclient::UrlEncode(f.service.substr(colon + 1)));
+  const std::string path = KubeconfigPath(f);
+  auto cfg = apiclient::LoadKubeconfig(path, f.context);
+  if (!cfg) return Fail(cfg.error(), 1);
+  const std::string ns = f.namespace_.empty() ? "default" : f.namespace_;
+  auto api = apiclient::ApiClient::Create(*cfg);
+  if (!api) return Fail(api.error(), 1);
+  auto call = [&](const std::string& method, const std::string& p, const std::string& body) -> Result<json> {
+    auto res = (*api)->Do(method, p, body, body.empty() ? "" : "application/json");
+    if (!res) return Error{res.error()};
+    if (res->status / 100 != 2) return Error{fmt::format("{} {}: {}", method, p, apiclient::ApiErrorMessage(*res))};
+    json j = json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) return Error{fmt::format("{} {}: the reply is not JSON", method, p)};
+    return j;
+  };
+
+  Result<json> reply = Error{""};
+  std::string (*table)(const json&) = nullptr;
+  if (verb == "nodes") {
+    reply = call("GET", proxy + "/api/v1/nodes", "");
+    table = NodesTable;
+  } else if (verb == "pod") {
+    reply = call("GET", proxy + "/api/v1/pods/" + apiclient::UrlEncode(ns) + "/" + apiclient::UrlEncode(f.name), "");
+    table = PodTable;
+  } else {  // explain: the pod as the API server has it, evaluated by topofit.
+    auto pod = call("GET", "/api/v1/namespaces/" + apiclient::UrlEncode(ns) + "/pods/" + apiclient::UrlEncode(f.name), "");
+    if (!pod) return Fail(pod.error(), 1);
+    reply = call("POST", proxy + "/api/v1/explain", pod->dump());
+    table = ExplainTable;
+  }
+  if (!reply) return Fail(reply.error(), 1);
+  if (f.output == "json") {
+    std::printf("%s\n", reply->dump(2).c_str());
+  } else if (f.output == "yaml") {
+    YAML::Emitter out;
+    Emit(out, *reply);
+    std::printf("%s\n", out.c_str());
+  } else {
+    std::fputs(table(*reply).c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int RunKubectlPlugin(int argc, char** argv) {
+  CLI::App app{"kubectl topofit: topofit's view of the cluster's GPUs, through the API server", "kubectl topofit"};
+  app.require_subcommand(1, 1);
+  PluginFlags f;
+  auto common = [&f](CLI::App* a) {
+    a->add_option("--kubeconfig", f.kubeconfig, "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)");
+    a->add_option("--context", f.context, "kubeconfig context (default: current-context)");
+    a->add_option("-o,--output", f.output, "table, json or yaml")->capture_default_str();
+    a->add_option("--service", f.service, "NAMESPACE/NAME:PORT of the service in front of topofit's ops port")
+        ->capture_default_str();
+  };
+  CLI::App* nodes = app.add_subcommand("nodes", "Free GPUs and free NVLink-connected sets of every node");
+  CLI::App* explain = app.add_subcommand("explain", "Every node's verdict, set and score for a pod, best first");
+  CLI::App* pod = app.add_subcommand("pod", "The GPUs topofit holds for a pod");
+  for (CLI::App* a : {nodes, explain, pod}) common(a);
+  for (CLI::App* a : {explain, pod}) {
+    a->add_option("POD", f.name, "The pod's name")->required();
+    a->add_option("-n,--namespace", f.namespace_, "The pod's namespace (default: default)");
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  return RunPlugin(nodes->parsed() ? "nodes" : explain->parsed() ? "explain" : "pod", f);
+}
+
+}  // namespace topofit::cli

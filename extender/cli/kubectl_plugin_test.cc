@@ -1,0 +1,64 @@
+// `kubectl topofit`: the binary run under the name kubectl-topofit is the plugin, with kubectl's
+// conventions for usage errors. Its calls through a real API server are tested in the e2e suite
+// (test/e2e/tests/kubectl_plugin_test.go).
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "extender/cli/cli_test_util.h"
+
+namespace topofit::cli {
+namespace {
+
+// Runs the plugin through a kubectl-topofit symlink in a fresh directory.
+testing::Run Plugin(const std::string& args) {
+  std::string dir = testing::TempPath("");
+  std::remove(dir.c_str());
+  REQUIRE(mkdir(dir.c_str(), 0700) == 0);
+  std::string link = dir + "/kubectl-topofit";
+  REQUIRE(symlink(TOPOFIT_BINARY, link.c_str()) == 0);
+  std::string err_path = testing::TempPath(".err");
+  std::string cmd = "'" + link + "' " + args + " 2>'" + err_path + "'";
+  testing::Run r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) r.out.append(buf, n);
+  int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  auto err = ReadFile(err_path);
+  r.err = err.ok() ? *err : err.error();
+  std::remove(err_path.c_str());
+  unlink(link.c_str());
+  rmdir(dir.c_str());
+  return r;
+}
+
+TEST_CASE("kubectl plugin: answers as kubectl topofit, with its three verbs") {
+  auto help = Plugin("--help");
+  CHECK(help.status == 0);
+  CHECK(help.out.find("Usage: kubectl topofit") != std::string::npos);
+  for (const char* verb : {"nodes", "explain", "pod"}) CHECK(help.out.find(verb) != std::string::npos);
+}
+
+TEST_CASE("kubectl plugin: usage errors exit 2, a missing kubeconfig exits 1, each saying why") {
+  auto no_pod = Plugin("explain");
+  CHECK(no_pod.status == 2);
+  CHECK(no_pod.err.find("POD is required") != std::string::npos);
+  auto bad_output = Plugin("nodes -o xml --kubeconfig /nonexistent");
+  CHECK(bad_output.status == 2);
+  CHECK(bad_output.err == "error: -o xml: expected table, json or yaml\n");
+  auto bad_service = Plugin("nodes --service topofit-metrics --kubeconfig /nonexistent");
+  CHECK(bad_service.status == 2);
+  CHECK(bad_service.err.find("--service topofit-metrics: expected NAMESPACE/NAME:PORT") != std::string::npos);
+  auto missing = Plugin("nodes --kubeconfig /nonexistent/config");
+  CHECK(missing.status == 1);
+  CHECK(missing.err.find("error: kubeconfig: cannot open /nonexistent/config") == 0);
+}
+
+}  // namespace
+}  // namespace topofit::cli
