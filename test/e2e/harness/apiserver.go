@@ -77,9 +77,10 @@ func newAPIServer(dir, bin, etcdURL string, pki *PKI, extraArgs []string) (*APIS
 		"--service-account-signing-key-file=" + pki.ServiceAccount,
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-cluster-ip-range=10.0.0.0/24",
-		// No kubelets, no controller-manager: nothing would ever lift the not-ready taint, mint
-		// service-account tokens or admit default priorities.
-		"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition,Priority",
+		// No kubelets, no controller-manager: nothing would ever lift the not-ready taint or mint
+		// service-account tokens. Priority stays on: pods get spec.priority from priorityClassName,
+		// as in a real cluster.
+		"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
 		"--endpoint-reconciler-type=none",
 		"--allow-privileged=true",
 		"--enable-priority-and-fairness=false",

@@ -123,6 +123,8 @@ type PodSpec struct {
 	Labels        map[string]string
 	CPU           string // request; default "100m"
 	NodeName      string // pins the pod to a node through nodeSelector kubernetes.io/hostname
+	// PriorityClassName: the Priority admission plugin turns it into spec.priority, as in a cluster.
+	PriorityClassName string
 }
 
 // GPUPod is a pod of the topofit-scheduler profile asking for gpus GPUs.
@@ -146,6 +148,7 @@ func PodObject(ns string, s PodSpec) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: ns, Labels: s.Labels, Annotations: s.Annotations},
 		Spec: corev1.PodSpec{
 			SchedulerName:                 orDefault(s.SchedulerName, SchedulerName),
+			PriorityClassName:             s.PriorityClassName,
 			NodeSelector:                  nodeSelector(s.NodeName),
 			TerminationGracePeriodSeconds: &zero,
 			Containers: []corev1.Container{{

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"topofit.dev/e2e/harness"
 )
@@ -336,4 +338,40 @@ func joinInts(v []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ",")
+}
+
+// TestTopofitPreemptionByPriorityClass: a pod of a higher PriorityClass takes the GPUs of lower ones.
+// kube-scheduler's preemption asks topofit (the preempt verb) which victims free a set for it, deletes
+// them, and the pod binds to the GPUs they held - with priorities coming from priorityClassName alone,
+// through the Priority admission plugin, as in a cluster.
+func TestTopofitPreemptionByPriorityClass(t *testing.T) {
+	c, _ := startTopofit(t, harness.GPUNode("dgx1", 8, "dgx1-v100"))
+	ctx := context.Background()
+	for name, value := range map[string]int32{"e2e-low": 10, "e2e-high": 1000} {
+		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
+		if _, err := c.Client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"low-a", "low-b"} {
+		spec := harness.GPUPod(name, 4)
+		spec.PriorityClassName = "e2e-low"
+		mustCreate(t, c, spec)
+		scheduled(t, c, name, 4, 8)
+	}
+	if p, err := c.GetPod(ctx, "low-a"); err != nil || p.Spec.Priority == nil || *p.Spec.Priority != 10 {
+		t.Fatalf("low-a: priority %v (%v), want 10 from its PriorityClass", p.Spec.Priority, err)
+	}
+	urgent := harness.GPUPod("urgent", 8)
+	urgent.PriorityClassName = "e2e-high"
+	mustCreate(t, c, urgent)
+	node, ids := scheduled(t, c, "urgent", 8, 8)
+	if node != "dgx1" || len(ids) != 8 {
+		t.Fatalf("urgent on %s with %v, want all 8 GPUs of dgx1", node, ids)
+	}
+	for _, name := range []string{"low-a", "low-b"} {
+		if p, err := c.GetPod(ctx, name); err == nil && p.DeletionTimestamp == nil {
+			t.Errorf("%s survived: %s", name, p.Spec.NodeName)
+		}
+	}
 }
