@@ -14,6 +14,7 @@ for extra in "$@"; do
     plots) PACKAGES+=(gnuplot-nox) ;;
     fuzz) PACKAGES+=(clang libclang-rt-14-dev) ;;
     e2e) PACKAGES+=(golang-go curl python3-yaml) ;;
+    browser) PACKAGES+=(chromium) ;;
     *) echo "install-deps.sh: unknown extra '$extra'" >&2; exit 2 ;;
   esac
 done

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+scripts/install-deps.sh browser  # chromium, for the web view's test (test/ui/)
 scripts/build.sh
 cd "${BUILD_DIR:-build}"
 ctest --output-on-failure --timeout 1800 "$@"

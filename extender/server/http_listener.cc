@@ -149,8 +149,8 @@ const char* ReasonPhrase(int status) {
 }
 
 bool SendReply(Socket& s, const Reply& r, bool keep_alive, Clock::time_point deadline) {
-  std::string head = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{}\r\n", r.status,
-                                 ReasonPhrase(r.status), r.content_type, r.body.size(),
+  std::string head = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{}{}\r\n", r.status,
+                                 ReasonPhrase(r.status), r.content_type, r.body.size(), r.extra_headers,
                                  keep_alive ? "" : "Connection: close\r\n");
   return s.SendAll({head, r.body}, deadline);
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "base/json_writer.h"
+#include "extender/server/ui_assets.h"
 
 namespace topofit::server {
 namespace {
@@ -102,6 +103,14 @@ Reply ExtenderServer::Ops(const HttpRequest& req) {
       return r;
     }
     if (path == "/api/v1/nodes") return query_->Nodes();
+    if (path == "/api/v1/ui/nodes") return query_->UiNodes();
+    if (const UiAssetFile* file = UiAsset(path)) {
+      Reply r;
+      r.body = std::string(file->body);
+      r.content_type = std::string(file->content_type);
+      r.extra_headers = "Cache-Control: no-cache\r\n";
+      return r;
+    }
     if (Segments(path, "/api/v1/nodes/", 1, parts)) return query_->Node(parts[0]);
     if (Segments(path, "/api/v1/pods/", 2, parts)) return query_->Pod(parts[0], parts[1]);
   } else if (req.method == "POST" && path == "/api/v1/explain") {

@@ -6,7 +6,8 @@
 //   GET  /readyz                                   200 once the model is loaded (SetReady), else 503
 //   GET  /metrics                                  Prometheus text
 //   /api/v1/...                                    QueryApi
-// The last four move to a second listener with ServerOptions::ops_port (--ops-listen).
+//   GET  /ui                                       the web view (ui_assets.h), which polls the QueryApi
+// The last five move to a second listener with ServerOptions::ops_port (--ops-listen).
 //
 // The transport (http_listener.h) keeps connections alive, serves each on a worker thread and
 // refuses bodies over the limit without reading them; this class words every refusal for its

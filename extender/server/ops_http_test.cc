@@ -192,7 +192,7 @@ TEST_CASE("ops listener: health, metrics and queries on their own port, verbs on
   REQUIRE(ops_port > 0);
   REQUIRE(ops_port != srv.app->server().port());
   httplib::Client ops("127.0.0.1", ops_port);
-  for (const char* path : {"/healthz", "/readyz", "/metrics", "/api/v1/nodes"}) {
+  for (const char* path : {"/healthz", "/readyz", "/metrics", "/api/v1/nodes", "/api/v1/ui/nodes", "/ui", "/ui/app.js"}) {
     auto on_ops = ops.Get(path);
     REQUIRE(on_ops);
     CHECK_MESSAGE(on_ops->status == 200, path);
@@ -241,6 +241,38 @@ TEST_CASE("config: filterKeepsBest turns on the filter that passes only the best
   json j = json::parse(res->body);
   CHECK(j["NodeNames"] == json::array({"a100-1"}));
   CHECK(j["FailedNodes"]["dgx-v100-1"].get<std::string>().starts_with("another node fits better: score "));
+}
+
+TEST_CASE("web view: /ui files with their types and no-cache, /api/v1/ui/nodes has every node in full") {
+  LiveServer srv;
+  struct { const char* path; const char* type; const char* marker; } files[] = {
+      {"/ui", "text/html; charset=utf-8", "<script src=\"/ui/app.js\">"},
+      {"/ui/", "text/html; charset=utf-8", "id=\"explain-btn\""},
+      {"/ui/app.js", "text/javascript; charset=utf-8", "/api/v1/ui/nodes"},
+      {"/ui/style.css", "text/css; charset=utf-8", ".gpu.free"},
+  };
+  for (const auto& f : files) {
+    CAPTURE(f.path);
+    auto res = srv.client->Get(f.path);
+    REQUIRE(res);
+    CHECK(res->status == 200);
+    CHECK(res->get_header_value("Content-Type") == f.type);
+    CHECK(res->get_header_value("Cache-Control") == "no-cache");
+    CHECK(res->body.find(f.marker) != std::string::npos);
+  }
+  CHECK(srv.client->Get("/ui/nope.js")->status == 404);
+  auto ui = srv.client->Get("/api/v1/ui/nodes");
+  REQUIRE(ui);
+  CHECK(ui->status == 200);
+  json j = json::parse(ui->body);
+  REQUIRE(j["nodes"].size() == 5);
+  for (const auto& n : j["nodes"]) {
+    CAPTURE(n["name"]);
+    // Each entry is exactly what /api/v1/nodes/NAME answers.
+    CHECK(n == json::parse(srv.client->Get(("/api/v1/nodes/" + n["name"].get<std::string>()).c_str())->body));
+  }
+  CHECK(j["nodes"][1]["name"] == "dgx-v100-1");
+  CHECK(j["nodes"][1]["gpuHolders"][0] == "ml/train-llm-0");
 }
 
 }  // namespace topofit::server

@@ -56,15 +56,16 @@ Reply QueryApi::Nodes() const {
                                 {"freeNvlinkSets", Shapes(totals.free_shapes)}}}});
 }
 
-Reply QueryApi::Node(std::string_view name) const {
-  auto n = pipeline_->model().Node(name);
-  if (!n) return Reply{404, JsonError(fmt::format("unknown node '{}'", name))};
-  json out = NodeSummary(*n);
+namespace {
+
+// One node in full: the summary, its pods, and (with a topology) link matrix, bandwidths, holders.
+json NodeDetail(const model::NodeInfo& n) {
+  json out = NodeSummary(n);
   json pods = json::array();
-  for (const auto& p : n->pods) pods.push_back(PodJson(p));
+  for (const auto& p : n.pods) pods.push_back(PodJson(p));
   out["pods"] = pods;
-  if (n->topology) {
-    const Topology& t = *n->topology;
+  if (n.topology) {
+    const Topology& t = *n.topology;
     json links = json::array(), bw = json::array();
     for (int a = 0; a < t.gpu_count(); ++a) {
       json row = json::array(), bw_row = json::array();
@@ -81,13 +82,27 @@ Reply QueryApi::Node(std::string_view name) const {
     json holders = json::array();
     for (int g = 0; g < t.gpu_count(); ++g) {
       std::string holder;
-      for (const auto& p : n->pods)
+      for (const auto& p : n.pods)
         if (p.gpus.contains(g)) holder = p.pod;
       holders.push_back(holder);
     }
     out["gpuHolders"] = holders;
   }
-  return Json(200, out);
+  return out;
+}
+
+}  // namespace
+
+Reply QueryApi::Node(std::string_view name) const {
+  auto n = pipeline_->model().Node(name);
+  if (!n) return Reply{404, JsonError(fmt::format("unknown node '{}'", name))};
+  return Json(200, NodeDetail(*n));
+}
+
+Reply QueryApi::UiNodes() const {
+  json items = json::array();
+  for (const auto& n : pipeline_->model().Nodes()) items.push_back(NodeDetail(n));
+  return Json(200, {{"nodes", items}});
 }
 
 Reply QueryApi::Pod(std::string_view ns, std::string_view name) const {

@@ -13,6 +13,8 @@ struct Reply {
   int status = 200;
   std::string body;
   std::string content_type = "application/json";
+  // Further response headers, each "Name: value\r\n" (e.g. Cache-Control on the web view's files).
+  std::string extra_headers = {};
   // The call failed: a 4xx, or a 200 whose Error is set (filter and bind). Counted in metrics.
   bool error = false;
   // The request body was not JSON at all (the recorder then stores it as text).

@@ -1,0 +1,217 @@
+// topofit web view logic: polls GET /api/v1/ui/nodes every 2 s and draws each node as its GPUs,
+// grouped into NVLink islands (greedy: each GPU joins the first group whose every member it has an
+// NV* link to), each GPU showing its holder or "free"; filters nodes by name, profile, topology
+// source, pod, free>=N and nvlink>=N; shows a clicked node's link matrix and pods; and sends a pasted
+// pod to POST /api/v1/explain, rendering per-node verdicts. ?explain=<pod> runs explain on load and
+// ?node=<name> selects a node. Plain DOM APIs only; every string from the server goes in as text.
+"use strict";
+
+const state = { nodes: [], selected: null, filter: "" };
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) {
+    if (c === null || c === undefined) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+// A stable colour per pod name.
+function podColour(name) {
+  let h = 0;
+  for (const ch of name) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+  return `hsl(${h % 360}, 55%, 42%)`;
+}
+
+const isNv = (link) => typeof link === "string" && link.startsWith("NV");
+
+// Groups of GPUs whose every pair is NVLink-connected; GPUs with no NVLink stay alone.
+function islands(node) {
+  const n = node.gpus || 0;
+  const m = node.linkMatrix || [];
+  const groups = [];
+  for (let g = 0; g < n; g++) {
+    const home = groups.find((grp) => grp.every((o) => m[g] && isNv(m[g][o])));
+    if (home) home.push(g);
+    else groups.push([g]);
+  }
+  return groups;
+}
+
+function largestFreeSet(node) {
+  let best = 0;
+  for (const [size, count] of Object.entries(node.freeNvlinkSets || {}))
+    if (count > 0) best = Math.max(best, Number(size));
+  return best;
+}
+
+// Every space-separated term must match: free OP N, nvlink OP N, or a substring of the node's text.
+function matches(node, filter) {
+  const terms = filter.trim().toLowerCase().split(/\s+/).filter(Boolean);
+  const text = [node.name, node.profile, node.topologySource, ...(node.gpuHolders || []),
+                ...(node.warnings || [])].join(" ").toLowerCase();
+  return terms.every((t) => {
+    const cmp = /^(free|nvlink)\s*(>=|<=|>|<|=)\s*(\d+)$/.exec(t);
+    if (!cmp) return text.includes(t);
+    const have = cmp[1] === "free" ? node.free : largestFreeSet(node);
+    const want = Number(cmp[3]);
+    switch (cmp[2]) {
+      case ">=": return have >= want;
+      case "<=": return have <= want;
+      case ">": return have > want;
+      case "<": return have < want;
+      default: return have === want;
+    }
+  });
+}
+
+function gpuCell(node, g) {
+  const holder = (node.gpuHolders || [])[g] || "";
+  const free = (node.freeGpus || []).includes(g);
+  const cls = holder ? "gpu held" : free ? "gpu free" : "gpu unusable";
+  const cell = el("div", { class: cls, "data-gpu": g, "data-holder": holder, title: holder || (free ? "free" : "unavailable") },
+                  el("span", { class: "idx" }, `GPU ${g}`),
+                  el("span", { class: "who" }, holder || (free ? "free" : "unavailable")));
+  if (holder) cell.style.background = podColour(holder);
+  return cell;
+}
+
+function nodeRow(node) {
+  const shapes = el("span", { class: "shapes" });
+  for (const [size, count] of Object.entries(node.freeNvlinkSets || {}))
+    shapes.append(el("span", { "data-shape": size, "data-count": count }, `${size}-sets: ${count}`));
+  const groups = el("div", { class: "islands" });
+  for (const grp of islands(node)) {
+    const box = el("div", { class: grp.length > 1 ? "island nvlink" : "island", "data-island": grp.join(",") });
+    for (const g of grp) box.append(gpuCell(node, g));
+    groups.append(box);
+  }
+  const row = el("div", { class: node.name === state.selected ? "node selected" : "node", "data-node": node.name,
+                          onclick: () => select(node.name) },
+    el("div", { class: "node-head" },
+      el("span", { class: "node-name" }, node.name),
+      el("span", { class: "muted" }, `${node.profile || "-"} · ${node.topologySource}`),
+      el("span", { class: "free-count" }, `${node.free}/${node.gpus} free`),
+      shapes,
+      (node.warnings || []).length ? el("span", { class: "warn" }, `${node.warnings.length} warning(s)`) : null),
+    node.gpus ? groups : el("span", { class: "muted" }, "no GPUs"));
+  return row;
+}
+
+function renderNodes() {
+  const box = document.getElementById("nodes");
+  const shown = state.nodes.filter((n) => matches(n, state.filter));
+  box.replaceChildren(...shown.map(nodeRow));
+  if (!shown.length) box.append(el("p", { class: "muted" }, "No node matches the filter."));
+  renderDetail();
+}
+
+function renderDetail() {
+  const box = document.getElementById("detail");
+  const node = state.nodes.find((n) => n.name === state.selected);
+  if (!node) return;
+  const parts = [el("h2", {}, node.name)];
+  const m = node.linkMatrix || [];
+  if (m.length) {
+    const head = el("tr", {}, el("th", {}, ""));
+    m.forEach((_, b) => head.append(el("th", {}, `GPU${b}`)));
+    const table = el("table", { id: "link-matrix" }, head);
+    m.forEach((row, a) => {
+      const tr = el("tr", {}, el("th", {}, `GPU${a}`));
+      row.forEach((link, b) => {
+        const bw = node.bandwidthGBps ? node.bandwidthGBps[a][b] : null;
+        tr.append(el("td", { class: `link-${isNv(link) ? "NV" : link}`, title: bw !== null ? `${bw} GB/s` : "" }, link));
+      });
+      table.append(tr);
+    });
+    parts.push(table);
+  }
+  const pods = el("table", { id: "node-pods" }, el("tr", {}, el("th", {}, "pod"), el("th", {}, "GPUs"), el("th", {}, "kind")));
+  for (const p of node.pods || [])
+    pods.append(el("tr", { "data-pod": p.pod }, el("td", {}, p.pod), el("td", {}, p.gpus.join(",")), el("td", {}, p.kind)));
+  parts.push(el("h2", { style: "margin-top:10px" }, "Pods"), (node.pods || []).length ? pods : el("p", { class: "muted" }, "none"));
+  for (const w of node.warnings || []) parts.push(el("p", { class: "warn" }, w));
+  box.replaceChildren(...parts);
+}
+
+function select(name) {
+  state.selected = name;
+  renderNodes();
+}
+
+async function refresh() {
+  try {
+    const res = await fetch("/api/v1/ui/nodes", { cache: "no-store" });
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    const body = await res.json();
+    state.nodes = body.nodes;
+    const gpus = state.nodes.reduce((s, n) => s + (n.usable || 0), 0);
+    const free = state.nodes.reduce((s, n) => s + (n.free || 0), 0);
+    document.getElementById("totals").textContent = `${state.nodes.length} nodes · ${free}/${gpus} GPUs free`;
+    document.getElementById("status").textContent = `updated ${new Date().toLocaleTimeString()}`;
+    renderNodes();
+  } catch (err) {
+    document.getElementById("status").textContent = `refresh failed: ${err.message}`;
+  }
+}
+
+async function explain() {
+  const text = document.getElementById("pod").value;
+  const out = document.getElementById("explain");
+  out.replaceChildren(el("p", { class: "muted" }, "explaining…"));
+  try {
+    const json = text.trim().startsWith("{");
+    const res = await fetch("/api/v1/explain", { method: "POST", body: text,
+                                                 headers: { "Content-Type": json ? "application/json" : "application/yaml" } });
+    const body = await res.json();
+    if (!res.ok) {
+      out.replaceChildren(el("p", { class: "error", id: "explain-error" }, body.error || `HTTP ${res.status}`));
+      return;
+    }
+    renderExplain(body);
+  } catch (err) {
+    out.replaceChildren(el("p", { class: "error", id: "explain-error" }, err.message));
+  }
+}
+
+function renderExplain(e) {
+  const out = document.getElementById("explain");
+  const summary = el("p", { id: "explain-summary" },
+    `${e.pod}: ${e.gpus} GPU(s), policy ${e.policy}${e.minLink ? `, min link ${e.minLink}` : ""} → `,
+    el("b", {}, e.chosen ? `best node ${e.chosen}` : "no node fits"));
+  const table = el("table", { id: "verdicts" },
+    el("tr", {}, ...["node", "result", "reason", "set", "GB/s", "worst link", "score", "parts"].map((h) => el("th", {}, h))));
+  for (const n of e.nodes || []) {
+    const parts = (n.parts || []).map((p) => `${p.plugin} ${+Number(p.value).toFixed(2)}×${p.weight}`).join(", ");
+    table.append(el("tr", { class: `verdict ${n.result === "pass" ? "pass" : "fail"}${n.node === e.chosen ? " chosen" : ""}`,
+                            "data-node": n.node, "data-result": n.result },
+      el("td", {}, n.node), el("td", { class: "result" }, n.result), el("td", {}, n.reason || ""),
+      el("td", {}, n.set ? n.set.join(",") : "-"), el("td", {}, n.set ? Number(n.bandwidthGBps).toFixed(1) : "-"),
+      el("td", {}, n.worstLink || "-"), el("td", {}, n.set ? +Number(n.score).toFixed(2) : "-"), el("td", {}, parts)));
+  }
+  out.replaceChildren(summary, e.error ? el("p", { class: "error" }, e.error) : "", table);
+}
+
+function start() {
+  const params = new URLSearchParams(location.search);
+  const filter = document.getElementById("filter");
+  filter.value = params.get("filter") || "";
+  state.filter = filter.value;
+  state.selected = params.get("node");
+  filter.addEventListener("input", () => { state.filter = filter.value; renderNodes(); });
+  document.getElementById("explain-btn").addEventListener("click", explain);
+  if (params.has("explain")) {
+    document.getElementById("pod").value = params.get("explain");
+    explain();
+  }
+  refresh();
+  setInterval(refresh, 2000);
+}
+
+start();
