@@ -61,10 +61,20 @@ void ClusterModel::ApplyNode(const k8s::NodeObject& node) {
   const std::string& name = node.meta.name;
   if (name.empty()) return;
   std::string inputs = ResolutionInputs(node);
+  bool same_topology = false;
   {
     std::shared_lock lock(nodes_mu_);
     auto it = node_inputs_.find(name);
-    if (it != node_inputs_.end() && it->second == inputs && nodes_.count(name)) return;
+    if (it != node_inputs_.end() && it->second == inputs && nodes_.count(name)) {
+      auto labels = node_labels_.find(name);
+      if (labels != node_labels_.end() && labels->second == node.meta.labels) return;
+      same_topology = true;  // Only the labels changed.
+    }
+  }
+  if (same_topology) {
+    std::unique_lock lock(nodes_mu_);
+    node_labels_.insert_or_assign(name, node.meta.labels);
+    return;
   }
   ResolvedTopology spec = resolver_.Resolve(node);  // Outside the lock: parsing may take a while.
   auto fresh = std::make_shared<NodeState>(
@@ -89,6 +99,7 @@ void ClusterModel::ApplyNode(const k8s::NodeObject& node) {
     nodes_.emplace(name, std::move(fresh));
   }
   node_inputs_.insert_or_assign(name, std::move(inputs));
+  node_labels_.insert_or_assign(name, node.meta.labels);
 }
 
 void ClusterModel::DeleteNode(std::string_view name) {
@@ -100,6 +111,7 @@ void ClusterModel::DeleteNode(std::string_view name) {
   by_name_.Erase(name);
   nodes_.erase(it);
   node_inputs_.erase(key);
+  node_labels_.erase(key);
   std::lock_guard ilock(index_mu_);
   for (Holding& h : holdings) {
     if (h.kind == HoldingKind::kReserved) {

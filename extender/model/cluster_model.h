@@ -164,6 +164,9 @@ class ClusterModel {
   NodeIndex by_name_;  // The same nodes, for the hot-path lookup.
   // The inputs the spec was resolved from, to skip re-resolving unchanged nodes (heartbeats).
   std::unordered_map<std::string, std::string, SvHash, std::equal_to<>> node_inputs_;
+  // Each node's labels, for views (NodeInfo::labels); kept apart from the state a label-only change
+  // must not rebuild. Guarded by nodes_mu_.
+  std::unordered_map<std::string, std::map<std::string, std::string>, SvHash, std::equal_to<>> node_labels_;
 
   mutable std::mutex index_mu_;
   std::unordered_map<std::string, PodLocation, SvHash, std::equal_to<>> pods_;  // uid -> location

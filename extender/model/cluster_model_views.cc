@@ -44,6 +44,7 @@ NodeInfo ClusterModel::InfoOf(const NodeState& node) const {
   }
   info.free = node.free();
   info.warnings = node.Warnings();
+  if (auto labels = node_labels_.find(node.name()); labels != node_labels_.end()) info.labels = labels->second;
   info.free_shapes = shapes_.Count(spec.topology, info.free);
   return info;
 }

@@ -85,3 +85,27 @@ TEST_CASE("nodes: deleting a node drops its reservations but remembers its bound
 
 }  // namespace
 }  // namespace topofit::model
+
+namespace topofit::model {
+namespace {
+
+TEST_CASE("model nodes: views carry the Node's labels, also after a change of labels alone") {
+  ClusterModel model;
+  auto node = testing::MakeNode("n", 8, "dgx1-v100", {{"zone", "a"}});
+  model.ApplyNode(node);
+  auto info = model.Node("n");
+  REQUIRE(info);
+  CHECK(info->labels == std::map<std::string, std::string>{{"zone", "a"}});
+  auto topology = info->topology;
+  node.meta.labels["zone"] = "b";
+  model.ApplyNode(node);
+  info = model.Node("n");
+  CHECK(info->labels.at("zone") == "b");
+  CHECK(info->topology == topology);  // The topology inputs did not change, nor did the topology.
+  model.DeleteNode("n");
+  model.ApplyNode(testing::MakeNode("n", 8, "dgx1-v100"));
+  CHECK(model.Node("n")->labels.empty());
+}
+
+}  // namespace
+}  // namespace topofit::model

@@ -5,6 +5,7 @@
 // or Prometheus text is the server's business.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,7 @@ struct NodeInfo {
   GpuSet free;
   std::vector<PodGpuInfo> pods;      // Who holds which GPU, in arrival order.
   std::vector<std::string> warnings; // Topology resolution, annotation conflicts, over-commitment.
+  std::map<std::string, std::string> labels;  // The Node's labels, as last seen.
   FreeShapes free_shapes;
 };
 

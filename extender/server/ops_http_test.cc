@@ -268,11 +268,15 @@ TEST_CASE("web view: /ui files with their types and no-cache, /api/v1/ui/nodes h
   REQUIRE(j["nodes"].size() == 5);
   for (const auto& n : j["nodes"]) {
     CAPTURE(n["name"]);
-    // Each entry is exactly what /api/v1/nodes/NAME answers.
-    CHECK(n == json::parse(srv.client->Get(("/api/v1/nodes/" + n["name"].get<std::string>()).c_str())->body));
+    // Each entry is what /api/v1/nodes/NAME answers, plus the node's labels.
+    json detail = json::parse(srv.client->Get(("/api/v1/nodes/" + n["name"].get<std::string>()).c_str())->body);
+    detail["labels"] = n["labels"];
+    CHECK(n == detail);
+    CHECK(n["labels"]["kubernetes.io/hostname"] == n["name"]);
   }
   CHECK(j["nodes"][1]["name"] == "dgx-v100-1");
   CHECK(j["nodes"][1]["gpuHolders"][0] == "ml/train-llm-0");
+  CHECK(j["nodes"][1]["labels"]["nvidia.com/gpu.product"] == "Tesla-V100-SXM2-32GB");
 }
 
 }  // namespace topofit::server

@@ -101,7 +101,11 @@ Reply QueryApi::Node(std::string_view name) const {
 
 Reply QueryApi::UiNodes() const {
   json items = json::array();
-  for (const auto& n : pipeline_->model().Nodes()) items.push_back(NodeDetail(n));
+  for (const auto& n : pipeline_->model().Nodes()) {
+    json item = NodeDetail(n);
+    item["labels"] = n.labels;  // The filter of the web view matches them.
+    items.push_back(std::move(item));
+  }
   return Json(200, {{"nodes", items}});
 }
 

@@ -160,6 +160,12 @@ def main():
         rows = node_rows(dump_dom(chromium, ops_base + "/ui?filter=" + urllib.parse.quote("free>=8")))
         expect = sorted(n for n, v in api.items() if v["free"] >= 8)
         check(sorted(rows) == expect and expect, f"filter free>=8 shows {sorted(rows)}, expected {expect}")
+        # ... and a label (key=value): dgx-v100-1 carries nvidia.com/gpu.product=Tesla-V100-SXM2-32GB.
+        label = "nvidia.com/gpu.product=tesla-v100-sxm2-32gb"
+        rows = node_rows(dump_dom(chromium, ops_base + "/ui?filter=" + urllib.parse.quote(label)))
+        expect = sorted(n for n, v in api.items()
+                        if v.get("labels", {}).get("nvidia.com/gpu.product", "").lower() == "tesla-v100-sxm2-32gb")
+        check(sorted(rows) == expect == ["dgx-v100-1"], f"filter {label} shows {sorted(rows)}, expected {expect}")
 
         if args.screenshot:
             with tempfile.TemporaryDirectory() as profile:

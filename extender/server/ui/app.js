@@ -1,7 +1,7 @@
 // topofit web view logic: polls GET /api/v1/ui/nodes every 2 s and draws each node as its GPUs,
 // grouped into NVLink islands (greedy: each GPU joins the first group whose every member it has an
-// NV* link to), each GPU showing its holder or "free"; filters nodes by name, profile, topology
-// source, pod, free>=N and nvlink>=N; shows a clicked node's link matrix and pods; and sends a pasted
+// NV* link to), each GPU showing its holder or "free"; filters nodes by name, label (key=value),
+// profile, topology source, pod, free>=N and nvlink>=N; shows a clicked node's link matrix and pods; and sends a pasted
 // pod to POST /api/v1/explain, rendering per-node verdicts. ?explain=<pod> runs explain on load and
 // ?node=<name> selects a node. Plain DOM APIs only; every string from the server goes in as text.
 "use strict";
@@ -54,7 +54,8 @@ function largestFreeSet(node) {
 // Every space-separated term must match: free OP N, nvlink OP N, or a substring of the node's text.
 function matches(node, filter) {
   const terms = filter.trim().toLowerCase().split(/\s+/).filter(Boolean);
-  const text = [node.name, node.profile, node.topologySource, ...(node.gpuHolders || []),
+  const labels = Object.entries(node.labels || {}).map(([k, v]) => `${k}=${v}`);
+  const text = [node.name, node.profile, node.topologySource, ...labels, ...(node.gpuHolders || []),
                 ...(node.warnings || [])].join(" ").toLowerCase();
   return terms.every((t) => {
     const cmp = /^(free|nvlink)\s*(>=|<=|>|<|=)\s*(\d+)$/.exec(t);
