@@ -18,19 +18,9 @@ namespace {
 
 using testing::ReadRepoTopoFixture;
 
-TopoMatrix ParseOk(const std::string& text) {
-  Result<TopoMatrix> m = ParseTopoMatrix(text);
-  REQUIRE_MESSAGE(m.ok(), (m.ok() ? "" : m.error()));
-  return *m;
-}
-
-std::string ParseError(const std::string& text) {
-  Result<TopoMatrix> m = ParseTopoMatrix(text);
-  REQUIRE_MESSAGE(!m.ok(), "parse unexpectedly succeeded");
-  return m.error();
-}
-
-std::string Cell(const std::vector<std::vector<Link>>& links, int a, int b) { return ToString(links[a][b]); }
+using testing::Cell;
+using testing::ParseError;
+using testing::ParseOk;
 
 // Lines first..last (1-based, inclusive) of `text`, each ending in "\n".
 std::string Lines(const std::string& text, int first, int last) {

@@ -11,19 +11,9 @@ namespace {
 
 std::string ReadFixture(const std::string& name) { return testing::ReadTopoFixture(name); }
 
-TopoMatrix ParseOk(const std::string& text) {
-  Result<TopoMatrix> m = ParseTopoMatrix(text);
-  REQUIRE_MESSAGE(m.ok(), (m.ok() ? "" : m.error()));
-  return *m;
-}
-
-std::string ParseError(const std::string& text) {
-  Result<TopoMatrix> m = ParseTopoMatrix(text);
-  REQUIRE_MESSAGE(!m.ok(), "parse unexpectedly succeeded");
-  return m.error();
-}
-
-std::string Cell(const std::vector<std::vector<Link>>& links, int a, int b) { return ToString(links[a][b]); }
+using testing::Cell;
+using testing::ParseError;
+using testing::ParseOk;
 
 const char kSmall[] =
     "        GPU0    GPU1    NIC0    CPU Affinity    NUMA Affinity   GPU NUMA ID\n"

@@ -11,8 +11,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <thread>
 
@@ -36,10 +34,10 @@ inline std::string TempPath(const char* suffix) {
   return tmpl;
 }
 
-// Runs `<prefix> topofit <args>` through the shell (trusted test strings), capturing stdout and stderr.
-inline Run Topofit(const std::string& args, const std::string& prefix = "") {
+// Runs `<prefix> <binary> <args>` through the shell (trusted test strings), capturing stdout and stderr.
+inline Run RunBinary(const std::string& binary, const std::string& args, const std::string& prefix = "") {
   std::string err_path = TempPath(".err");
-  std::string cmd = prefix + " '" + TOPOFIT_BINARY + "' " + args + " 2>'" + err_path + "'";
+  std::string cmd = prefix + " '" + binary + "' " + args + " 2>'" + err_path + "'";
   Run r;
   FILE* pipe = popen(cmd.c_str(), "r");
   REQUIRE(pipe != nullptr);
@@ -53,9 +51,15 @@ inline Run Topofit(const std::string& args, const std::string& prefix = "") {
   return r;
 }
 
+// Runs `<prefix> topofit <args>`.
+inline Run Topofit(const std::string& args, const std::string& prefix = "") {
+  return RunBinary(TOPOFIT_BINARY, args, prefix);
+}
+
+// The file's text, "" when it cannot be read (yet).
 inline std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  Result<std::string> text = ReadFile(path);
+  return text.ok() ? *text : std::string();
 }
 
 // `topofit serve --listen 127.0.0.1:0` on its embedded demo cluster, its stderr in a temp file; the

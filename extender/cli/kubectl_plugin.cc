@@ -22,6 +22,7 @@
 #include "base/strings.h"
 #include "extender/apiclient/api_client.h"
 #include "extender/apiclient/kubeconfig.h"
+#include "extender/apiclient/live_cluster.h"
 #include "extender/cli/command.h"
 
 namespace topofit::cli {
@@ -144,12 +145,12 @@ int RunPlugin(const std::string& verb, const PluginFlags& f) {
                                         apiclient::UrlEncode(f.service.substr(0, slash)),
                                         apiclient::UrlEncode(f.service.substr(slash + 1, colon - slash - 1)),
                                         apiclient::UrlEncode(f.service.substr(colon + 1)));
-  const std::string path = KubeconfigPath(f);
-  auto cfg = apiclient::LoadKubeconfig(path, f.context);
-  if (!cfg) return Fail(cfg.error(), 1);
-  const std::string ns = f.namespace_.empty() ? "default" : f.namespace_;
-  auto api = apiclient::ApiClient::Create(*cfg);
+  apiclient::LiveOptions connect;
+  connect.kubeconfig = KubeconfigPath(f);
+  connect.context = f.context;
+  auto api = apiclient::ConnectApi(connect);
   if (!api) return Fail(api.error(), 1);
+  const std::string ns = f.namespace_.empty() ? "default" : f.namespace_;
   auto call = [&](const std::string& method, const std::string& p, const std::string& body) -> Result<json> {
     auto res = (*api)->Do(method, p, body, body.empty() ? "" : "application/json");
     if (!res) return Error{res.error()};
