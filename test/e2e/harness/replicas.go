@@ -204,12 +204,14 @@ func (r *Replica) StartExtender(ctx context.Context) error {
 // StopExtender stops the extender alone (SIGKILL when kill), its scheduler left running.
 func (r *Replica) StopExtender(kill bool) error { return r.Extender.Stop(kill) }
 
-// Kill ends the whole pair with SIGKILL, as when its pod's node dies: no lease is released.
+// Kill ends the whole pair with SIGKILL, both at once, as when its pod's node dies: no lease is
+// released, no call in flight is finished.
 func (r *Replica) Kill() error {
-	errS := r.Scheduler.Kill()
+	errS := make(chan error, 1)
+	go func() { errS <- r.Scheduler.Kill() }()
 	errE := r.Extender.Stop(true)
-	if errS != nil {
-		return errS
+	if err := <-errS; err != nil {
+		return err
 	}
 	return errE
 }

@@ -23,10 +23,34 @@ import (
 // API server. Only the leader schedules, so only its topofit gets verbs; the standby's topofit keeps
 // its model from the watch.
 
-// failoverLE: upstream's defaults (15 s / 10 s / 2 s) divided by about four, so a test takes seconds;
-// the renew deadline keeps 3 s of room for a slow API server on a loaded machine.
+// failoverLE: kube-scheduler's defaults (leaseDuration 15 s, renewDeadline 10 s, retryPeriod 2 s, what
+// manifests/base deploys) divided by about four, so a test takes seconds; the renew deadline keeps 3 s
+// of room for a slow API server on a loaded machine. TOPOFIT_E2E_FAILOVER_LEASE=15s,10s,2s runs the
+// tests with other timings (the deployed ones, for docs/failover.md).
 var failoverLE = harness.LeaderElection{LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second,
 	RetryPeriod: 500 * time.Millisecond}
+
+func leaderElection(t *testing.T) harness.LeaderElection {
+	t.Helper()
+	env := os.Getenv("TOPOFIT_E2E_FAILOVER_LEASE")
+	if env == "" {
+		return failoverLE
+	}
+	var d [3]time.Duration
+	parts := strings.Split(env, ",")
+	for i := range d {
+		var err error
+		if len(parts) != 3 {
+			err = fmt.Errorf("want three durations")
+		} else {
+			d[i], err = time.ParseDuration(strings.TrimSpace(parts[i]))
+		}
+		if err != nil {
+			t.Fatalf("TOPOFIT_E2E_FAILOVER_LEASE=%q (leaseDuration,renewDeadline,retryPeriod): %v", env, err)
+		}
+	}
+	return harness.LeaderElection{LeaseDuration: d[0], RenewDeadline: d[1], RetryPeriod: d[2]}
+}
 
 // takeoverBound is the latest the standby may acquire the Lease after the leader dies. client-go
 // polls every RetryPeriod x [1, 2.2] (JitterUntil, factor 1.2): the standby sees the leader's last
@@ -39,7 +63,9 @@ func takeoverBound(le harness.LeaderElection) time.Duration {
 
 type failoverCluster struct {
 	c        *harness.Cluster
+	le       harness.LeaderElection
 	replicas []*harness.Replica
+	ops      map[string]string // replica name -> its topofit's --ops-listen address (query API)
 	lease    harness.LeaseRef
 	nodes    int
 	perNode  int
@@ -51,20 +77,31 @@ func startFailoverCluster(t *testing.T, nodes int) *failoverCluster {
 	t.Helper()
 	bin := harness.TopofitBinary(t)
 	ctx := context.Background()
-	f := &failoverCluster{c: harness.Start(t, harness.Options{NoScheduler: true}), nodes: nodes, perNode: 8}
+	f := &failoverCluster{le: leaderElection(t), nodes: nodes, perNode: 8}
+	f.c = harness.Start(t, harness.Options{NoScheduler: true})
 	var specs []harness.NodeSpec
 	for i := 0; i < nodes; i++ {
 		specs = append(specs, harness.GPUNode(fmt.Sprintf("a100-%02d", i), f.perNode, "hgx-a100-8"))
 	}
 	f.c.CreateNodes(ctx, specs...)
+	f.ops = map[string]string{}
 	for _, name := range []string{"replica-a", "replica-b"} {
-		r, lease, err := f.c.StartReplica(ctx, name, &harness.TopofitExtender{Binary: bin}, failoverLE, "")
+		// As manifests/base runs the sidecar: the verbs on the scheduler's address, the probes and the
+		// query API on their own listener (--ops-listen).
+		port, err := harness.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops := fmt.Sprintf("127.0.0.1:%d", port)
+		ext := &harness.TopofitExtender{Binary: bin, Args: []string{"--ops-listen=" + ops, "--url-prefix=/scheduler"}}
+		r, lease, err := f.c.StartReplica(ctx, name, ext, f.le, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		f.replicas = append(f.replicas, r)
 		f.lease = lease
-		waitModelNodes(t, r.ExtenderAddr, nodes)
+		f.ops[name] = ops
+		waitModelNodes(t, ops, nodes)
 	}
 	return f
 }
@@ -383,7 +420,7 @@ func TestFailoverLeaderPairKilled(t *testing.T) {
 			takeover = l.Spec.AcquireTime.Time.Sub(killedAt)
 			break
 		}
-		if time.Since(killedAt) > 3*takeoverBound(failoverLE) {
+		if time.Since(killedAt) > 3*takeoverBound(f.le) {
 			t.Fatalf("no new lease holder %v after the kill", time.Since(killedAt))
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -391,9 +428,9 @@ func TestFailoverLeaderPairKilled(t *testing.T) {
 	if !standby.IsLeader() {
 		t.Fatalf("the lease changed holder but %s did not log acquiring it", standby.Name)
 	}
-	bound := takeoverBound(failoverLE)
+	bound := takeoverBound(f.le)
 	t.Logf("takeover: %s acquired the lease %.2f s after the kill (leaseDuration %v, retryPeriod %v, bound %v)",
-		standby.Name, takeover.Seconds(), failoverLE.LeaseDuration, failoverLE.RetryPeriod, bound)
+		standby.Name, takeover.Seconds(), f.le.LeaseDuration, f.le.RetryPeriod, bound)
 	if takeover > bound {
 		t.Errorf("takeover took %v, more than %v", takeover, bound)
 	}
@@ -427,7 +464,7 @@ func TestFailoverLeaderPairKilled(t *testing.T) {
 	t.Logf("%s's topofit bound %d pods", standby.Name, len(byStandby))
 
 	want := holdings(t, all, f.perNode)
-	waitModelEquals(t, standby.ExtenderAddr, want, nodes, f.perNode)
+	waitModelEquals(t, f.ops[standby.Name], want, nodes, f.perNode)
 }
 
 // The leader's topofit alone dies (SIGKILL) while its kube-scheduler lives: the extender is not
@@ -501,6 +538,6 @@ func TestFailoverExtenderRestart(t *testing.T) {
 	t.Logf("topofit down %.1f s; the %d waiting pods bound %.2f s after its restart",
 		restartedAt.Sub(downAt).Seconds(), wave, time.Since(restartedAt).Seconds())
 	want := holdings(t, all, f.perNode)
-	waitModelEquals(t, leader.ExtenderAddr, want, nodes, f.perNode)
-	waitModelEquals(t, standby.ExtenderAddr, want, nodes, f.perNode)
+	waitModelEquals(t, f.ops[leader.Name], want, nodes, f.perNode)
+	waitModelEquals(t, f.ops[standby.Name], want, nodes, f.perNode)
 }
