@@ -36,14 +36,14 @@ MIRROR=$(
     for f in /etc/apt/sources.list.d/*.sources; do
       [ -f "$f" ] || continue
       awk -v rel="$RELEASE" '
-        function flush() { if (uri != "" && deb && suites ~ ("(^| )" rel "( |$)")) { print uri; exit } uri = ""; suites = ""; deb = 0 }
+        function flush() { if (!done && uri != "" && deb && suites ~ ("(^| )" rel "( |$)")) { print uri; done = 1; exit } uri = ""; suites = ""; deb = 0 }
         /^[[:space:]]*$/ { flush(); next }
         /^Types:/ { deb = ($0 ~ /(^|[: ])deb( |$)/) }
         /^URIs:/ { uri = $2 }
         /^Suites:/ { sub(/^Suites:[[:space:]]*/, ""); suites = $0 }
         END { flush() }' "$f"
     done
-    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+    { cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true; } |
       awk -v rel="$RELEASE" '$1 == "deb" { i = 2; if ($i ~ /^\[/) while ($i !~ /\]$/) i++; if ($i ~ /^\[/ || $i ~ /\]$/) i++; if ($(i + 1) == rel) print $i }'
   } | head -n1
 )
