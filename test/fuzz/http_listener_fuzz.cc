@@ -57,9 +57,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   a.sin_port = htons(static_cast<uint16_t>(port));
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   int fd = -1;
-  // A loopback connect fails for a while when the machine is out of ephemeral ports (tens of
-  // thousands of connections a minute leave their ports in TIME_WAIT; seen on a busy 2-core CI
-  // machine) or the accept queue is full: retry for 10 s before calling the listener dead.
+  // A connect can fail without the listener being at fault: on a busy machine it blocks long enough
+  // for libFuzzer's timer signal to interrupt it (EINTR, seen on a loaded 2-core machine), or the
+  // accept queue is full: retry for 10 s before calling the listener dead.
   for (int attempt = 0;; ++attempt) {
     fd = socket(AF_INET, SOCK_STREAM, 0);
     if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) break;
