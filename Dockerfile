@@ -2,10 +2,13 @@
 # DaemonSet) from one binary. Build from the repository root:
 #   docker build --build-arg TOPOFIT_GIT_REVISION=$(git describe --always --dirty --tags) -t topofit:dev .
 # The revision is a build argument because .git is not part of the build context (.dockerignore);
-# `topofit --version` reports it.
+# `topofit --version` reports it. BUILD_BASE and RUNTIME_BASE name the two base images;
+# scripts/build-image.sh builds with podman from a Debian base it makes with debootstrap (no registry).
+ARG BUILD_BASE=debian:bookworm
+ARG RUNTIME_BASE=debian:bookworm-slim
 
 # ---- build: the same Debian packages as a developer machine (scripts/install-deps.sh) ----
-FROM debian:bookworm AS build
+FROM ${BUILD_BASE} AS build
 ARG TOPOFIT_GIT_REVISION=unknown
 WORKDIR /src
 COPY scripts/install-deps.sh scripts/install-deps.sh
@@ -20,7 +23,7 @@ RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTOPOFIT_E2E=OFF \
 # ---- runtime: only the shared libraries `ldd topofit` needs ----
 # test/deploy/check-dockerfile-libs.sh maps every library ldd lists to its Debian package and fails
 # when a package is missing from the list between the markers (keep one package per line).
-FROM debian:bookworm-slim
+FROM ${RUNTIME_BASE}
 RUN apt-get update -q \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
     # runtime-packages-begin

@@ -15,6 +15,7 @@ for extra in "$@"; do
     fuzz) PACKAGES+=(clang libclang-rt-14-dev) ;;
     e2e) PACKAGES+=(golang-go curl python3-yaml) ;;
     browser) PACKAGES+=(chromium) ;;
+    image) PACKAGES+=(podman runc debootstrap) ;;
     *) echo "install-deps.sh: unknown extra '$extra'" >&2; exit 2 ;;
   esac
 done

@@ -109,7 +109,7 @@ struct Conn {
       if (head_end == std::string::npos) return done;
       size_t cl = in.find("Content-Length: ", at);
       if (cl == std::string::npos || cl > head_end) return done;
-      size_t length = std::stoul(in.substr(cl + 16));
+      size_t length = std::stoul(in.substr(cl + 16, 20));  // Not the whole rest: Read calls this per recv.
       if (in.size() < head_end + 4 + length) return done;
       at = head_end + 4 + length;
       ++done;

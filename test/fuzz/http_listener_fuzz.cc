@@ -8,8 +8,11 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <thread>
 
 #include "extender/server/http_listener.h"
@@ -49,12 +52,26 @@ int Port() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int port = Port();
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<uint16_t>(port));
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) __builtin_trap();  // The listener died.
+  int fd = -1;
+  // A connect can fail without the listener being at fault: on a busy machine it blocks long enough
+  // for libFuzzer's timer signal to interrupt it (EINTR, seen on a loaded 2-core machine), or the
+  // accept queue is full: retry for 10 s before calling the listener dead.
+  for (int attempt = 0;; ++attempt) {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) break;
+    const int error = errno;
+    close(fd);
+    if (attempt == 1000) {
+      std::fprintf(stderr, "http_listener_fuzz: connect: %s: the listener died\n", std::strerror(error));
+      __builtin_trap();
+    }
+    if (attempt == 0) std::fprintf(stderr, "http_listener_fuzz: connect: %s: retrying\n", std::strerror(error));
+    usleep(10000);
+  }
   timeval timeout{5, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
