@@ -70,7 +70,6 @@ Status ApplyConfigYaml(const std::string& yaml, ServeConfig& config) {
       } else if (key == "tlsReloadInterval") {
         auto d = ParseDuration(v.as<std::string>());
         if (!d) return Error{"config tlsReloadInterval: " + d.error()};
-        if (*d <= std::chrono::nanoseconds::zero()) return Error{"config tlsReloadInterval: must be positive"};
         config.server.tls_reload_interval = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
       } else if (key == "filterKeepsBest") {
         config.pipeline.filter_keeps_best = v.as<bool>();

@@ -65,7 +65,7 @@ Result<std::shared_ptr<SSL_CTX>> BuildContext(const TlsFiles& f, std::string& de
   if (f.cert_file.empty()) return Error{"--tls-cert-file is required with --tls-private-key-file or --client-ca-file"};
   if (f.key_file.empty()) return Error{"--tls-private-key-file is required with --tls-cert-file"};
   auto chain = ReadCertificates(f.cert_file, "--tls-cert-file");
-  if (!chain) return chain.error();
+  if (!chain) return Error{chain.error()};
   auto key_text = ReadFile(f.key_file);
   if (!key_text) return Error{fmt::format("--tls-private-key-file {}: {}", f.key_file, key_text.error())};
   std::unique_ptr<BIO, decltype(&BIO_free)> kb(BIO_new_mem_buf(key_text->data(), static_cast<int>(key_text->size())), BIO_free);
@@ -98,7 +98,7 @@ Result<std::shared_ptr<SSL_CTX>> BuildContext(const TlsFiles& f, std::string& de
 
   if (!f.client_ca_file.empty()) {
     auto cas = ReadCertificates(f.client_ca_file, "--client-ca-file");
-    if (!cas) return cas.error();
+    if (!cas) return Error{cas.error()};
     X509_STORE* store = SSL_CTX_get_cert_store(ctx.get());
     STACK_OF(X509_NAME)* names = sk_X509_NAME_new_null();
     for (const X509Ptr& ca : *cas) {
@@ -130,7 +130,7 @@ Result<std::shared_ptr<TlsCredentials>> TlsCredentials::Load(const TlsFiles& fil
   std::shared_ptr<TlsCredentials> c(new TlsCredentials(files, reload_interval));
   c->loaded_ = c->Look();
   auto ctx = BuildContext(files, c->describe_);
-  if (!ctx) return ctx.error();
+  if (!ctx) return Error{ctx.error()};
   c->ctx_ = *ctx;
   c->next_look_ = Clock::now() + reload_interval;
   return c;

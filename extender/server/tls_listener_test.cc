@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -34,25 +35,25 @@ using namespace std::chrono_literals;
 // and a second CA with its own client certificate.
 struct Pki {
   pki::Key ca_key = pki::NewKey();
-  pki::Cert ca = pki::Issue(ca_key.get(), {.cn = "tls-test-ca", .is_ca = true});
+  pki::Cert ca = pki::Issue(ca_key.get(), pki::CertSpec("tls-test-ca").Ca());
   pki::Key other_ca_key = pki::NewKey();
-  pki::Cert other_ca = pki::Issue(other_ca_key.get(), {.cn = "tls-test-other-ca", .is_ca = true, .serial = 2});
+  pki::Cert other_ca = pki::Issue(other_ca_key.get(), pki::CertSpec("tls-test-other-ca").Ca().Serial(2));
   pki::Key server_key[3] = {pki::NewKey(), pki::NewKey(), pki::NewKey()};
   pki::Cert server[3] = {ServerCert(0), ServerCert(1), ServerCert(2)};
   pki::Key client_key = pki::NewKey();
-  pki::Cert client = pki::Issue(client_key.get(), {.cn = "kube-scheduler", .ext_key_usage = "clientAuth", .serial = 20},
+  pki::Cert client = pki::Issue(client_key.get(), pki::CertSpec("kube-scheduler").ExtKeyUsage("clientAuth").Serial(20),
                                 ca.get(), ca_key.get());
   pki::Key stranger_key = pki::NewKey();
-  pki::Cert stranger = pki::Issue(stranger_key.get(), {.cn = "stranger", .ext_key_usage = "clientAuth", .serial = 21},
+  pki::Cert stranger = pki::Issue(stranger_key.get(), pki::CertSpec("stranger").ExtKeyUsage("clientAuth").Serial(21),
                                   other_ca.get(), other_ca_key.get());
   // Signed by the CA but for servers only: refused as a client certificate.
   pki::Key server_only_key = pki::NewKey();
-  pki::Cert server_only = pki::Issue(server_only_key.get(), {.cn = "not-a-client", .ext_key_usage = "serverAuth", .serial = 22},
+  pki::Cert server_only = pki::Issue(server_only_key.get(), pki::CertSpec("not-a-client").ExtKeyUsage("serverAuth").Serial(22),
                                      ca.get(), ca_key.get());
 
   pki::Cert ServerCert(int i) {
     return pki::Issue(server_key[i].get(),
-                      {.cn = "topofit-" + std::to_string(i), .san = "IP:127.0.0.1,DNS:localhost", .serial = 10 + i},
+                      pki::CertSpec("topofit-" + std::to_string(i)).San("IP:127.0.0.1,DNS:localhost").Serial(10 + i),
                       ca.get(), ca_key.get());
   }
 };
@@ -143,6 +144,18 @@ struct ClientOptions {
   X509* cert = nullptr;   // A client certificate, with its key.
   EVP_PKEY* key = nullptr;
   int max_version = 0;    // 0: the highest; TLS1_2_VERSION to see a refusal during the handshake.
+
+  static ClientOptions Trusting(X509* ca) {
+    ClientOptions o;
+    o.trust = ca;
+    return o;
+  }
+  ClientOptions With(X509* c, EVP_PKEY* k) const {
+    ClientOptions o = *this;
+    o.cert = c;
+    o.key = k;
+    return o;
+  }
 };
 
 // An OpenSSL client on a blocking socket.
@@ -172,17 +185,20 @@ struct TlsClient {
     SSL_set_fd(ssl, fd);
     SSL_set1_host(ssl, "127.0.0.1");
     ERR_clear_error();
-    handshake_ok = SSL_connect(ssl) == 1;
-    if (!handshake_ok) error = Reason();
+    int rc = SSL_connect(ssl);
+    handshake_ok = rc == 1;
+    if (!handshake_ok) error = Reason(rc);
   }
   ~TlsClient() {
     SSL_free(ssl);
     SSL_CTX_free(ctx);
     close(fd);
   }
-  static std::string Reason() {
+  // OpenSSL's reason, or what SSL_get_error said (a reset after the server's alert leaves no reason).
+  std::string Reason(int rc) const {
     char buf[256] = "";
     if (unsigned long e = ERR_get_error()) ERR_error_string_n(e, buf, sizeof buf);
+    else snprintf(buf, sizeof buf, "SSL_get_error %d, errno %d", SSL_get_error(ssl, rc), errno);
     ERR_clear_error();
     return buf;
   }
@@ -206,8 +222,8 @@ struct TlsClient {
     std::string req = "POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
                       "\r\n\r\n" + body;
     size_t written = 0;
-    if (SSL_write_ex(ssl, req.data(), req.size(), &written) != 1) {
-      error = Reason();
+    if (int rc = SSL_write_ex(ssl, req.data(), req.size(), &written); rc != 1) {
+      error = Reason(rc);
       return "";
     }
     std::string in;
@@ -220,8 +236,8 @@ struct TlsClient {
       }
       char buf[65536];
       size_t n = 0;
-      if (SSL_read_ex(ssl, buf, sizeof buf, &n) != 1) {
-        error = Reason();
+      if (int rc = SSL_read_ex(ssl, buf, sizeof buf, &n); rc != 1) {
+        error = Reason(rc);
         return "";
       }
       in.append(buf, n);
@@ -247,7 +263,7 @@ TEST_CASE("tls listener: a verified handshake, ALPN http/1.1, keep-alive request
   TempDir dir;
   TlsServer s(MustLoad(WriteServerFiles(dir, 0, false)));
   const Pki& p = GetPki();
-  TlsClient c(s.listener.port(), {.trust = p.ca.get()});
+  TlsClient c(s.listener.port(), ClientOptions::Trusting(p.ca.get()));
   REQUIRE_MESSAGE(c.handshake_ok, c.error);
   CHECK(c.PeerSerial() == 10);
   CHECK(c.Alpn() == "http/1.1");
@@ -260,12 +276,12 @@ TEST_CASE("tls listener: a verified handshake, ALPN http/1.1, keep-alive request
   CHECK(c.Post("/after", "two").find("POST /after|two") != std::string::npos);  // Same connection.
 }
 
-TEST_CASE("tls listener: with a client CA, its client certificate is served; none, another CA's or a server-only one is refused") {
+TEST_CASE("tls listener: with a client CA, its client certificate is served, and none, another CA's or a server-only one is refused") {
   TempDir dir;
   TlsServer s(MustLoad(WriteServerFiles(dir, 0, true)));
   const Pki& p = GetPki();
   {
-    TlsClient ok(s.listener.port(), {.trust = p.ca.get(), .cert = p.client.get(), .key = p.client_key.get()});
+    TlsClient ok(s.listener.port(), ClientOptions::Trusting(p.ca.get()).With(p.client.get(), p.client_key.get()));
     REQUIRE_MESSAGE(ok.handshake_ok, ok.error);
     CHECK(ok.Post("/x", "y").find("POST /x|y") != std::string::npos);
   }
@@ -274,9 +290,9 @@ TEST_CASE("tls listener: with a client CA, its client certificate is served; non
     ClientOptions options;
   };
   for (int version : {0, TLS1_2_VERSION}) {
-    for (const Case& k : {Case{"no certificate", {.trust = p.ca.get()}},
-                          Case{"another CA's", {.trust = p.ca.get(), .cert = p.stranger.get(), .key = p.stranger_key.get()}},
-                          Case{"server-only", {.trust = p.ca.get(), .cert = p.server_only.get(), .key = p.server_only_key.get()}}}) {
+    for (const Case& k : {Case{"no certificate", ClientOptions::Trusting(p.ca.get())},
+                          Case{"another CA's", ClientOptions::Trusting(p.ca.get()).With(p.stranger.get(), p.stranger_key.get())},
+                          Case{"server-only", ClientOptions::Trusting(p.ca.get()).With(p.server_only.get(), p.server_only_key.get())}}) {
       CAPTURE(k.name);
       CAPTURE(version);
       ClientOptions o = k.options;
@@ -300,7 +316,7 @@ TEST_CASE("tls listener: plain HTTP on the TLS port gets a plain 400, a TCP prob
   CHECK(in.find("Client sent an HTTP request to an HTTPS server.") != std::string::npos);
   CHECK(PlainExchange(s.listener.port(), "").empty());  // Connect and close: no reply, no log.
   CHECK(PlainExchange(s.listener.port(), std::string("\x16\x03\x01\x00\x05garbage", 12)).find("HTTP") == std::string::npos);
-  TlsClient c(s.listener.port(), {.trust = GetPki().ca.get()});
+  TlsClient c(s.listener.port(), ClientOptions::Trusting(GetPki().ca.get()));
   REQUIRE_MESSAGE(c.handshake_ok, c.error);
   CHECK(c.Post("/x", "y").find("POST /x|y") != std::string::npos);
 }
@@ -311,7 +327,7 @@ TEST_CASE("tls listener: rotated files reach new connections, open ones keep ser
   TlsFiles files = WriteServerFiles(dir, 0, false);
   auto creds = MustLoad(files, 50ms);
   TlsServer s(creds);
-  TlsClient before(s.listener.port(), {.trust = p.ca.get()});
+  TlsClient before(s.listener.port(), ClientOptions::Trusting(p.ca.get()));
   REQUIRE_MESSAGE(before.handshake_ok, before.error);
   CHECK(before.PeerSerial() == 10);
   CHECK(before.Post("/a", "1").find("POST /a|1") != std::string::npos);
@@ -320,7 +336,7 @@ TEST_CASE("tls listener: rotated files reach new connections, open ones keep ser
   auto next_serial = [&](long from) {
     auto until = std::chrono::steady_clock::now() + 5s;
     for (;;) {
-      TlsClient c(s.listener.port(), {.trust = p.ca.get()});
+      TlsClient c(s.listener.port(), ClientOptions::Trusting(p.ca.get()));
       REQUIRE_MESSAGE(c.handshake_ok, c.error);
       if (c.PeerSerial() != from || std::chrono::steady_clock::now() > until) return c.PeerSerial();
       std::this_thread::sleep_for(20ms);
@@ -414,7 +430,7 @@ TEST_CASE("tls extender server: the verbs answer over HTTPS only, the separate o
   (*app)->Load(*k8s::LoadDemoCluster());
   REQUIRE((*app)->server().Start().ok());
   {
-    TlsClient c((*app)->server().port(), {.trust = p.ca.get(), .cert = p.client.get(), .key = p.client_key.get()});
+    TlsClient c((*app)->server().port(), ClientOptions::Trusting(p.ca.get()).With(p.client.get(), p.client_key.get()));
     REQUIRE_MESSAGE(c.handshake_ok, c.error);
     std::string reply = c.Post("/scheduler/filter",
                                R"({"Pod":{"metadata":{"name":"p","namespace":"t","uid":"u1"},"spec":{"containers":[{"name":"c",)"
@@ -436,7 +452,7 @@ TEST_CASE("serve config: the TLS keys") {
   CHECK(cfg.server.tls.client_ca_file == "/ca");
   CHECK(cfg.server.tls_reload_interval == 250ms);
   Status bad = ApplyConfigYaml("tlsReloadInterval: 0s\n", cfg);
-  CHECK(bad.error() == "config tlsReloadInterval: must be positive");
+  CHECK(bad.error().find("config tlsReloadInterval: invalid duration '0s': must be positive") == 0);
 }
 
 }  // namespace topofit::server

@@ -68,5 +68,5 @@ refuse /mode --set mode=tertiary
 refuse /replicas --set replicas=0
 refuse /image/pullPolicy --set image.pullPolicy=Sometimes
 refuse /agent/nodeLabel/values --set-json 'agent.nodeLabel.values=[]'
-refuse /primary/listen --set mode=primary --set primary.listen=8888
+refuse /primary/listen --set mode=primary --set primary.listen=localhost
 echo "PASS"

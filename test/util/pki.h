@@ -3,9 +3,9 @@
 // or self-signed, and their PEM text. Test-only: aborts the process when OpenSSL fails.
 //
 //   pki::Key ca_key = pki::NewKey();
-//   pki::Cert ca = pki::Issue(ca_key.get(), {.cn = "test-ca", .is_ca = true});
+//   pki::Cert ca = pki::Issue(ca_key.get(), pki::CertSpec("test-ca").Ca());
 //   pki::Key key = pki::NewKey();
-//   pki::Cert cert = pki::Issue(key.get(), {.cn = "server", .san = "IP:127.0.0.1", .serial = 2}, ca.get(), ca_key.get());
+//   pki::Cert cert = pki::Issue(key.get(), pki::CertSpec("server").San("IP:127.0.0.1").Serial(2), ca.get(), ca_key.get());
 //   std::string pem = pki::Pem(cert.get()) + pki::Pem(key.get());
 
 #include <openssl/evp.h>
@@ -41,6 +41,7 @@ inline Key NewKey() {
   return key;
 }
 
+// What a certificate says: pki::CertSpec("name").Ca().Serial(2), pki::CertSpec("server").San("IP:127.0.0.1").
 struct CertSpec {
   std::string cn;
   std::string org;                          // "" for none.
@@ -49,6 +50,13 @@ struct CertSpec {
   std::string san;                          // e.g. "IP:127.0.0.1,DNS:localhost"; "" for none.
   long serial = 1;
   long valid_seconds = 86400;               // From an hour ago.
+
+  explicit CertSpec(std::string common_name) : cn(std::move(common_name)) {}
+  CertSpec Org(std::string v) const { CertSpec c = *this; c.org = std::move(v); return c; }
+  CertSpec Ca() const { CertSpec c = *this; c.is_ca = true; return c; }
+  CertSpec ExtKeyUsage(std::string v) const { CertSpec c = *this; c.ext_key_usage = std::move(v); return c; }
+  CertSpec San(std::string v) const { CertSpec c = *this; c.san = std::move(v); return c; }
+  CertSpec Serial(long v) const { CertSpec c = *this; c.serial = v; return c; }
 };
 
 inline void AddExt(X509* cert, X509* issuer, int nid, const std::string& value) {
