@@ -253,9 +253,18 @@ SslPtr Handshake(int fd, SSL_CTX* ctx, Clock::time_point deadline, int stop_fd) 
     unsigned long e = ERR_peek_error();
     if (ERR_GET_LIB(e) == ERR_LIB_SSL && ERR_GET_REASON(e) == SSL_R_HTTP_REQUEST) {
       static constexpr std::string_view kPlain =
-          "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
-          "Client sent an HTTP request to an HTTPS server.\n";
-      Socket(fd, nullptr).SendAll({kPlain}, deadline);
+          "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 48\r\n"
+          "Connection: close\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+      Socket plain(fd, nullptr);
+      if (plain.SendAll({kPlain}, deadline)) {
+        // The rest of the request is unread: drop it for a moment so the close does not reset the
+        // connection before the client has read the reply.
+        shutdown(fd, SHUT_WR);
+        char sink[4096];
+        beast::error_code ec;
+        plain.set_deadline(std::min(deadline, Clock::now() + std::chrono::seconds(1)));
+        while (!ec) plain.Recv(sink, sizeof sink, ec);
+      }
     } else if (e != 0) {
       char reason[256];
       ERR_error_string_n(e, reason, sizeof reason);
