@@ -1,5 +1,5 @@
 #pragma once
-// Test certificates made with OpenSSL in memory: keys (EC P-256), certificates signed by a given CA
+// Test certificates made with OpenSSL in memory: keys (EC P-256, or RSA), certificates signed by a given CA
 // or self-signed, and their PEM text. Test-only: aborts the process when OpenSSL fails.
 //
 //   pki::Key ca_key = pki::NewKey();
@@ -38,6 +38,12 @@ inline void Check(bool ok, const char* what) {
 inline Key NewKey() {
   Key key(EVP_EC_gen("P-256"));
   Check(key != nullptr, "EVP_EC_gen");
+  return key;
+}
+
+inline Key NewRsaKey(unsigned bits = 2048) {
+  Key key(EVP_RSA_gen(bits));
+  Check(key != nullptr, "EVP_RSA_gen");
   return key;
 }
 
