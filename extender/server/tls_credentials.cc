@@ -40,6 +40,7 @@ Result<std::vector<X509Ptr>> ReadCertificates(const std::string& path, const cha
   if (!text) return Error{fmt::format("{} {}: {}", flag, path, text.error())};
   std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(text->data(), static_cast<int>(text->size())), BIO_free);
   std::vector<X509Ptr> certs;
+  ERR_clear_error();  // What is left below must come from this file.
   while (X509* c = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) certs.emplace_back(c);
   // The loop ends at the end of the text (PEM_R_NO_START_LINE) or at a damaged block.
   unsigned long e = ERR_peek_last_error();

@@ -368,6 +368,25 @@ TEST_CASE("tls listener: rotated files reach new connections, open ones keep ser
   CHECK(before.Post("/c", "3").find("POST /c|3") != std::string::npos);
 }
 
+TEST_CASE("tls listener: a replaced client CA file decides for new connections") {
+  TempDir dir;
+  const Pki& p = GetPki();
+  auto creds = MustLoad(WriteServerFiles(dir, 0, true), 50ms);
+  TlsServer s(creds);
+  auto served = [&](X509* cert, EVP_PKEY* key) {
+    TlsClient c(s.listener.port(), ClientOptions::Trusting(p.ca.get()).With(cert, key));
+    return !c.Post("/x", "y").empty();
+  };
+  CHECK(served(p.client.get(), p.client_key.get()));
+  CHECK_FALSE(served(p.stranger.get(), p.stranger_key.get()));
+  dir.Write("ca.crt", pki::Pem(p.other_ca.get()));
+  auto until = std::chrono::steady_clock::now() + 5s;
+  while (!served(p.stranger.get(), p.stranger_key.get()) && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(20ms);
+  CHECK(served(p.stranger.get(), p.stranger_key.get()));
+  CHECK_FALSE(served(p.client.get(), p.client_key.get()));
+}
+
 TEST_CASE("tls credentials: every bad file is refused at start-up with the flag and the file named") {
   TempDir dir;
   const Pki& p = GetPki();
