@@ -118,20 +118,37 @@ func writeECKey(path string, k *ecdsa.PrivateKey) error {
 // IssueClientCert writes a client certificate (extended key usage clientAuth) for commonName,
 // signed by the CA, and its key into Dir as NAME.crt and NAME.key; it returns both paths.
 func (p *PKI) IssueClientCert(name, commonName string) (certPath, keyPath string, err error) {
+	return p.issue(name, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: commonName},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
+}
+
+// IssueServingCert writes a serving certificate (extended key usage serverAuth) for 127.0.0.1 and
+// localhost, signed by the CA, into Dir as NAME.crt and NAME.key; it returns both paths and the
+// certificate's serial number.
+func (p *PKI) IssueServingCert(name string) (certPath, keyPath string, serial int64, err error) {
+	certPath, keyPath, err = p.issue(name, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: name},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:    []string{"localhost"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+	})
+	return certPath, keyPath, p.serial, err
+}
+
+// issue signs tmpl (serial and validity filled in) for a fresh EC P-256 key and writes both.
+func (p *PKI) issue(name string, tmpl *x509.Certificate) (certPath, keyPath string, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return "", "", err
 	}
 	p.serial++
 	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(p.serial),
-		Subject:      pkix.Name{CommonName: commonName},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
+	tmpl.SerialNumber = big.NewInt(p.serial)
+	tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Hour), now.Add(24*time.Hour)
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.caCert, &key.PublicKey, p.caKey)
 	if err != nil {
 		return "", "", err
