@@ -219,12 +219,10 @@ std::string PeerOf(int fd) {
   socklen_t len = sizeof addr;
   if (getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "?";
   char host[INET6_ADDRSTRLEN] = "?";
-  int port = 0;
   if (addr.ss_family == AF_INET6) {
     auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
     inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
-    port = ntohs(a->sin6_port);
-    return fmt::format("[{}]:{}", host, port);
+    return fmt::format("[{}]:{}", host, ntohs(a->sin6_port));
   }
   auto* a = reinterpret_cast<sockaddr_in*>(&addr);
   inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
