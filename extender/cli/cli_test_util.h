@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/files.h"
 
@@ -62,15 +63,20 @@ inline std::string Slurp(const std::string& path) {
   return text.ok() ? *text : std::string();
 }
 
-// `topofit serve --listen 127.0.0.1:0` on its embedded demo cluster, its stderr in a temp file; the
-// port comes from its log line `listen=127.0.0.1:PORT`. Killed when it goes out of scope.
+// `topofit serve --listen 127.0.0.1:0 [extra...]` on its embedded demo cluster, its stderr in a temp
+// file; the port comes from its log line `listen=127.0.0.1:PORT`. Killed when it goes out of scope.
 struct ServeProcess {
   using Clock = std::chrono::steady_clock;
   pid_t pid = -1;
   std::string log_path;
   int port = 0;
 
-  ServeProcess() {
+  explicit ServeProcess(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"topofit", "serve", "--listen", "127.0.0.1:0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
     const char* dir = std::getenv("TMPDIR");
     log_path = std::string(dir && *dir ? dir : "/tmp") + "/topofit-serve-XXXXXX";
     int fd = mkstemp(log_path.data());
@@ -81,7 +87,7 @@ struct ServeProcess {
       dup2(fd, 2);
       int devnull = open("/dev/null", O_WRONLY);
       dup2(devnull, 1);
-      execl(TOPOFIT_BINARY, "topofit", "serve", "--listen", "127.0.0.1:0", static_cast<char*>(nullptr));
+      execv(TOPOFIT_BINARY, argv.data());
       _exit(127);
     }
     close(fd);

@@ -34,6 +34,9 @@ struct ServeFlags {
   std::string context;
   bool in_cluster = false;
   bool filter_keeps_best = false;
+  std::string tls_cert_file;  // HTTPS on --listen (server/tls_credentials.h).
+  std::string tls_private_key_file;
+  std::string client_ca_file;
   double kube_api_qps = apiclient::ApiClientOptions{}.qps;
   int kube_api_burst = apiclient::ApiClientOptions{}.burst;
 };
@@ -96,6 +99,9 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
   if (flags.max_body_bytes) cfg.server.max_body_bytes = flags.max_body_bytes;
   if (flags.threads) cfg.server.threads = flags.threads;
   if (sub.count("--filter-keeps-best")) cfg.pipeline.filter_keeps_best = flags.filter_keeps_best;
+  if (sub.count("--tls-cert-file")) cfg.server.tls.cert_file = flags.tls_cert_file;
+  if (sub.count("--tls-private-key-file")) cfg.server.tls.key_file = flags.tls_private_key_file;
+  if (sub.count("--client-ca-file")) cfg.server.tls.client_ca_file = flags.client_ca_file;
 
   // Live mode: --kubeconfig, --in-cluster, or in a pod (KUBERNETES_SERVICE_HOST) without --snapshot.
   apiclient::LiveOptions live;
@@ -140,12 +146,13 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
   }
   Log(LogLevel::kInfo, "serving",
       {{"listen", fmt::format("{}:{}", cfg.server.host, a.server().port())},
+       {"tls", !cfg.server.tls.enabled() ? "off" : cfg.server.tls.client_ca_file.empty() ? "on" : "on, client certificates required"},
        {"ops", fmt::format("{}:{}", cfg.server.ops_port >= 0 ? cfg.server.ops_host : cfg.server.host, a.server().ops_port())},
        {"prefix", cfg.server.url_prefix},
        {"nodes", std::to_string(snapshot->nodes.size())},
        {"pods", std::to_string(snapshot->pods.size())},
        {"source", api ? api->config().server : flags.snapshot.empty() ? "demo" : flags.snapshot}});
-  if (!api && flags.snapshot.empty()) PrintTryIt(cfg, a.server().port());
+  if (!api && flags.snapshot.empty() && !cfg.server.tls.enabled()) PrintTryIt(cfg, a.server().port());
   if (pipe(g_signal_pipe) != 0) {
     Log(LogLevel::kError, "cannot serve", {{"error", "cannot create the signal pipe"}});
     return 1;
@@ -197,6 +204,13 @@ CommandRun SetupServe(CLI::App& sub) {
   sub.add_flag("--filter-keeps-best", flags->filter_keeps_best,
                "Filter passes only the best-scored nodes, so kube-scheduler needs no prioritizeVerb "
                "(config: filterKeepsBest; --filter-keeps-best=false turns it off)");
+  sub.add_option("--tls-cert-file", flags->tls_cert_file,
+                 "Serve HTTPS on --listen with this PEM certificate (chain); reloaded when the file changes "
+                 "(config: tlsCertFile). --ops-listen stays plain HTTP");
+  sub.add_option("--tls-private-key-file", flags->tls_private_key_file,
+                 "PEM private key of --tls-cert-file (config: tlsPrivateKeyFile)");
+  sub.add_option("--client-ca-file", flags->client_ca_file,
+                 "Require a client certificate signed by a CA in this PEM bundle on --listen (config: clientCAFile)");
   sub.add_flag("--in-cluster", flags->in_cluster,
                "Live mode with the pod's service account (default when KUBERNETES_SERVICE_HOST is set and no --snapshot)");
   return [flags, &sub] { return RunServe(*flags, sub); };

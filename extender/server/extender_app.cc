@@ -19,8 +19,14 @@ Result<std::unique_ptr<ExtenderApp>> ExtenderApp::Create(const ServeConfig& conf
   app->verbs_ = std::make_unique<ExtenderVerbs>(app->pipeline_.get(), app->writer_.get(), app->metrics_.get(),
                                                 app->recorder_.get(), log_decisions);
   app->query_ = std::make_unique<QueryApi>(app->pipeline_.get());
+  std::shared_ptr<TlsCredentials> tls;
+  if (config.server.tls.enabled()) {
+    auto loaded = TlsCredentials::Load(config.server.tls, config.server.tls_reload_interval);
+    if (!loaded) return Error{loaded.error()};
+    tls = *loaded;
+  }
   app->server_ = std::make_unique<ExtenderServer>(config.server, app->verbs_.get(), app->query_.get(),
-                                                  app->metrics_.get(), app->model_.get());
+                                                  app->metrics_.get(), app->model_.get(), std::move(tls));
   return app;
 }
 

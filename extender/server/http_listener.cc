@@ -5,6 +5,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -24,6 +26,7 @@
 #include <memory>
 
 #include "base/json_writer.h"
+#include "base/log.h"
 
 namespace topofit::server {
 namespace {
@@ -36,6 +39,8 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kHeaderLimit = 16 << 10;
 // A worker keeps its body buffer for the next request up to this size.
 constexpr size_t kKeepBodyBytes = 16 << 20;
+// Over TLS, a reply up to this size is copied into one buffer so it leaves in one record.
+constexpr size_t kTlsJoinBytes = 64 << 10;
 
 enum class Wait { kReady, kTimeout, kStopped, kError };
 
@@ -59,12 +64,23 @@ Wait WaitFor(int fd, short events, Clock::time_point deadline, int stop_fd) {
 
 // A connected, non-blocking socket as Beast's SyncReadStream: a read takes what is there and waits
 // in poll only when nothing is, as Go's net/http does; every read shares one deadline.
+// With an SSL object it reads and writes through TLS on that socket instead.
 class Socket {
  public:
-  explicit Socket(int fd) : fd_(fd) {}
+  Socket(int fd, SSL* ssl) : fd_(fd), ssl_(ssl) {}
   void set_deadline(Clock::time_point d) { deadline_ = d; }
+  // Decrypted bytes wait inside the TLS layer: the socket may not turn readable for them.
+  bool Buffered() const { return ssl_ && SSL_pending(ssl_) > 0; }
+  // Over TLS, unless the connection failed: tells the client it ends (a close_notify), without
+  // waiting for its own.
+  void CloseNotify() {
+    if (!ssl_ || broken_) return;
+    SSL_shutdown(ssl_);
+    ERR_clear_error();
+  }
 
   size_t Recv(void* data, size_t size, beast::error_code& ec) {
+    if (ssl_) return TlsRecv(data, size, ec);
     for (;;) {
       ssize_t n = recv(fd_, data, size, 0);
       if (n > 0) return static_cast<size_t>(n);
@@ -103,6 +119,7 @@ class Socket {
   // Sends every byte of the pieces in one sendmsg when the socket takes them. False on error or
   // when the deadline passes.
   bool SendAll(std::initializer_list<std::string_view> pieces, Clock::time_point deadline) {
+    if (ssl_) return TlsSendAll(pieces, deadline);
     iovec iov[4];
     int count = 0;
     for (std::string_view p : pieces)
@@ -129,9 +146,135 @@ class Socket {
   }
 
  private:
+  // Waits for what OpenSSL asked for after a call returned `rc`; false (and ec set) when the
+  // connection is done: closed, failed or past the deadline.
+  bool TlsWait(int rc, Clock::time_point deadline, beast::error_code& ec) {
+    int err = SSL_get_error(ssl_, rc);
+    ERR_clear_error();
+    short events = err == SSL_ERROR_WANT_READ ? POLLIN : err == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
+    if (events == 0) {
+      // Closed (close_notify or a bare EOF), reset, or a TLS error: the connection is unusable.
+      broken_ = err != SSL_ERROR_ZERO_RETURN;
+      ec = asio::error::eof;
+      return false;
+    }
+    if (WaitFor(fd_, events, deadline, -1) != Wait::kReady) {
+      ec = beast::error::timeout;
+      return false;
+    }
+    return true;
+  }
+
+  size_t TlsRecv(void* data, size_t size, beast::error_code& ec) {
+    for (;;) {
+      size_t n = 0;
+      int rc = SSL_read_ex(ssl_, data, size, &n);
+      if (rc == 1) return n;
+      if (!TlsWait(rc, deadline_, ec)) return 0;
+    }
+  }
+
+  bool TlsWrite(std::string_view p, Clock::time_point deadline) {
+    while (!p.empty()) {
+      size_t n = 0;
+      int rc = SSL_write_ex(ssl_, p.data(), p.size(), &n);
+      if (rc == 1) {
+        p.remove_prefix(n);
+        continue;
+      }
+      beast::error_code ec;
+      if (!TlsWait(rc, deadline, ec)) return false;
+    }
+    return true;
+  }
+
+  // A small reply leaves as one TLS record: head and body are joined first.
+  bool TlsSendAll(std::initializer_list<std::string_view> pieces, Clock::time_point deadline) {
+    size_t total = 0;
+    for (std::string_view p : pieces) total += p.size();
+    if (total <= kTlsJoinBytes) {
+      std::string joined;
+      joined.reserve(total);
+      for (std::string_view p : pieces) joined += p;
+      return TlsWrite(joined, deadline);
+    }
+    for (std::string_view p : pieces)
+      if (!TlsWrite(p, deadline)) return false;
+    return true;
+  }
+
   int fd_;
+  SSL* ssl_;
+  bool broken_ = false;
   Clock::time_point deadline_;
 };
+
+struct SslFree {
+  void operator()(SSL* s) const { SSL_free(s); }
+};
+using SslPtr = std::unique_ptr<SSL, SslFree>;
+
+std::string PeerOf(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "?";
+  char host[INET6_ADDRSTRLEN] = "?";
+  if (addr.ss_family == AF_INET6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
+    inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+    return fmt::format("[{}]:{}", host, ntohs(a->sin6_port));
+  }
+  auto* a = reinterpret_cast<sockaddr_in*>(&addr);
+  inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+  return fmt::format("{}:{}", host, ntohs(a->sin_port));
+}
+
+// The server side of a TLS handshake on a connected non-blocking socket; null when it failed, the
+// deadline passed or the listener is stopping (the caller closes the socket).
+SslPtr Handshake(int fd, SSL_CTX* ctx, Clock::time_point deadline, int stop_fd) {
+  SslPtr ssl(SSL_new(ctx));
+  if (!ssl || SSL_set_fd(ssl.get(), fd) != 1) {
+    ERR_clear_error();
+    return nullptr;
+  }
+  for (;;) {
+    ERR_clear_error();
+    int rc = SSL_accept(ssl.get());
+    if (rc == 1) return ssl;
+    int err = SSL_get_error(ssl.get(), rc);
+    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+      Wait w = WaitFor(fd, err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline, stop_fd);
+      if (w == Wait::kReady) continue;
+      if (w == Wait::kTimeout) Log(LogLevel::kWarn, "TLS handshake timed out", {{"peer", PeerOf(fd)}});
+      return nullptr;
+    }
+    unsigned long e = ERR_peek_error();
+    if (ERR_GET_LIB(e) == ERR_LIB_SSL && ERR_GET_REASON(e) == SSL_R_HTTP_REQUEST) {
+      static constexpr std::string_view kPlain =
+          "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 48\r\n"
+          "Connection: close\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+      Socket plain(fd, nullptr);
+      if (plain.SendAll({kPlain}, deadline)) {
+        // The rest of the request is unread: drop it for a moment so the close does not reset the
+        // connection before the client has read the reply.
+        shutdown(fd, SHUT_WR);
+        char sink[4096];
+        beast::error_code ec;
+        plain.set_deadline(std::min(deadline, Clock::now() + std::chrono::seconds(1)));
+        while (!ec) plain.Recv(sink, sizeof sink, ec);
+      }
+    } else if (e != 0) {
+      char reason[256];
+      ERR_error_string_n(e, reason, sizeof reason);
+      Log(LogLevel::kWarn, "TLS handshake failed", {{"peer", PeerOf(fd)}, {"error", reason}});
+    } else if (SSL_get_state(ssl.get()) != TLS_ST_BEFORE) {
+      // A peer gone mid-handshake (after its first bytes), with nothing in OpenSSL's queue.
+      Log(LogLevel::kWarn, "TLS handshake failed", {{"peer", PeerOf(fd)}, {"error", "connection closed by the peer"}});
+    }
+    ERR_clear_error();
+    return nullptr;
+  }
+}
 
 const char* ReasonPhrase(int status) {
   switch (status) {
@@ -270,9 +413,17 @@ void HttpListener::Run() {
     std::lock_guard<std::mutex> lock(mu_);
     for (int i = 0; i < std::max(1, options_.threads); ++i) workers_.emplace_back([this] { Work(); });
   }
+  // With TLS the loop wakes at least once per reload interval to look at the files.
+  int timeout_ms = -1;
+  if (options_.tls) {
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(options_.tls->reload_interval()).count();
+    timeout_ms = static_cast<int>(std::clamp<long long>(ms, 10, 60'000));
+  }
   while (!stopping_.load()) {
     pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) continue;  // EINTR.
+    int ready = poll(fds, 2, timeout_ms);
+    if (options_.tls) options_.tls->Refresh();
+    if (ready <= 0) continue;  // EINTR, or the reload interval passed.
     if (fds[1].revents) break;
     int c = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (c < 0) {
@@ -342,11 +493,21 @@ void HttpListener::Work() {
 
 void HttpListener::Serve(int fd) {
   thread_local BodyBuffer body_buffer;
-  Socket socket(fd);
+  SslPtr ssl;
+  if (options_.tls) {
+    Clock::time_point deadline = Clock::now() + std::chrono::seconds(options_.read_timeout_seconds);
+    ssl = Handshake(fd, options_.tls->Context().get(), deadline, stop_fd_);
+    if (!ssl) return;
+  }
+  Socket socket(fd, ssl.get());
+  struct Goodbye {
+    Socket& s;
+    ~Goodbye() { s.CloseNotify(); }
+  } goodbye{socket};
   beast::flat_buffer buffer;
   for (;;) {
     // Between requests: wait for the next one, or for the listener to stop.
-    if (buffer.size() == 0) {
+    if (buffer.size() == 0 && !socket.Buffered()) {
       Clock::time_point idle = Clock::now() + std::chrono::seconds(options_.keep_alive_seconds);
       if (WaitFor(fd, POLLIN, idle, stop_fd_) != Wait::kReady) return;
     }

@@ -15,6 +15,13 @@
 // runs on a worker thread, concurrently with other connections' handlers; the body it sees lives
 // until it returns. A body over max_body_bytes is not read: the handler gets the request with
 // `too_large` set (to word the refusal for its endpoint) and the connection closes after the reply.
+//
+// With ListenerOptions::tls the listener speaks HTTPS only: a worker runs the TLS handshake (within
+// read_timeout_seconds) before the first request, with the context TlsCredentials hands out at that
+// moment; the accept loop calls its Refresh() at least once per reload interval. A handshake that
+// fails is logged (peer and OpenSSL's reason) and the connection closed; a client that sends plain
+// HTTP gets "400 Client sent an HTTP request to an HTTPS server." in plain HTTP, as Go's servers say.
+// A peer that connects and closes without a byte (a TCP probe) is not logged.
 
 #include <sys/types.h>
 
@@ -24,6 +31,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -32,6 +40,7 @@
 
 #include "base/status.h"
 #include "extender/server/reply.h"
+#include "extender/server/tls_credentials.h"
 
 namespace topofit::server {
 
@@ -58,6 +67,7 @@ struct ListenerOptions {
   int read_timeout_seconds = 30;
   int write_timeout_seconds = 30;
   size_t max_body_bytes = 64u << 20;
+  std::shared_ptr<TlsCredentials> tls;  // Null: plain HTTP.
 };
 
 class HttpListener {

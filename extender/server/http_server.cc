@@ -36,7 +36,8 @@ constexpr std::string_view kNotReady = "the cluster model is not loaded yet";
 }  // namespace
 
 ExtenderServer::ExtenderServer(ServerOptions options, ExtenderVerbs* verbs, const QueryApi* query,
-                               const Metrics* metrics, const model::ClusterModel* model)
+                               const Metrics* metrics, const model::ClusterModel* model,
+                               std::shared_ptr<TlsCredentials> tls)
     : options_(std::move(options)), verbs_(verbs), query_(query), metrics_(metrics), model_(model) {
   while (options_.url_prefix.size() > 1 && options_.url_prefix.back() == '/') options_.url_prefix.pop_back();
   if (!options_.url_prefix.empty() && options_.url_prefix.front() != '/') options_.url_prefix = "/" + options_.url_prefix;
@@ -49,11 +50,13 @@ ExtenderServer::ExtenderServer(ServerOptions options, ExtenderVerbs* verbs, cons
   transport.keep_alive_seconds = options_.keep_alive_seconds;
   transport.max_body_bytes = options_.max_body_bytes;
   const bool split = options_.ops_port >= 0;
+  transport.tls = std::move(tls);
   http_ = std::make_unique<HttpListener>(transport, [this, split](const HttpRequest& req) { return Route(req, true, !split); });
   if (split) {
     transport.host = options_.ops_host;
     transport.port = options_.ops_port;
     transport.threads = 8;  // Probes, a Prometheus scraper and the odd person with curl.
+    transport.tls = nullptr;
     ops_ = std::make_unique<HttpListener>(transport, [this](const HttpRequest& req) { return Route(req, false, true); });
   }
 }

@@ -9,7 +9,8 @@
 //   GET  /metrics                                  Prometheus text
 //   /api/v1/...                                    QueryApi
 //   GET  /ui                                       the web view (ui_assets.h), which polls the QueryApi
-// The last five move to a second listener with ServerOptions::ops_port (--ops-listen).
+// The last five move to a second listener with ServerOptions::ops_port (--ops-listen). With TLS
+// credentials the first listener (verbs, and the rest unless they moved) speaks HTTPS only.
 //
 // The transport (http_listener.h) keeps connections alive, serves each on a worker thread and
 // refuses bodies over the limit without reading them; this class words every refusal for its
@@ -29,6 +30,7 @@
 #include "extender/server/http_listener.h"
 #include "extender/server/metrics.h"
 #include "extender/server/query_api.h"
+#include "extender/server/tls_credentials.h"
 
 namespace topofit::server {
 
@@ -44,13 +46,19 @@ struct ServerOptions {
   // probes and Prometheus reach the ops port through the pod IP. ops_port -1: one listener for all.
   std::string ops_host = "0.0.0.0";
   int ops_port = -1;
+  // HTTPS on `port` when tls.enabled() (tls_credentials.h). The ops listener, when separate, stays
+  // plain HTTP: it serves no verb and nothing that writes, and kubelet's probes and Prometheus
+  // reach it without certificates.
+  TlsFiles tls;
+  std::chrono::milliseconds tls_reload_interval{std::chrono::seconds(10)};
 };
 
 class ExtenderServer {
  public:
-  // Pointers must outlive the server.
+  // Pointers must outlive the server. `tls`: the credentials of options.tls (TlsCredentials::Load),
+  // null for plain HTTP.
   ExtenderServer(ServerOptions options, ExtenderVerbs* verbs, const QueryApi* query, const Metrics* metrics,
-                 const model::ClusterModel* model);
+                 const model::ClusterModel* model, std::shared_ptr<TlsCredentials> tls = nullptr);
   ~ExtenderServer();
 
   // Binds the socket; port() is valid afterwards. Errors: address in use, bad address.

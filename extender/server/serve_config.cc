@@ -61,6 +61,16 @@ Status ApplyConfigYaml(const std::string& yaml, ServeConfig& config) {
         config.server.max_body_bytes = v.as<size_t>();
       } else if (key == "threads") {
         config.server.threads = v.as<int>();
+      } else if (key == "tlsCertFile") {
+        config.server.tls.cert_file = v.as<std::string>();
+      } else if (key == "tlsPrivateKeyFile") {
+        config.server.tls.key_file = v.as<std::string>();
+      } else if (key == "clientCAFile") {
+        config.server.tls.client_ca_file = v.as<std::string>();
+      } else if (key == "tlsReloadInterval") {
+        auto d = ParseDuration(v.as<std::string>());
+        if (!d) return Error{"config tlsReloadInterval: " + d.error()};
+        config.server.tls_reload_interval = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
       } else if (key == "filterKeepsBest") {
         config.pipeline.filter_keeps_best = v.as<bool>();
       } else if (key == "reservationTTL") {

@@ -6,6 +6,10 @@
 //   urlPrefix: /scheduler
 //   maxBodyBytes: 67108864
 //   threads: 32
+//   tlsCertFile: /etc/topofit/tls/tls.crt      # HTTPS on listen (tls_credentials.h); with tlsPrivateKeyFile
+//   tlsPrivateKeyFile: /etc/topofit/tls/tls.key
+//   clientCAFile: /etc/topofit/tls/client-ca.crt   # optional: require a client certificate from this CA
+//   tlsReloadInterval: 10s                     # how often the three files are looked at for changes
 //   reservationTTL: 30s            # or a number of seconds
 //   filterKeepsBest: false         # true: filter passes only the best-scored nodes (run without prioritizeVerb)
 //   scoring:

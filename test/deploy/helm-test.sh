@@ -3,7 +3,8 @@
 # `helm lint` passes in both modes; with default values the chart renders exactly the objects of the
 # kustomize base (`kustomize build manifests`), compared as parsed data, object by object; the values
 # that mirror the overlays render exactly those overlays (agent.nodeLabel -> overlays/gpu-label, the dev
-# values -> overlays/dev); mode=primary renders the extender alone on the control-plane nodes;
+# values -> overlays/dev); mode=primary renders the extender alone on the control-plane nodes, and with
+# primary.tls serves HTTPS with the Secret's files;
 # metrics.enabled=false drops only the metrics Service; namespace.name moves every object and the
 # Lease; bad values are refused with an error that names them. The comparisons are in
 # helm/render_checks.py (python3 with PyYAML).
@@ -46,6 +47,10 @@ check equal "$work/helm-dev.yaml" "$work/dev.yaml"
 render --set mode=primary > "$work/primary.yaml" || fail "helm template (mode=primary)"
 check primary "$work/primary.yaml" "$work/base.yaml"
 
+render --set mode=primary --set primary.listen=0.0.0.0:8888 --set primary.tls.secretName=topofit-tls \
+  > "$work/primary-tls.yaml" || fail "helm template (mode=primary with TLS)"
+check primary-tls "$work/primary-tls.yaml" topofit-tls
+
 render --set metrics.enabled=false > "$work/no-metrics.yaml"
 check without-metrics "$work/no-metrics.yaml" "$work/base.yaml"
 
@@ -63,4 +68,5 @@ refuse /mode --set mode=tertiary
 refuse /replicas --set replicas=0
 refuse /image/pullPolicy --set image.pullPolicy=Sometimes
 refuse /agent/nodeLabel/values --set-json 'agent.nodeLabel.values=[]'
+refuse /primary/listen --set mode=primary --set primary.listen=localhost
 echo "PASS"

@@ -9,6 +9,7 @@ failure names the object and shows a unified diff of it. Needs PyYAML (Debian: p
 
 usage: render_checks.py equal HELM.yaml KUSTOMIZE.yaml
        render_checks.py primary PRIMARY.yaml BASE.yaml
+       render_checks.py primary-tls PRIMARY-TLS.yaml SECRET
        render_checks.py without-metrics RENDER.yaml BASE.yaml
        render_checks.py namespace RENDER.yaml NAMESPACE
 """
@@ -127,6 +128,23 @@ def primary(primary_path, base_path):
           "listening on 127.0.0.1:8888")
 
 
+def primary_tls(render_path, secret):
+    """mode=primary with primary.tls.secretName=SECRET and primary.listen=0.0.0.0:8888."""
+    got = load(render_path)
+    deps = [o for (k, _, n), o in got.items() if k == "Deployment" and n == "topofit-extender"]
+    require(len(deps) == 1, "want the topofit-extender Deployment")
+    dep = deps[0]
+    args = containers(dep)["topofit"]["args"]
+    for want in ("--listen=0.0.0.0:8888", "--tls-cert-file=/etc/topofit/tls/tls.crt",
+                 "--tls-private-key-file=/etc/topofit/tls/tls.key", "--client-ca-file=/etc/topofit/tls/ca.crt"):
+        require(want in args, f"extender args {args} miss {want}")
+    mounts = {m["name"]: m for m in containers(dep)["topofit"]["volumeMounts"]}
+    require(mounts.get("tls", {}).get("mountPath") == "/etc/topofit/tls", f"the Secret is not mounted: {mounts}")
+    volumes = {v["name"]: v for v in dep["spec"]["template"]["spec"]["volumes"]}
+    require(volumes["tls"]["secret"]["secretName"] == secret, f"the tls volume is not the Secret {secret}")
+    print(f"ok: {render_path}: HTTPS on 0.0.0.0:8888 with the Secret {secret}, client certificates required")
+
+
 def without_metrics(render_path, base_path):
     got, base = load(render_path), load(base_path)
     key = ("Service", "topofit-system", "topofit-metrics")
@@ -164,7 +182,8 @@ def namespace(render_path, ns):
 
 
 def main(argv):
-    commands = {"equal": equal, "primary": primary, "without-metrics": without_metrics, "namespace": namespace}
+    commands = {"equal": equal, "primary": primary, "primary-tls": primary_tls, "without-metrics": without_metrics,
+                "namespace": namespace}
     if len(argv) != 4 or argv[1] not in commands:
         sys.exit(__doc__)
     try:

@@ -25,6 +25,10 @@ type PKI struct {
 	ServingCert    string
 	ServingKey     string
 	ServiceAccount string // RSA private key; the apiserver derives the public key from it
+
+	caCert *x509.Certificate
+	caKey  *ecdsa.PrivateKey
+	serial int64
 }
 
 // NewPKI writes a fresh CA, a serving certificate for 127.0.0.1/localhost signed by it, and an RSA
@@ -61,6 +65,7 @@ func NewPKI(dir string) (*PKI, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.caCert, p.caKey, p.serial = caCert, caKey, 100
 	p.CAData = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
 	if err := os.WriteFile(p.CACert, p.CAData, 0o600); err != nil {
 		return nil, err
@@ -108,4 +113,49 @@ func writeECKey(path string, k *ecdsa.PrivateKey) error {
 		return fmt.Errorf("marshal key: %w", err)
 	}
 	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600)
+}
+
+// IssueClientCert writes a client certificate (extended key usage clientAuth) for commonName,
+// signed by the CA, and its key into Dir as NAME.crt and NAME.key; it returns both paths.
+func (p *PKI) IssueClientCert(name, commonName string) (certPath, keyPath string, err error) {
+	return p.issue(name, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: commonName},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
+}
+
+// IssueServingCert writes a serving certificate (extended key usage serverAuth) for 127.0.0.1 and
+// localhost, signed by the CA, into Dir as NAME.crt and NAME.key; it returns both paths and the
+// certificate's serial number.
+func (p *PKI) IssueServingCert(name string) (certPath, keyPath string, serial int64, err error) {
+	certPath, keyPath, err = p.issue(name, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: name},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:    []string{"localhost"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+	})
+	return certPath, keyPath, p.serial, err
+}
+
+// issue signs tmpl (serial and validity filled in) for a fresh EC P-256 key and writes both.
+func (p *PKI) issue(name string, tmpl *x509.Certificate) (certPath, keyPath string, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", "", err
+	}
+	p.serial++
+	now := time.Now()
+	tmpl.SerialNumber = big.NewInt(p.serial)
+	tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Hour), now.Add(24*time.Hour)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.caCert, &key.PublicKey, p.caKey)
+	if err != nil {
+		return "", "", err
+	}
+	certPath, keyPath = filepath.Join(p.Dir, name+".crt"), filepath.Join(p.Dir, name+".key")
+	if err := os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		return "", "", err
+	}
+	return certPath, keyPath, writeECKey(keyPath, key)
 }
