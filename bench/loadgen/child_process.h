@@ -38,9 +38,11 @@ class ChildServe {
       : log_path_(std::move(log_path)) {
     std::vector<std::string> argv{binary, "serve", "--listen", "127.0.0.1:0"};
     argv.insert(argv.end(), args.begin(), args.end());
+    // Emptied before the child starts: a port read from the log is this child's, never a stale one.
+    close(open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
     pid_ = fork();
     if (pid_ == 0) {
-      int log = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int log = open(log_path_.c_str(), O_WRONLY | O_APPEND);
       dup2(log, 2);
       dup2(open("/dev/null", O_WRONLY), 1);
       std::vector<char*> c;

@@ -120,7 +120,7 @@ Status Streamer::Decode(int i, std::string_view text, std::string_view implied, 
     Path items_path{nullptr, "items"};
     if (item.type() != dom::element_type::OBJECT) json::Fail(items_path.Index(i), "expected an object");
     std::string kind = KindOf(item);
-    if (kind.empty() && defer_kindless) {
+    if (defer_kindless && (kind.empty() || !deferred_.empty())) {  // Behind a waiting item: keeps the order.
       deferred_.emplace_back(i, std::string(text));
       return true;
     }

@@ -11,7 +11,8 @@
 // YAML is converted to JSON whole first). They deliver the same objects as LoadSnapshot and, for
 // valid JSON, fail with the same errors; invalid JSON is refused with its byte offset. On an error,
 // the objects before it have already been delivered. Kind-less items of a List whose kind
-// (NodeList, PodList) comes after its items wait, as text, for that kind.
+// (NodeList, PodList) comes after its items wait, as text, for that kind (and the items after them,
+// to keep the order); kubectl's items name their kind, and the API server's Lists give theirs first.
 
 #include <functional>
 #include <string>
