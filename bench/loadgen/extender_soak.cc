@@ -7,7 +7,8 @@
 //
 // The server gets a snapshot of `nodes` 8-GPU nodes (scale_cluster.h, no pods). Each worker repeats a
 // pod's life as kube-scheduler and the cluster drive it: filter (node-cache mode, every node's name),
-// prioritize (the same nodes), bind to the best-scored node, and, once the worker holds more than its
+// prioritize (the nodes filter kept), bind to the best-scored node of the worker's share of the
+// nodes (so that concurrent workers never race for the same GPUs), and, once the worker holds more than its
 // share of `live-pods`, DELETE /api/v1/pods of its oldest pod (snapshot mode's way to say a pod is
 // gone), so the model keeps changing. Pods ask for 1, 2, 4 or 8 GPUs (4:3:2:1); names are never
 // reused. Requests of all four kinds are paced to `rate` per second in total.
@@ -29,6 +30,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "bench/loadgen/child_process.h"
@@ -116,6 +118,7 @@ struct Shared {
   const Options& o;
   int port;
   std::string names;  // The NodeNames JSON array.
+  std::unordered_map<std::string_view, int> index;  // Node name -> its index.
   Clock::time_point start, end;
   Recorder& rec;
   std::atomic<long> next_pod{0};
@@ -176,7 +179,21 @@ void Work(Shared& s, int worker) {
       failed(kFilter, e);
       continue;
     }
-    if (!timed(kPrioritize, "POST", "/scheduler/prioritize", args, true)) continue;
+    // Prioritize gets the nodes filter kept, as kube-scheduler sends them.
+    std::string kept = "[";
+    simdjson::dom::element filtered;
+    if (parser.parse(c.last_body().data(), c.last_body().size(), true).get(filtered) != simdjson::SUCCESS) continue;
+    for (simdjson::dom::element n : filtered["NodeNames"].get_array().value_unsafe()) {
+      kept += kept.size() > 1 ? ",\"" : "\"";
+      kept += std::string_view(n.get_string().value_unsafe());
+      kept += '"';
+    }
+    kept += ']';
+    std::string prioritize = R"({"Pod":)" + pod + R"(,"Nodes":null,"NodeNames":)" + kept + "}";
+    if (!timed(kPrioritize, "POST", "/scheduler/prioritize", prioritize, true)) continue;
+    // The best-scored node of this worker's share of the nodes (index % workers == worker): workers
+    // schedule concurrently, so each binds only in its own share, as one scheduler would - two
+    // pods chosen at once for the same free GPUs would be a race of the client, not an error.
     std::string best;
     int64_t best_score = -1;
     simdjson::dom::array hosts;
@@ -185,8 +202,15 @@ void Work(Shared& s, int worker) {
       continue;
     }
     for (simdjson::dom::element h : hosts) {
+      std::string_view host = h["Host"].get_string().value_unsafe();
+      auto at = s.index.find(host);
+      if (at == s.index.end() || at->second % s.o.workers != worker) continue;
       int64_t score = h["Score"].get_int64().value_unsafe();
-      if (score > best_score) best_score = score, best = std::string(h["Host"].get_string().value_unsafe());
+      if (score > best_score) best_score = score, best = std::string(host);
+    }
+    if (best.empty()) {
+      failed(kPrioritize, "no node of this worker's share passed filter");
+      continue;
     }
     std::string bind = fmt::format(R"({{"PodName":"{0}","PodNamespace":"soak","PodUID":"uid-{0}","Node":"{1}"}})", name, best);
     if (!timed(kBind, "POST", "/scheduler/bind", bind, true)) continue;
@@ -229,11 +253,13 @@ int main(int argc, char** argv) {
   if (port == 0) return std::fprintf(stderr, "topofit serve did not start:\n%s\n", serve.log().c_str()), 1;
 
   std::string names = "[";
-  for (int i = 0; i < o.nodes; ++i) names += (i ? ",\"" : "\"") + k8s::testing::Ec2NodeName(i) + "\"";
+  std::vector<std::string> node_names;
+  for (int i = 0; i < o.nodes; ++i) node_names.push_back(k8s::testing::Ec2NodeName(i));
+  for (int i = 0; i < o.nodes; ++i) names += (i ? ",\"" : "\"") + node_names[i] + "\"";
   names += "]";
   auto start = Clock::now() + std::chrono::milliseconds(100);
   Recorder rec(start, o.interval_s);
-  Shared shared{o, port, names, start, start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.duration_s)), rec};
+  Shared shared{o, port, names, {}, start, start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.duration_s)), rec};
   std::printf("extender_soak: %d nodes x 8 GPUs, %.0f requests/s (filter, prioritize, bind, delete), %d workers, "
               "up to %d live pods, %.0f s; server pid %d\n",
               o.nodes, o.rate, o.workers, o.live_pods, o.duration_s, int(serve.pid()));
@@ -241,6 +267,7 @@ int main(int argc, char** argv) {
               "filter p50/p99", "prioritize", "bind", "delete", "RSS MiB", "load1");
   std::fflush(stdout);
 
+  for (int i = 0; i < o.nodes; ++i) shared.index[node_names[i]] = i;
   std::vector<std::thread> workers;
   for (int w = 0; w < o.workers; ++w) workers.emplace_back([&shared, w] { Work(shared, w); });
 
