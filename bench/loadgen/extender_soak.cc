@@ -182,8 +182,13 @@ void Work(Shared& s, int worker) {
     // Prioritize gets the nodes filter kept, as kube-scheduler sends them.
     std::string kept = "[";
     simdjson::dom::element filtered;
-    if (parser.parse(c.last_body().data(), c.last_body().size(), true).get(filtered) != simdjson::SUCCESS) continue;
-    for (simdjson::dom::element n : filtered["NodeNames"].get_array().value_unsafe()) {
+    simdjson::dom::array kept_names;
+    if (parser.parse(c.last_body().data(), c.last_body().size(), true).get(filtered) != simdjson::SUCCESS ||
+        filtered["NodeNames"].get(kept_names) != simdjson::SUCCESS) {
+      failed(kFilter, "reply has no NodeNames");
+      continue;
+    }
+    for (simdjson::dom::element n : kept_names) {
       kept += kept.size() > 1 ? ",\"" : "\"";
       kept += std::string_view(n.get_string().value_unsafe());
       kept += '"';
