@@ -5,10 +5,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 
 #include "base/json_writer.h"
-#include "extender/k8s/list_stream.h"
 #include "extender/k8s/json_read.h"
+#include "extender/k8s/list_stream.h"
 #include "extender/k8s/object_decoder.h"
 #include "extender/k8s/yaml_to_json.h"
 
