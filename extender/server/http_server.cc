@@ -31,6 +31,8 @@ bool Segments(std::string_view path, std::string_view prefix, size_t segments, s
   return true;
 }
 
+constexpr std::string_view kNotReady = "the cluster model is not loaded yet";
+
 }  // namespace
 
 ExtenderServer::ExtenderServer(ServerOptions options, ExtenderVerbs* verbs, const QueryApi* query,
@@ -84,6 +86,13 @@ Reply ExtenderServer::Route(const HttpRequest& req, bool verbs, bool ops) {
 
 Reply ExtenderServer::HandleVerb(const HttpRequest& req, Verb verb) {
   static_assert(HttpRequest::kBodyPadding >= protocol::kJsonPadding);
+  if (!ready_.load()) {
+    // Until the first lists are in, the model lacks nodes (filter would call them unknown, and the
+    // scheduler parks the pod as unschedulable) or the pods holding GPUs (bind would hand out their
+    // GPUs again). A refusal is an error to kube-scheduler: it retries the pod after its back-off.
+    if (verb == Verb::kFilter || verb == Verb::kBind) return ExtenderVerbs::Refused(verb, kNotReady);
+    return JsonErrorReply(503, kNotReady);
+  }
   if (!req.too_large) return verbs_->Handle(verb, req.body, req.padded);
   std::string message = TooLarge(req);
   if (verb == Verb::kFilter || verb == Verb::kBind) return ExtenderVerbs::Refused(verb, message);
@@ -96,7 +105,7 @@ Reply ExtenderServer::Ops(const HttpRequest& req) {
   std::string_view parts[2];
   if (req.method == "GET") {
     if (path == "/healthz") return Text("ok\n");
-    if (path == "/readyz") return ready_.load() ? Text("ok\n") : JsonErrorReply(503, "the cluster model is not loaded yet");
+    if (path == "/readyz") return ready_.load() ? Text("ok\n") : JsonErrorReply(503, kNotReady);
     if (path == "/metrics") {
       Reply r = Text(metrics_->Render(*model_));
       r.content_type = "text/plain; version=0.0.4";

@@ -196,4 +196,56 @@ TEST_CASE("preempt: meta victims and full victims answer NodeNameToMetaVictims")
   CHECK(j["NodeNameToMetaVictims"]["dgx-v100-1"]["NumPDBViolations"] == 1);
 }
 
+// Live mode lists nodes first, then pods, and marks the server ready when both are in. In between, the
+// model has dgx-v100-1 with all 8 GPUs free although ml/train-llm-0 holds 4 of them: a filter or bind
+// answered then would hand those out again. Every verb is refused until the server is ready.
+TEST_CASE("verbs are refused until the model is loaded: nodes without their pods give nothing away") {
+  ServeConfig cfg;
+  cfg.server.host = "127.0.0.1";
+  cfg.server.port = 0;
+  cfg.server.threads = 4;
+  cfg.server.keep_alive_seconds = 2;
+  auto created = ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
+  REQUIRE(created);
+  ExtenderApp& app = **created;
+  auto demo = k8s::LoadDemoCluster();
+  REQUIRE(demo);
+  for (const auto& node : demo->nodes) app.model().ApplyNode(node);  // The node list is in; the pods' is not.
+  REQUIRE(app.server().Start().ok());
+  {
+    httplib::Client client("127.0.0.1", app.server().port());
+    auto post = [&](const std::string& path, const std::string& body) {
+      auto res = client.Post(path.c_str(), body, "application/json");
+      REQUIRE(res);
+      return *res;
+    };
+    const std::string filter = R"({"Pod":)" + GpuPod("early", 8) + R"(,"NodeNames":["dgx-v100-1"]})";
+    const std::string bind = R"({"PodName":"early","PodNamespace":"t","PodUID":"uid-early","Node":"dgx-v100-1"})";
+    const std::string preempt = R"({"Pod":)" + GpuPod("early", 8) + R"(,"NodeNameToVictims":null,"NodeNameToMetaVictims":{}})";
+
+    auto f = post("/scheduler/filter", filter);
+    CHECK(f.status == 200);
+    json j = json::parse(f.body);
+    CHECK(j["Error"] == "the cluster model is not loaded yet");
+    CHECK(j["NodeNames"].is_null());
+    auto b = post("/scheduler/bind", bind);
+    CHECK(b.status == 200);
+    CHECK(json::parse(b.body)["Error"] == "the cluster model is not loaded yet");
+    CHECK(post("/scheduler/prioritize", filter).status == 503);
+    CHECK(post("/scheduler/preempt", preempt).status == 503);
+    CHECK(client.Get("/readyz")->status == 503);
+    CHECK(app.model().Totals().reserved_gpus == 0);
+    CHECK(app.model().pending().Get("uid-early") == std::nullopt);
+
+    for (const auto& pod : demo->pods) app.model().ApplyPod(pod);
+    app.server().SetReady(true);  // What live mode does when both first lists are applied.
+    j = json::parse(post("/scheduler/filter", filter).body);
+    CHECK(j["Error"] == "");
+    CHECK(j["FailedNodes"].contains("dgx-v100-1"));  // 4 of its GPUs are held: 8 do not fit.
+    CHECK(json::parse(post("/scheduler/bind", bind).body)["Error"].get<std::string>().find("cannot reserve") !=
+          std::string::npos);
+  }
+  app.server().Stop();
+}
+
 }  // namespace topofit::server
