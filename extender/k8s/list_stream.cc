@@ -24,9 +24,12 @@ size_t StringEnd(std::string_view t, size_t i) {
   return kNpos;
 }
 
-// A key as written (quotes included) decoded; nullopt-like empty optional on bad escapes.
+// A key as written (quotes included) decoded into *out; false when it is not a valid JSON string.
+// Plain ASCII is taken as written; escapes, control bytes and UTF-8 go through simdjson, which checks them.
 bool DecodeKey(std::string_view quoted, std::string* out) {
-  if (quoted.find('\\') == std::string_view::npos) {
+  bool plain = true;
+  for (char c : quoted.substr(1, quoted.size() - 2)) plain &= c != '\\' && c >= 0x20 && c < 0x7f;
+  if (plain) {
     out->assign(quoted.substr(1, quoted.size() - 2));
     return true;
   }

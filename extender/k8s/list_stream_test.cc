@@ -74,6 +74,10 @@ TEST_CASE("list stream: empty items, items null, an escaped key, no items at all
   Split escaped = Run(R"({"it\u0065ms":[{"a":1}]})", 2);
   REQUIRE(escaped.status.ok());
   CHECK(escaped.items.size() == 1);
+  Split utf8 = Run("{\"cl\xc3\xa9\":1,\"items\":[{}]}", 3);  // "clé"
+  REQUIRE(utf8.status.ok());
+  CHECK(utf8.fields.at(0).key == "cl\xc3\xa9");
+  CHECK(utf8.items.size() == 1);
   Split object = Run(R"({"kind":"Pod","metadata":{"name":"p"}})", 5);
   REQUIRE(object.status.ok());
   CHECK(object.items.empty());
@@ -99,6 +103,9 @@ TEST_CASE("list stream: broken structure is refused with the byte offset") {
            Case{R"({"kind" "List"})", "invalid JSON at byte 8: expected ':' after a field name"},
            Case{R"({"items":[{"a":1})", "invalid JSON at byte 17: the text ends inside the root object"},
            Case{R"({"items":[]}} )", "invalid JSON at byte 12: text after the end of the root object"},
+           Case{"{\"k\xff\":1}", "invalid JSON at byte 1: invalid field name"},
+           Case{"{\"k\x01\":1}", "invalid JSON at byte 1: invalid field name"},
+           Case{R"({"k\q":1})", "invalid JSON at byte 1: invalid field name"},
        }) {
     for (size_t piece : {size_t(1), size_t(7), c.text.size() + 1}) {
       Split s = Run(c.text, piece);
