@@ -2,18 +2,19 @@
 // Reflector: keeps a ReflectorStore equal to one kind of API object (all Nodes, all live Pods) by
 // listing and then watching, in its own thread.
 //
-// Loop: list (paged as client-go's pager does: `limit` 500, following `continue`; a 410 Expired
-// on a later page, the token having expired, lists again at once without paging), handing the store
-// each item as its page's bytes arrive (k8s/list_stream.h: memory for one page's piece, not the
-// list), then watch from the list's resourceVersion with allowWatchBookmarks; each event goes to Upsert/Remove and advances the
-// resourceVersion (bookmarks too). A watch that ends cleanly (server timeoutSeconds) is re-opened
-// from the last resourceVersion at once; 410 Gone (HTTP or an ERROR event) forces a new list;
-// other failures (dropped connection, 5xx, 401 - the token file is re-read) wait an exponential
-// backoff with jitter and re-watch. Every request is bounded by timeouts and Stop() aborts the one
-// in flight, so Stop() returns promptly.
+// Loop: list (paged as client-go's pager does: `limit` 500, following `continue`; a 410 Expired on a
+// later page, the token having expired, lists again at once without paging), handing the store each
+// item as its page's bytes arrive (k8s/list_stream.h: memory for a piece of one page, not the list),
+// then watch from the list's resourceVersion with allowWatchBookmarks; each event goes to
+// Upsert/Remove and advances the resourceVersion (bookmarks too). A watch that ends cleanly (server
+// timeoutSeconds) is re-opened from the last resourceVersion at once; 410 Gone (HTTP or an ERROR
+// event) forces a new list; other failures (dropped connection, 5xx, 401 - the token file is re-read)
+// wait an exponential backoff with jitter and re-watch. Every request is bounded by timeouts and
+// Stop() aborts the one in flight, so Stop() returns promptly.
 //
 // The store is called only from the reflector's thread. synced() turns true after the first
-// completed list (EndList) and stays true (a later re-list keeps serving the previous state until it completes).
+// completed list (EndList) and stays true (a later re-list updates objects as its pages arrive and
+// deletes what it lacks once complete).
 // connected() says whether the API server is answering: true after a completed list and from the
 // first line (event or bookmark) of each watch, false after a failed list or a broken watch until
 // one of those again. A healthy watch that is quiet keeps it; kube-apiserver sends a bookmark at
@@ -25,6 +26,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
