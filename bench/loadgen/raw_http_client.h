@@ -1,5 +1,6 @@
 #pragma once
-// RawHttpClient: the client side of extender_loadgen - HTTP/1.1 POST over one keep-alive connection
+// RawHttpClient: the client side of extender_loadgen and extender_soak - HTTP/1.1 requests over one
+// keep-alive connection
 // with large socket reads, as kube-scheduler's Go client reads. cpp-httplib's client reads 4 KB at
 // a time with a poll before each read, which for a 3.4 MB full-node reply costs more than the server
 // does; measuring through it would time the client.
@@ -30,10 +31,12 @@ class RawHttpClient {
   RawHttpClient& operator=(const RawHttpClient&) = delete;
 
   // Sends the request and reads the whole reply. Returns the HTTP status, 0 on any failure.
-  int Post(std::string_view path, std::string_view body) {
+  int Post(std::string_view path, std::string_view body) { return Send("POST", path, body); }
+  int Send(std::string_view method, std::string_view path, std::string_view body) {
     if (fd_ < 0 && !Connect()) return 0;
     request_.clear();
-    request_ += "POST ";
+    request_ += method;
+    request_ += ' ';
     request_ += path;
     request_ += " HTTP/1.1\r\nHost: loadgen\r\nContent-Type: application/json\r\nContent-Length: ";
     request_ += std::to_string(body.size());
@@ -57,7 +60,7 @@ class RawHttpClient {
     last_body_ = std::string_view(buffer_.data() + header_end + 4, length);
     return status;
   }
-  // The body of the last successful Post; valid until the next Post.
+  // The body of the last successful request; valid until the next one.
   std::string_view last_body() const { return last_body_; }
 
  private:

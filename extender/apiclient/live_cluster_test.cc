@@ -76,6 +76,25 @@ TEST_CASE("live: first list of both kinds makes it ready, only live GPU pods rea
   CHECK(f.server.lists("nodes") == 3);  // 5 nodes in pages of 2.
 }
 
+TEST_CASE("live: the first list follows continue tokens, and an expired token lists again without paging") {
+  Fixture f;
+  for (int i = 1; i <= 5; ++i) f.server.Put("nodes", NodeJson("n" + std::to_string(i), 8));
+  f.server.Put("pods", PodJson("ml", "bound", "uid-bound", 4, "n5", "0,1,2,3", "Running"));
+  f.server.ExpireNextContinue();  // Page 2 of the nodes gets 410 Expired.
+  auto live = f.Start();
+  REQUIRE(WaitFor([&] { return live->ready(); }));
+  CHECK(f.sink.nodes().size() == 5);
+  CHECK(f.sink.pods().count("uid-bound") == 1);
+  CHECK(f.server.lists("nodes") == 3);  // Page 1, page 2 (410), then one list of all 5.
+  CHECK(f.server.unpaged_lists() == 1);
+  CHECK(f.server.lists("pods") == 1);
+  CHECK(live->node_reflector().lists() == 1);
+  std::lock_guard<std::mutex> lock(f.logs_mu);
+  bool logged = false;
+  for (const auto& m : f.logs) logged |= m.find("continue token expired; listing without paging") != std::string::npos;
+  CHECK(logged);
+}
+
 TEST_CASE("live: not ready while the API server refuses us") {
   Fixture f;
   f.server.SetTokens({"other"});

@@ -14,10 +14,10 @@ std::string MetaField(const nlohmann::json& object, const char* field) {
 
 }  // namespace
 
-bool NodeStore::Apply(const nlohmann::json& object, std::string* name) {
-  auto node = k8s::DecodeNode(object.dump());
+bool NodeStore::Apply(std::string_view json, std::string* name) {
+  auto node = k8s::DecodeNode(json);
   if (!node.ok()) {
-    log_("node " + MetaField(object, "name") + " skipped: " + node.error());
+    log_("node skipped: " + node.error());
     return false;
   }
   sink_.ApplyNode(*node);
@@ -25,21 +25,24 @@ bool NodeStore::Apply(const nlohmann::json& object, std::string* name) {
   return true;
 }
 
-void NodeStore::Replace(std::vector<nlohmann::json>& items) {
-  std::unordered_set<std::string> seen;
-  for (const auto& item : items) {
-    std::string name;
-    if (Apply(item, &name)) seen.insert(std::move(name));
-  }
+void NodeStore::ListItem(std::string_view json) {
+  std::string name;
+  if (!Apply(json, &name)) return;
+  known_.insert(name);  // Known at once: a list that fails later must still be able to delete it.
+  listed_.insert(std::move(name));
+}
+
+void NodeStore::EndList() {
   for (const auto& name : known_) {
-    if (!seen.count(name)) sink_.DeleteNode(name);  // Deleted while we were not watching.
+    if (!listed_.count(name)) sink_.DeleteNode(name);  // Deleted while we were not watching.
   }
-  known_ = std::move(seen);
+  known_ = std::move(listed_);
+  listed_.clear();
 }
 
 void NodeStore::Upsert(const nlohmann::json& object) {
   std::string name;
-  if (Apply(object, &name)) known_.insert(std::move(name));
+  if (Apply(object.dump(), &name)) known_.insert(std::move(name));
 }
 
 void NodeStore::Remove(const nlohmann::json& object) {
@@ -49,15 +52,15 @@ void NodeStore::Remove(const nlohmann::json& object) {
   known_.erase(name);
 }
 
-std::string PodStore::Apply(const nlohmann::json& object, bool* decoded) {
-  auto pod = k8s::DecodePod(object.dump());
-  *decoded = pod.ok();
+std::string PodStore::Apply(std::string_view json, std::string* uid_read) {
+  auto pod = k8s::DecodePod(json);
+  uid_read->clear();
   if (!pod.ok()) {
-    log_("pod " + MetaField(object, "namespace") + "/" + MetaField(object, "name") +
-         " skipped: " + pod.error());
+    log_("pod skipped: " + pod.error());
     return {};
   }
   const std::string& uid = pod->meta.uid;
+  *uid_read = uid;
   if (pod->gpus <= 0 || pod->terminated()) {
     if (known_.count(uid)) sink_.DeletePod(uid);  // Finished: its GPUs are free.
     return {};
@@ -66,26 +69,32 @@ std::string PodStore::Apply(const nlohmann::json& object, bool* decoded) {
   return uid;
 }
 
-void PodStore::Replace(std::vector<nlohmann::json>& items) {
-  std::unordered_set<std::string> seen;
-  for (const auto& item : items) {
-    bool decoded = false;
-    std::string uid = Apply(item, &decoded);
-    if (!uid.empty()) seen.insert(std::move(uid));
+void PodStore::ListItem(std::string_view json) {
+  std::string uid_read;
+  std::string uid = Apply(json, &uid_read);
+  if (!uid.empty()) {
+    known_.insert(uid);
+    listed_.insert(std::move(uid));
+  } else if (!uid_read.empty()) {
+    known_.erase(uid_read);
   }
+}
+
+void PodStore::EndList() {
   for (const auto& uid : known_) {
-    if (!seen.count(uid)) sink_.DeletePod(uid);
+    if (!listed_.count(uid)) sink_.DeletePod(uid);
   }
-  known_ = std::move(seen);
+  known_ = std::move(listed_);
+  listed_.clear();
 }
 
 void PodStore::Upsert(const nlohmann::json& object) {
-  bool decoded = false;
-  std::string uid = Apply(object, &decoded);
+  std::string uid_read;
+  std::string uid = Apply(object.dump(), &uid_read);
   if (!uid.empty()) {
     known_.insert(std::move(uid));
-  } else if (decoded) {
-    known_.erase(MetaField(object, "uid"));
+  } else if (!uid_read.empty()) {
+    known_.erase(uid_read);
   }
 }
 

@@ -22,33 +22,40 @@ using LogFn = std::function<void(const std::string&)>;
 class NodeStore final : public ReflectorStore {
  public:
   NodeStore(ClusterSink& sink, LogFn log) : sink_(sink), log_(std::move(log)) {}
-  void Replace(std::vector<nlohmann::json>& items) override;
+  void BeginList() override { listed_.clear(); }
+  void ListItem(std::string_view json) override;
+  void EndList() override;
   void Upsert(const nlohmann::json& object) override;
   void Remove(const nlohmann::json& object) override;
   size_t size() const { return known_.size(); }
 
  private:
-  bool Apply(const nlohmann::json& object, std::string* name);
+  bool Apply(std::string_view json, std::string* name);
   ClusterSink& sink_;
   LogFn log_;
-  std::unordered_set<std::string> known_;  // Node names forwarded.
+  std::unordered_set<std::string> known_;   // Node names forwarded.
+  std::unordered_set<std::string> listed_;  // Names the list in progress has had.
 };
 
 class PodStore final : public ReflectorStore {
  public:
   PodStore(ClusterSink& sink, LogFn log) : sink_(sink), log_(std::move(log)) {}
-  void Replace(std::vector<nlohmann::json>& items) override;
+  void BeginList() override { listed_.clear(); }
+  void ListItem(std::string_view json) override;
+  void EndList() override;
   void Upsert(const nlohmann::json& object) override;
   void Remove(const nlohmann::json& object) override;
   size_t size() const { return known_.size(); }
 
  private:
-  // Returns the uid if the pod is now held in the sink, "" otherwise (then *decoded says whether
-  // the object was readable at all; an unreadable update leaves the last good state in place).
-  std::string Apply(const nlohmann::json& object, bool* decoded);
+  // Returns the uid if the pod is now held in the sink, "" otherwise (then *uid_read is the pod's
+  // uid when the object was readable at all, "" if not; an unreadable update leaves the last good
+  // state in place).
+  std::string Apply(std::string_view json, std::string* uid_read);
   ClusterSink& sink_;
   LogFn log_;
-  std::unordered_set<std::string> known_;  // Pod uids forwarded and not deleted.
+  std::unordered_set<std::string> known_;   // Pod uids forwarded and not deleted.
+  std::unordered_set<std::string> listed_;  // Uids the list in progress holds in the sink.
 };
 
 }  // namespace topofit::apiclient

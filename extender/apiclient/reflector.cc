@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "extender/apiclient/backoff.h"
 #include "extender/apiclient/watch_event.h"
+#include "extender/k8s/list_stream.h"
 
 namespace topofit::apiclient {
 
@@ -86,7 +87,7 @@ void Reflector::Run(const Reflector* gate) {
 }
 
 Result<std::string> Reflector::List() {
-  std::vector<nlohmann::json> items;
+  store_.BeginList();
   std::string cont, rv;
   bool paged = options_.page_size > 0;
   for (;;) {
@@ -95,32 +96,48 @@ Result<std::string> Reflector::List() {
     if (!options_.field_selector.empty()) path += "fieldSelector=" + UrlEncode(options_.field_selector) + "&";
     if (!cont.empty()) path += "continue=" + UrlEncode(cont) + "&";
     path.pop_back();
-    std::string body;
+    k8s::ListStream page([this](int, std::string_view item) {
+      store_.ListItem(item);
+      return Status::Ok();
+    });
+    Status parsed;
     auto res = api_.Stream(
-        path, [&](const char* d, size_t n) { body.append(d, n); return true; }, options_.list_timeout,
-        &handle_);
+        path,
+        [&](const char* d, size_t n) {
+          parsed = page.Feed(std::string_view(d, n));
+          return parsed.ok();
+        },
+        options_.list_timeout, &handle_);
+    if (!parsed.ok()) return Error{"list: " + parsed.error()};
     if (!res.ok()) return Error{res.error()};
     if (res->status == 410 && !cont.empty()) {
-      // The continue token expired between pages: start over with one unpaged list.
+      // The continue token expired between pages: start over with one unpaged list, as client-go's
+      // pager does (FullListIfExpired).
       Log("list continue token expired; listing without paging");
-      items.clear();
+      store_.BeginList();
       cont.clear();
       paged = false;
       continue;
     }
     if (res->status != 200) return Error{ApiErrorMessage(*res)};
-    auto j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object()) return Error{"list: response is not a JSON object"};
-    auto meta = j.value("metadata", nlohmann::json::object());
-    rv = meta.is_object() ? meta.value("resourceVersion", std::string()) : std::string();
-    cont = meta.is_object() ? meta.value("continue", std::string()) : std::string();
-    if (auto it = j.find("items"); it != j.end() && it->is_array()) {
-      for (auto& item : *it) items.push_back(std::move(item));
+    if (Status s = page.Finish(); !s.ok()) return Error{"list: " + s.error()};
+    rv.clear();
+    cont.clear();
+    for (const k8s::ListStream::Field& f : page.fields()) {
+      if (f.key != "metadata") continue;
+      auto meta = nlohmann::json::parse(f.json, nullptr, /*allow_exceptions=*/false);
+      if (!meta.is_object()) continue;
+      auto text = [&](const char* key) {
+        auto it = meta.find(key);
+        return it != meta.end() && it->is_string() ? it->get<std::string>() : std::string();
+      };
+      rv = text("resourceVersion");
+      cont = text("continue");
     }
     if (cont.empty()) break;
   }
   if (rv.empty()) return Error{"list: no metadata.resourceVersion"};
-  store_.Replace(items);
+  store_.EndList();
   lists_.fetch_add(1);
   synced_.store(true, std::memory_order_release);
   SetConnected(true);

@@ -2,16 +2,19 @@
 // Reflector: keeps a ReflectorStore equal to one kind of API object (all Nodes, all live Pods) by
 // listing and then watching, in its own thread.
 //
-// Loop: list (paged, `limit`), Replace the store with the full result, then watch from the list's
-// resourceVersion with allowWatchBookmarks; each event goes to Upsert/Remove and advances the
-// resourceVersion (bookmarks too). A watch that ends cleanly (server timeoutSeconds) is re-opened
-// from the last resourceVersion at once; 410 Gone (HTTP or an ERROR event) forces a new list;
-// other failures (dropped connection, 5xx, 401 - the token file is re-read) wait an exponential
-// backoff with jitter and re-watch. Every request is bounded by timeouts and Stop() aborts the one
-// in flight, so Stop() returns promptly.
+// Loop: list (paged as client-go's pager does: `limit` 500, following `continue`; a 410 Expired on a
+// later page, the token having expired, lists again at once without paging), handing the store each
+// item as its page's bytes arrive (k8s/list_stream.h: memory for a piece of one page, not the list),
+// then watch from the list's resourceVersion with allowWatchBookmarks; each event goes to
+// Upsert/Remove and advances the resourceVersion (bookmarks too). A watch that ends cleanly (server
+// timeoutSeconds) is re-opened from the last resourceVersion at once; 410 Gone (HTTP or an ERROR
+// event) forces a new list; other failures (dropped connection, 5xx, 401 - the token file is re-read)
+// wait an exponential backoff with jitter and re-watch. Every request is bounded by timeouts and
+// Stop() aborts the one in flight, so Stop() returns promptly.
 //
 // The store is called only from the reflector's thread. synced() turns true after the first
-// Replace and stays true (a later re-list keeps serving the previous state until it completes).
+// completed list (EndList) and stays true (a later re-list updates objects as its pages arrive and
+// deletes what it lacks once complete).
 // connected() says whether the API server is answering: true after a completed list and from the
 // first line (event or bookmark) of each watch, false after a failed list or a broken watch until
 // one of those again. A healthy watch that is quiet keeps it; kube-apiserver sends a bookmark at
@@ -23,6 +26,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -32,10 +36,15 @@
 
 namespace topofit::apiclient {
 
+// A list is BeginList, ListItem for each object of every page (its JSON as the server sent it), then
+// EndList once the last page is in: what that list did not have is gone. A list that fails part way
+// begins again with BeginList; the objects it had delivered stay (they were current when listed).
 class ReflectorStore {
  public:
   virtual ~ReflectorStore() = default;
-  virtual void Replace(std::vector<nlohmann::json>& items) = 0;  // The complete current set.
+  virtual void BeginList() = 0;
+  virtual void ListItem(std::string_view json) = 0;
+  virtual void EndList() = 0;
   virtual void Upsert(const nlohmann::json& object) = 0;
   virtual void Remove(const nlohmann::json& object) = 0;
 };

@@ -39,6 +39,7 @@ struct ServeFlags {
   std::string client_ca_file;
   double kube_api_qps = apiclient::ApiClientOptions{}.qps;
   int kube_api_burst = apiclient::ApiClientOptions{}.burst;
+  int kube_api_list_limit = apiclient::LiveOptions{}.page_size;
 };
 
 // SIGTERM/SIGINT only write a byte here (async-signal-safe); the main thread does the shutdown.
@@ -109,6 +110,7 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
   live.context = flags.context;
   live.api.qps = flags.kube_api_qps;
   live.api.burst = flags.kube_api_burst;
+  live.page_size = flags.kube_api_list_limit;
   live.in_cluster = flags.in_cluster || (flags.kubeconfig.empty() && flags.snapshot.empty() &&
                                          std::getenv("KUBERNETES_SERVICE_HOST"));
   std::shared_ptr<apiclient::ApiClient> api;
@@ -120,17 +122,30 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
     }
     api = *connected;
   }
-  Result<k8s::Snapshot> snapshot = api ? k8s::Snapshot{} : flags.snapshot.empty() ? k8s::LoadDemoCluster() : k8s::LoadSnapshotFile(flags.snapshot);
-  if (!snapshot) {
-    Log(LogLevel::kError, "cannot serve", {{"error", snapshot.error()}});
-    return 2;
-  }
   auto app = server::ExtenderApp::Create(cfg, flags.record, api ? std::make_unique<apiclient::ApiWriter>(api) : nullptr);
   if (!app) {
     Log(LogLevel::kError, "cannot serve", {{"error", app.error()}});
     return 2;
   }
   server::ExtenderApp& a = **app;
+  // Snapshot mode: the file streams into the model (the demo cluster is small and compiled in).
+  server::ExtenderApp::Loaded loaded;
+  if (!api && flags.snapshot.empty()) {
+    auto demo = k8s::LoadDemoCluster();
+    if (!demo) {
+      Log(LogLevel::kError, "cannot serve", {{"error", demo.error()}});
+      return 2;
+    }
+    a.Load(*demo);
+    loaded = {demo->nodes.size(), demo->pods.size()};
+  } else if (!api) {
+    auto from_file = a.LoadFile(flags.snapshot);
+    if (!from_file) {
+      Log(LogLevel::kError, "cannot serve", {{"error", from_file.error()}});
+      return 2;
+    }
+    loaded = *from_file;
+  }
   Status bound = a.server().Bind();
   if (!bound.ok()) {
     Log(LogLevel::kError, "cannot serve", {{"error", bound.error()}});
@@ -141,16 +156,14 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
     live.on_ready = [&a] { a.server().SetReady(true); };
     live.on_watch_state = [&a](const std::string& kind, bool connected) { a.metrics().SetWatchConnected(kind, connected); };
     watch = apiclient::StartLiveCluster(live, api, a.model());
-  } else {
-    a.Load(*snapshot);
   }
   Log(LogLevel::kInfo, "serving",
       {{"listen", fmt::format("{}:{}", cfg.server.host, a.server().port())},
        {"tls", !cfg.server.tls.enabled() ? "off" : cfg.server.tls.client_ca_file.empty() ? "on" : "on, client certificates required"},
        {"ops", fmt::format("{}:{}", cfg.server.ops_port >= 0 ? cfg.server.ops_host : cfg.server.host, a.server().ops_port())},
        {"prefix", cfg.server.url_prefix},
-       {"nodes", std::to_string(snapshot->nodes.size())},
-       {"pods", std::to_string(snapshot->pods.size())},
+       {"nodes", std::to_string(loaded.nodes)},
+       {"pods", std::to_string(loaded.pods)},
        {"source", api ? api->config().server : flags.snapshot.empty() ? "demo" : flags.snapshot}});
   if (!api && flags.snapshot.empty() && !cfg.server.tls.enabled()) PrintTryIt(cfg, a.server().port());
   if (pipe(g_signal_pipe) != 0) {
@@ -200,6 +213,11 @@ CommandRun SetupServe(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--kube-api-burst", flags->kube_api_burst, "Requests allowed at once above --kube-api-qps")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub.add_option("--kube-api-list-limit", flags->kube_api_list_limit,
+                 "Objects per page when listing nodes and pods (`limit`, followed by `continue`, as client-go "
+                 "lists); 0: one unpaged list")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   sub.add_flag("--filter-keeps-best", flags->filter_keeps_best,
                "Filter passes only the best-scored nodes, so kube-scheduler needs no prioritizeVerb "

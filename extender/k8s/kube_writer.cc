@@ -22,11 +22,17 @@ Status InMemoryKubeWriter::Bind(const std::string& ns, const std::string& name, 
 void InMemoryKubeWriter::RecordPodEvent(PodEvent event) {
   std::lock_guard<std::mutex> lock(mu_);
   events_.push_back(std::move(event));
+  if (events_.size() > kMaxEvents) events_.pop_front();
 }
 
 std::vector<PodEvent> InMemoryKubeWriter::Events() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return events_;
+  return {events_.begin(), events_.end()};
+}
+
+bool InMemoryKubeWriter::Forget(const std::string& ns, const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pods_.erase(ns + "/" + name) > 0;
 }
 
 void InMemoryKubeWriter::FailNextBind(std::string message) {

@@ -8,6 +8,7 @@
 // tests and snapshot mode; the API client of extender/apiclient/ implements the same interface.
 // Implementations must be thread-safe: binds run concurrently. Errors are returned, never thrown.
 
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -37,7 +38,8 @@ class KubeWriter {
                       const std::string& node, const std::map<std::string, std::string>& annotations) = 0;
 };
 
-// Records the writes; a pod can be bound once (a second Bind fails, as the API server's does).
+// Records the writes; a pod can be bound once (a second Bind fails, as the API server's does) until
+// Forget (the pod was deleted). Keeps the last kMaxEvents events: snapshot mode serves for months.
 // FailNextBind makes the next call fail, for tests of the rollback path.
 class InMemoryKubeWriter : public KubeWriter {
  public:
@@ -51,6 +53,9 @@ class InMemoryKubeWriter : public KubeWriter {
               const std::map<std::string, std::string>& annotations) override;
   void RecordPodEvent(PodEvent event) override;
 
+  static constexpr size_t kMaxEvents = 1000;
+  // The pod ns/name is gone: a pod of that name may be bound again. False when none was bound.
+  bool Forget(const std::string& ns, const std::string& name);
   void FailNextBind(std::string message);
   std::vector<PodEvent> Events() const;
   // "ns/name" -> what was written.
@@ -62,7 +67,7 @@ class InMemoryKubeWriter : public KubeWriter {
   std::map<std::string, BoundPod> pods_;
   size_t binds_ = 0;
   std::string fail_bind_;
-  std::vector<PodEvent> events_;
+  std::deque<PodEvent> events_;
 };
 
 }  // namespace topofit::k8s

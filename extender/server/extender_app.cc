@@ -1,5 +1,9 @@
 #include "extender/server/extender_app.h"
 
+#include <fmt/format.h>
+
+#include "base/json_writer.h"
+
 namespace topofit::server {
 
 Result<std::unique_ptr<ExtenderApp>> ExtenderApp::Create(const ServeConfig& config, const std::string& record_path,
@@ -34,7 +38,43 @@ void ExtenderApp::Load(const k8s::Snapshot& snapshot) {
   for (const auto& node : snapshot.nodes) model_->ApplyNode(node);
   for (const auto& pod : snapshot.pods) model_->ApplyPod(pod);
   verbs_->SetLearnNodes(true);  // No watch in snapshot mode: full-node requests may name new nodes.
+  // No watch either to tell that a pod is gone: DELETE /api/v1/pods/NS/NAME does.
+  server_->SetPodDeleter([this](std::string_view ns, std::string_view name) { return DeletePod(ns, name); });
   server_->SetReady(true);
+}
+
+Result<ExtenderApp::Loaded> ExtenderApp::LoadFile(const std::string& path) {
+  Loaded n;
+  k8s::SnapshotSink sink{[&](k8s::NodeObject&& node) {
+                           model_->ApplyNode(node);
+                           ++n.nodes;
+                         },
+                         [&](k8s::PodObject&& pod) {
+                           model_->ApplyPod(pod);
+                           ++n.pods;
+                         }};
+  if (Status s = k8s::StreamSnapshotFile(path, sink); !s.ok()) return Error{s.error()};
+  Load(k8s::Snapshot{});
+  return n;
+}
+
+}  // namespace topofit::server
+
+namespace topofit::server {
+
+Reply ExtenderApp::DeletePod(std::string_view ns, std::string_view name) {
+  auto pod = model_->PodByName(ns, name);
+  if (pod) model_->DeletePod(pod->uid);
+  bool forgotten = false;
+  if (auto* memory = dynamic_cast<k8s::InMemoryKubeWriter*>(writer_.get()))
+    forgotten = memory->Forget(std::string(ns), std::string(name));
+  if (!pod && !forgotten) return JsonErrorReply(404, fmt::format("pod {}/{} is not in the model", ns, name));
+  std::string body = R"({"deleted":)";
+  AppendJsonString(body, fmt::format("{}/{}", ns, name));
+  body += R"(,"freedGpus":)" + std::to_string(pod ? pod->count : 0) + "}";
+  Reply r;
+  r.body = std::move(body);
+  return r;
 }
 
 }  // namespace topofit::server

@@ -28,6 +28,17 @@ class ExtenderApp {
 
   // Applies every node, then every pod, of a snapshot to the model and marks the server ready.
   void Load(const k8s::Snapshot& snapshot);
+  // Streams a snapshot file into the model (k8s::StreamSnapshotFile: one item in memory at a time,
+  // applied in the order of the file; a pod before its node waits in the model for it), then as
+  // Load. Returns how many nodes and pods it read; an Error leaves the server not ready.
+  struct Loaded {
+    size_t nodes = 0, pods = 0;
+  };
+  Result<Loaded> LoadFile(const std::string& path);
+
+  // Snapshot mode's DELETE /api/v1/pods/NS/NAME (set by Load): the pod's holding leaves the model
+  // (its GPUs are free) and the in-memory writer forgets its bind. 404 when neither knew it.
+  Reply DeletePod(std::string_view ns, std::string_view name);
 
   model::ClusterModel& model() { return *model_; }
   model::Pipeline& pipeline() { return *pipeline_; }

@@ -127,6 +127,11 @@ Reply ExtenderServer::Ops(const HttpRequest& req) {
     if (Segments(path, "/api/v1/pods/", 2, parts)) return query_->Pod(parts[0], parts[1]);
   } else if (req.method == "POST" && path == "/api/v1/explain") {
     return query_->Explain(req.body, req.QueryParam("nodes"));
+  } else if (req.method == "DELETE" && Segments(path, "/api/v1/pods/", 2, parts)) {
+    if (!pod_deleter_) {
+      return JsonErrorReply(405, "pods are deleted through the API server: the watch tells the model (live mode)");
+    }
+    return pod_deleter_(parts[0], parts[1]);
   }
   Reply none;
   none.status = 404;

@@ -8,6 +8,7 @@
 //   GET  /readyz                                   200 once the model is loaded (SetReady), else 503
 //   GET  /metrics                                  Prometheus text
 //   /api/v1/...                                    QueryApi
+//   DELETE /api/v1/pods/NS/NAME                    the pod is gone (SetPodDeleter: snapshot mode only)
 //   GET  /ui                                       the web view (ui_assets.h), which polls the QueryApi
 // The last five move to a second listener with ServerOptions::ops_port (--ops-listen). With TLS
 // credentials the first listener (verbs, and the rest unless they moved) speaks HTTPS only.
@@ -20,6 +21,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -78,6 +80,10 @@ class ExtenderServer {
   int port() const { return http_->port(); }
   int ops_port() const { return ops_ ? ops_->port() : port(); }  // Where /metrics etc. answer.
   void SetReady(bool ready) { ready_.store(ready); }
+  // Serves DELETE /api/v1/pods/NS/NAME with `deleter` (before Start). Without one - live mode, where
+  // pods are deleted through the API server and the watch tells the model - it answers 405.
+  using PodDeleter = std::function<Reply(std::string_view ns, std::string_view name)>;
+  void SetPodDeleter(PodDeleter deleter) { pod_deleter_ = std::move(deleter); }
 
  private:
   // Answers one request: the verbs when `verbs`, /healthz, /readyz, /metrics and /api/v1 when `ops`.
@@ -87,6 +93,7 @@ class ExtenderServer {
   std::string TooLarge(const HttpRequest& req) const;  // Why a body over the limit was refused.
 
   ServerOptions options_;
+  PodDeleter pod_deleter_;
   ExtenderVerbs* verbs_;
   const QueryApi* query_;
   const Metrics* metrics_;

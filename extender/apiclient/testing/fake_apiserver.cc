@@ -145,6 +145,16 @@ void FakeApiServer::CompactHistory() {
   cv_.notify_all();
 }
 
+void FakeApiServer::ExpireNextContinue() {
+  std::lock_guard<std::mutex> lock(mu_);
+  expire_next_continue_ = true;
+}
+
+int FakeApiServer::unpaged_lists() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return unpaged_lists_;
+}
+
 void FakeApiServer::NextWatchHttpGone() {
   std::lock_guard<std::mutex> lock(mu_);
   next_watch_gone_ = true;

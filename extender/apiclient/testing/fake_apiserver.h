@@ -47,6 +47,11 @@ class FakeApiServer {
   void DropWatches();            // Closes every open watch without the final chunk.
   void CompactHistory();         // Older resourceVersions are gone: open watches get ERROR 410.
   void NextWatchHttpGone();      // The next watch request gets HTTP 410.
+  // The next list request with a continue token gets HTTP 410 Expired (the token outlived etcd's
+  // compaction), as kube-apiserver answers.
+  void ExpireNextContinue();
+  // Lists served so far without `limit`, for every kind.
+  int unpaged_lists();
   void SetTokens(std::set<std::string> tokens);  // Empty: no bearer check.
   void FailNextBinding(int status, const std::string& message);
 
@@ -86,6 +91,8 @@ class FakeApiServer {
   int drop_generation_ = 0;
   int compact_generation_ = 0;
   bool next_watch_gone_ = false;
+  bool expire_next_continue_ = false;
+  int unpaged_lists_ = 0;
   bool stopping_ = false;
   std::set<std::string> tokens_;
   std::map<std::string, Collection> kinds_;

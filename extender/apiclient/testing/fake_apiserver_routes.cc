@@ -50,6 +50,14 @@ void FakeApiServer::ServeList(const void* request, void* response, const std::st
   std::lock_guard<std::mutex> lock(mu_);
   auto& c = kinds_[kind];
   ++c.lists;
+  if (limit == 0) ++unpaged_lists_;
+  if (offset > 0 && expire_next_continue_) {
+    expire_next_continue_ = false;
+    Reply(res, 410, Status(410, "Expired",
+                           "The provided continue parameter is too old to display a consistent list result. "
+                           "You can start a new list without the continue parameter."));
+    return;
+  }
   json items = json::array();
   for (const auto& [key, object] : c.items) {
     if (selector && kind == "pods" && Terminated(object)) continue;

@@ -375,3 +375,45 @@ func TestTopofitPreemptionByPriorityClass(t *testing.T) {
 		}
 	}
 }
+
+// TestTopofitPagedFirstList: topofit lists the real kube-apiserver in pages (`--kube-api-list-limit 2`:
+// 5 nodes and 5 pods take 3 pages each, so the server hands out continue tokens and topofit must follow
+// them). After a restart its model, rebuilt from those pages alone, knows every node and every held GPU:
+// 5 more 4-GPU pods fill exactly the 20 GPUs left, none given twice.
+func TestTopofitPagedFirstList(t *testing.T) {
+	ext := &harness.TopofitExtender{Binary: harness.TopofitBinary(t), Args: []string{"--kube-api-list-limit", "2"}}
+	c := harness.Start(t, harness.Options{Extender: ext})
+	ctx := context.Background()
+	for i := 0; i < 5; i++ {
+		c.CreateNodes(ctx, harness.GPUNode(fmt.Sprintf("a100-%d", i), 8, "hgx-a100-8"))
+	}
+	time.Sleep(500 * time.Millisecond)
+	held := map[string]string{}
+	hold := func(name string) {
+		node, ids := scheduled(t, c, name, 4, 8)
+		for _, id := range ids {
+			k := fmt.Sprintf("%s/%d", node, id)
+			if other, dup := held[k]; dup {
+				t.Fatalf("%s: %s already held by %s", name, k, other)
+			}
+			held[k] = name
+		}
+	}
+	for i := 0; i < 5; i++ {
+		mustCreate(t, c, harness.GPUPod(fmt.Sprintf("before-%d", i), 4))
+		hold(fmt.Sprintf("before-%d", i))
+	}
+	if err := ext.Stop(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Start(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		mustCreate(t, c, harness.GPUPod(fmt.Sprintf("after-%d", i), 4))
+		hold(fmt.Sprintf("after-%d", i))
+	}
+	if len(held) != 40 {
+		t.Fatalf("%d of 40 GPUs held", len(held))
+	}
+}
