@@ -126,6 +126,11 @@ class KubeletModel {
   }
 
   const std::map<Key, DeviceList>& holdings() const { return holdings_; }
+  DeviceList devices() const {
+    DeviceList out;
+    for (const auto& [id, ok] : healthy_) out.push_back(id);
+    return out;
+  }
   const std::map<std::string, std::string>& known() const { return known_; }  // namespace/name -> uid
   int random_fills() const { return random_fills_; }
   int preferred_calls() const { return preferred_calls_; }
