@@ -12,7 +12,8 @@
 # Not done: `kubectl apply --dry-run=client`. It cannot run offline: even a client-side dry run maps
 # each kind to its REST resource through the API server's discovery endpoints and fetches the live
 # object to compute the patch, so without a server it fails on the first object. The e2e suite's
-# real kube-apiserver is where the rendered objects can be checked by the server.
+# real kube-apiserver checks the rendered objects and their pods with a server-side dry run
+# (test/e2e/tests/manifests_test.go, ctest "e2e: manifests (server-side dry run)").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 kustomize=${KUSTOMIZE:-$("$root/test/deploy/build-go-tool.sh" kustomize kustomize sigs.k8s.io/kustomize/kustomize/v5)}

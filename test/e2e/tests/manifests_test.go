@@ -26,7 +26,9 @@ import (
 // manifests/ as kustomize renders it (the base and every overlay), applied to the real
 // kube-apiserver with a server-side dry run (`kubectl apply --server-side --dry-run=server`): every
 // object passes the server's decoding, defaulting, validation and admission, the namespace being
-// created for real first. The Helm chart's defaults render the same objects (test/deploy/helm-test.sh).
+// created for real first; the pod of every Deployment and DaemonSet, too, as a Pod (the server's pod
+// validation and admission: priority class, RuntimeClass `nvidia` as the README's prerequisites
+// create it). The Helm chart's defaults render the same objects (test/deploy/helm-test.sh).
 // Then the node agent's RBAC, applied for real, is asked of the real authorizer
 // (SubjectAccessReview): its service account may do what `topofit node` does and nothing beside.
 
@@ -113,6 +115,12 @@ func TestManifestsServerSideDryRun(t *testing.T) {
 	for _, o := range overlays {
 		dirs = append(dirs, filepath.Join("manifests", "overlays", filepath.Base(o)))
 	}
+	runtimeClass := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+		"metadata": map[string]any{"name": "nvidia"}, "handler": "nvidia"}}
+	if err := apply(runtimeClass, false); err != nil {
+		t.Fatalf("RuntimeClass nvidia: %v", err)
+	}
 	var agentRBAC []*unstructured.Unstructured
 	for _, dir := range dirs {
 		objs := decodeObjects(t, kustomizeBuild(t, dir))
@@ -129,6 +137,18 @@ func TestManifestsServerSideDryRun(t *testing.T) {
 				t.Errorf("%s: %s %s/%s refused by kube-apiserver: %v", dir, obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 			}
 			kinds[obj.GetKind()]++
+			if obj.GetKind() == "Deployment" || obj.GetKind() == "DaemonSet" {
+				tmpl, _, _ := unstructured.NestedMap(obj.Object, "spec", "template")
+				pod := &unstructured.Unstructured{Object: tmpl}
+				pod.SetAPIVersion("v1")
+				pod.SetKind("Pod")
+				pod.SetNamespace(obj.GetNamespace())
+				pod.SetName(obj.GetName() + "-dry-run")
+				if err := apply(pod, true); err != nil {
+					t.Errorf("%s: the pod of %s %s/%s refused by kube-apiserver: %v", dir, obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+				}
+				kinds["Pod"]++
+			}
 			if dir == "manifests" && obj.GetName() == "topofit-agent" &&
 				(obj.GetKind() == "ServiceAccount" || obj.GetKind() == "ClusterRole" || obj.GetKind() == "ClusterRoleBinding") {
 				agentRBAC = append(agentRBAC, obj)
