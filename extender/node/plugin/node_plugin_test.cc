@@ -372,6 +372,18 @@ TEST_CASE("contract: a backend restart during admission, Allocate waits for it, 
   CHECK(rig.kubelet->Holdings().at({"u1", "c"}) == Sorted({FakeUuid(4), FakeUuid(5)}));
 }
 
+TEST_CASE("contract: --backend-socket dials a backend that never registers, once it answers") {
+  Rig rig(10);
+  rig.options.backend_socket = rig.dir + "/nvidia-gpu.sock";
+  rig.service = std::make_unique<NodeService>(rig.options);
+  REQUIRE(rig.service->Start().ok());  // The backend is not there yet.
+  auto text = ReadFile(kTopo);
+  rig.backend = std::move(FakeBackend::FromTopo(*text).value());
+  REQUIRE(rig.backend->Start(rig.dir + "/nvidia-gpu.sock").ok());
+  REQUIRE(rig.kubelet->WaitForDevices(10s));
+  CHECK(rig.kubelet->Available().size() == 8);
+}
+
 TEST_CASE("contract: --fake-backend runs the backend inside topofit node, registered through the registrar") {
   Rig rig(8);
   rig.options.fake_backend_topo = kTopo;

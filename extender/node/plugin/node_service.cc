@@ -183,6 +183,13 @@ struct NodeService::Impl {
       if (!st.ok() && st.error() != last_file_error) Log(LogLevel::kWarn, "pods file", {{"error", st.error()}});
       last_file_error = st.ok() ? "" : st.error();
     }
+    if (!options.backend_socket.empty() && !backend.connected() && !backend.ever_listed() &&
+        std::chrono::steady_clock::now() >= next_backend_try) {
+      // --backend-socket: dialled until it answers (a backend that registers is dialled on Register).
+      next_backend_try = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+      Status st = backend.Connect(options.backend_socket, std::chrono::milliseconds(500));
+      if (st.ok()) Log(LogLevel::kInfo, "backend connected", {{"socket", options.backend_socket}});
+    }
     ino_t kubelet_now = SocketInode(Path(options.kubelet_socket));
     bool kubelet_restarted = kubelet_now != 0 && kubelet_now != kubelet_inode;
     bool ours_wiped = SocketInode(Path(options.registrar_socket)) != registrar_inode ||
@@ -232,6 +239,7 @@ struct NodeService::Impl {
   std::atomic<bool> registered{false};
   std::atomic<uint64_t> registrations{0};
   bool reconcile_failing = false;
+  std::chrono::steady_clock::time_point next_backend_try{};
   std::string last_file_error, last_register_error;
   std::mutex mu;
   std::condition_variable cv;
@@ -267,8 +275,8 @@ Status NodeService::Start() {
     if (!st.ok()) return st;
   }
   if (!s.options.backend_socket.empty()) {
-    st = s.backend.Connect(s.options.backend_socket);
-    if (!st.ok()) Log(LogLevel::kWarn, "backend not reachable yet; waiting for it to register", {{"error", st.error()}});
+    st = s.backend.Connect(s.options.backend_socket, std::chrono::seconds(1));
+    if (!st.ok()) Log(LogLevel::kWarn, "backend not reachable yet; retrying every second", {{"error", st.error()}});
   }
   s.supervisor = std::thread([&s] { s.Supervise(); });
   s.reconciler = std::thread([&s] { s.ReconcileLoop(); });
