@@ -3,8 +3,8 @@
 # `helm lint` passes in both modes; with default values the chart renders exactly the objects of the
 # kustomize base (`kustomize build manifests`), compared as parsed data, object by object; the values
 # that mirror the overlays render exactly those overlays (agent.nodeLabel -> overlays/gpu-label, the dev
-# values -> overlays/dev); mode=primary renders the extender alone on the control-plane nodes, and with
-# primary.tls serves HTTPS with the Secret's files;
+# values -> overlays/dev, agent.devicePlugin.sidecar=false -> overlays/gpu-operator); mode=primary renders
+# the extender alone on the control-plane nodes, and with primary.tls serves HTTPS with the Secret's files;
 # metrics.enabled=false drops only the metrics Service; namespace.name moves every object and the
 # Lease; bad values are refused with an error that names them. The comparisons are in
 # helm/render_checks.py (python3 with PyYAML).
@@ -33,6 +33,7 @@ echo "ok: the chart carries manifests/base/scheduler-config.yaml"
 "$kustomize" build "$root/manifests" > "$work/base.yaml"
 "$kustomize" build "$root/manifests/overlays/gpu-label" > "$work/gpu-label.yaml"
 "$kustomize" build "$root/manifests/overlays/dev" > "$work/dev.yaml"
+"$kustomize" build "$root/manifests/overlays/gpu-operator" > "$work/gpu-operator.yaml"
 
 render > "$work/helm.yaml" || fail "helm template (default values)"
 check equal "$work/helm.yaml" "$work/base.yaml"
@@ -43,6 +44,9 @@ check equal "$work/helm-gpu-label.yaml" "$work/gpu-label.yaml"
 render --set replicas=1 --set image.tag=dev --set image.pullPolicy=Never --set scheduler.verbosity=4 \
   --set agent.interval=1m > "$work/helm-dev.yaml"
 check equal "$work/helm-dev.yaml" "$work/dev.yaml"
+
+render --set agent.devicePlugin.sidecar=false > "$work/helm-gpu-operator.yaml"
+check equal "$work/helm-gpu-operator.yaml" "$work/gpu-operator.yaml"
 
 render --set mode=primary > "$work/primary.yaml" || fail "helm template (mode=primary)"
 check primary "$work/primary.yaml" "$work/base.yaml"
@@ -69,4 +73,5 @@ refuse /replicas --set replicas=0
 refuse /image/pullPolicy --set image.pullPolicy=Sometimes
 refuse /agent/nodeLabel/values --set-json 'agent.nodeLabel.values=[]'
 refuse /primary/listen --set mode=primary --set primary.listen=localhost
+refuse /agent/devicePlugin/sidecar --set agent.devicePlugin.sidecar=maybe
 echo "PASS"

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Renders manifests/ (the base, every overlay and monitoring/) with kustomize, the engine of `kubectl kustomize`,
 # and checks what the deployment promises: the objects exist, RBAC never names secrets, every
-# container is locked down, the example pods target topofit-scheduler. When an upstream
+# container is locked down (only the node agent's run as root), the node agent's DaemonSet joins
+# `topofit node` and the NVIDIA device plugin on the node (check_node_agent.py), the example pods
+# target topofit-scheduler. Given the topofit binary (first argument), the node agent's arguments
+# are run through `topofit node` and the sidecar's KUBELET_SOCKET is checked against its defaults. When an upstream
 # kube-scheduler from the e2e build is in the cache (or KUBE_SCHEDULER names one), it also loads
 # manifests/base/scheduler-config.yaml into it with --write-config-to, which decodes strictly and
 # validates the configuration, then exits without contacting any API server.
@@ -9,7 +12,8 @@
 # Not done: `kubectl apply --dry-run=client`. It cannot run offline: even a client-side dry run maps
 # each kind to its REST resource through the API server's discovery endpoints and fetches the live
 # object to compute the patch, so without a server it fails on the first object. The e2e suite's
-# real kube-apiserver is where the rendered objects can be checked by the server.
+# real kube-apiserver checks the rendered objects and their pods with a server-side dry run
+# (test/e2e/tests/manifests_test.go, ctest "e2e: manifests (server-side dry run)").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 kustomize=${KUSTOMIZE:-$("$root/test/deploy/build-go-tool.sh" kustomize kustomize sigs.k8s.io/kustomize/kustomize/v5)}
@@ -34,11 +38,10 @@ grep -qw secrets "$base" && fail "RBAC names secrets"
 for role in system:kube-scheduler system:volume-scheduler extension-apiserver-authentication-reader; do
   grep -q "name: $role\$" "$base" || fail "scheduler not bound to $role"
 done
-for want in 'readOnlyRootFilesystem: true' 'allowPrivilegeEscalation: false' '- ALL'; do
-  [ "$(count "$want")" -ge 3 ] || fail "'$want' missing from some container"
+python3 -c 'import yaml' 2>/dev/null || fail "python3 lacks PyYAML (Debian: python3-yaml)"
+for dir in "$root/manifests" "$root"/manifests/overlays/*/; do
+  python3 "$root/test/deploy/check_node_agent.py" containers "$work/$(basename "$dir").yaml" || fail "container security"
 done
-[ "$(count 'runAsNonRoot: true')" -ge 2 ] || fail "runAsNonRoot missing"
-[ "$(count 'type: RuntimeDefault')" -ge 2 ] || fail "seccomp RuntimeDefault missing"
 [ "$(count 'path: /healthz')" -ge 2 ] && [ "$(count 'path: /readyz')" -ge 2 ] || fail "probes missing"
 grep -q 'prometheus.io/scrape: "true"' "$base" || fail "metrics Service lacks scrape annotations"
 grep -q 'fieldPath: spec.nodeName' "$base" || fail "agent lacks NODE_NAME from the downward API"
@@ -47,6 +50,39 @@ grep -q 'key: nvidia.com/gpu.present' "$base" || fail "agent not restricted to G
 grep -q 'key: feature.node.kubernetes.io/pci-10de.present' "$work/gpu-label.yaml" ||
   fail "overlays/gpu-label did not change the agent's node label"
 echo "ok: base objects, RBAC, security contexts, probes, metrics, agent placement"
+
+# The node agent: `topofit node` with the NVIDIA plugin registering to its socket, in the base and every
+# overlay; overlays/gpu-operator leaves the plugin to the GPU Operator. With the binary, the socket the
+# plugin must register to is `topofit node`'s own default, and `topofit node` accepts the arguments.
+topofit=${1:-}
+registrar=()
+if [ -n "$topofit" ]; then
+  help=$("$topofit" node --help) || fail "$topofit node --help"
+  default() { sed -n "s/^ *$1 TEXT=\([^ ]*\).*/\1/p" <<< "$help" | head -1; }
+  registrar=("$(default --registrar-socket)" "$(default --device-plugin-dir)")
+  [ -n "${registrar[0]}" ] && [ -n "${registrar[1]}" ] || { echo "$help" >&2; fail "no socket defaults in topofit node --help"; }
+fi
+for dir in "$root/manifests" "$root"/manifests/overlays/*/; do
+  name=$(basename "$dir")
+  if [ "$name" = gpu-operator ]; then mode=no-sidecar; set --; else mode=base; set -- "${registrar[@]}"; fi
+  python3 "$root/test/deploy/check_node_agent.py" "$mode" "$work/$name.yaml" "$@" || fail "node agent in ${dir#$root/}"
+done
+if [ -n "$topofit" ]; then
+  # The agent's own arguments, with only its sockets moved into a scratch directory and its pods read
+  # from a file: `topofit node` exits 2 on an unknown flag or a bad value, and keeps running otherwise.
+  args=$(python3 -c 'import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d["kind"] == "DaemonSet" and d["metadata"]["name"] == "topofit-agent":
+        c = [c for c in d["spec"]["template"]["spec"]["containers"] if c["name"] == "node"][0]
+        print("\n".join(c["args"]))' "$base")
+  mkdir "$work/dp" && echo '[]' > "$work/pods.json"
+  mapfile -t argv <<< "$args"
+  rc=0
+  NODE_NAME=gpu-node-1 timeout 3 "$topofit" "${argv[@]}" --device-plugin-dir "$work/dp" --pod-resources-socket '' \
+    --pods-file "$work/pods.json" > "$work/node.log" 2>&1 || rc=$?
+  [ "$rc" = 124 ] || { cat "$work/node.log" >&2; fail "topofit ${argv[*]} exited $rc (want: running until stopped)"; }
+  echo "ok: topofit ${argv[*]} starts with the manifest's arguments"
+fi
 
 # manifests/monitoring (ServiceMonitor, PrometheusRule, the Grafana dashboard's ConfigMap) renders.
 "$kustomize" build "$root/manifests/monitoring" > "$work/monitoring.yaml" || fail "kustomize build manifests/monitoring"
