@@ -3,9 +3,11 @@ package nodesim
 import (
 	"context"
 	"fmt"
+	"github.com/fsnotify/fsnotify"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/klog/v2"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
@@ -43,8 +45,8 @@ func GPUIDs(n int) []string {
 }
 
 // StartBackend serves the stub on socket (in DevicePluginDir), registers it to registerTo as
-// nvidia.com/gpu, and re-registers whenever registerTo is created again (the stub's own Watch: the
-// NVIDIA plugin's inotify restart). prefer may be nil: the stub's default answer (no preference).
+// nvidia.com/gpu, and re-registers whenever registerTo is created again. prefer may be nil: the
+// stub's default answer (no preference).
 func StartBackend(ctx context.Context, socket, registerTo string, ids []string, prefer PreferFunc) (*Backend, error) {
 	logger := klog.FromContext(ctx)
 	var devs []*pluginapi.Device
@@ -83,11 +85,50 @@ func StartBackend(ctx context.Context, socket, registerTo string, ids []string, 
 	if err := stub.Register(ctx, registerTo, GPUResource, ""); err != nil {
 		return nil, fmt.Errorf("backend stub: register to %s: %w", registerTo, err)
 	}
-	// Watch watches the directory of the stub's own socket for registerTo being created.
-	if filepath.Dir(registerTo) != filepath.Dir(socket) {
-		return nil, fmt.Errorf("backend stub: %s and %s must share a directory for its restart watch", socket, registerTo)
+	// Re-register whenever registerTo is created again (a restarted kubelet or topofit node), at
+	// once, as the NVIDIA plugin does (its inotify watch on the socket's directory). The stub's own
+	// Watch does the same after a fixed 10 s wait and panics on a failed registration.
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
 	}
-	go stub.Watch(ctx, registerTo, GPUResource, "")
+	if err := w.Add(filepath.Dir(registerTo)); err != nil {
+		w.Close()
+		return nil, err
+	}
+	go func() {
+		defer w.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if ev.Name != registerTo || ev.Op&fsnotify.Create == 0 {
+					continue
+				}
+				logger.Info("backend: registration socket created, restarting and registering", "socket", registerTo)
+				for attempt := 1; attempt <= 5; attempt++ {
+					err := stub.Restart(ctx)
+					if err == nil {
+						err = stub.Register(ctx, registerTo, GPUResource, "")
+					}
+					if err == nil {
+						break
+					}
+					logger.Error(err, "backend: restart and register", "attempt", attempt)
+					time.Sleep(200 * time.Millisecond)
+				}
+			case err, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+				logger.Error(err, "backend: inotify")
+			}
+		}
+	}()
 	return &Backend{Stub: stub, Socket: socket, Register: registerTo, IDs: ids}, nil
 }
 

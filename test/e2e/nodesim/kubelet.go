@@ -299,16 +299,18 @@ func toContainerDevices(devs devicemanager.ResourceDeviceInstances) []*podresour
 type noCPUs struct{}
 
 func (noCPUs) GetCPUs(string, string) []int64 { return nil }
-func (noCPUs) GetAllocatableCPUs() []int64     { return nil }
+func (noCPUs) GetAllocatableCPUs() []int64    { return nil }
 
 type noMemory struct{}
 
 func (noMemory) GetMemory(string, string) []*podresourcesapi.ContainerMemory { return nil }
-func (noMemory) GetAllocatableMemory() []*podresourcesapi.ContainerMemory     { return nil }
+func (noMemory) GetAllocatableMemory() []*podresourcesapi.ContainerMemory    { return nil }
 
 type noDRA struct{}
 
-func (noDRA) GetDynamicResources(*v1.Pod, *v1.Container) []*podresourcesapi.DynamicResource { return nil }
+func (noDRA) GetDynamicResources(*v1.Pod, *v1.Container) []*podresourcesapi.DynamicResource {
+	return nil
+}
 
 // SortedIDs returns the IDs of a comma-separated list, sorted ("" gives none).
 func SortedIDs(list string) []string {

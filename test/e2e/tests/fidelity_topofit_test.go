@@ -1,0 +1,407 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"topofit.dev/e2e/harness"
+	"topofit.dev/e2e/nodesim"
+)
+
+// `topofit node` between upstream's device manager and upstream's stub plugin (nodesim): the stub
+// registers to topofit's registrar, topofit registers to kubelet.sock as nvidia.com/gpu, and kubelet
+// (the v1.36.3 device manager, admitting as HandlePodAdditions does) asks topofit for its preference.
+// The plans reach topofit node through --pods-file (a PodList with topofit.io/gpu-plan on each pod).
+// The backend's own preference is the lexicographically first free GPUs and every plan is a random
+// set, so a container that gets its plan got it from topofit.
+//
+// Bursts: 50 pods or more, in rounds that fill the node's free GPUs; even rounds mix sizes (1, 2, 4, 8;
+// two-container pods; an init container whose GPUs its app container reuses), odd rounds are pods of
+// one size; creation order (kubelet's admission order) is a random permutation of plan order. Some
+// live pods terminate after every round (they stay in the file as Succeeded). Midway: a kubelet
+// restart (sockets wiped, checkpoint kept), later a restart of topofit node.
+// Asserts: every container gets exactly its planned set (kubelet's IDs, the container's env, PodResources
+// List), no GPU is held by two containers, and every pod is admitted after each restart.
+// Skipped while $TOPOFIT_BINARY is unset or `topofit node --help` lacks the flags used here.
+
+const planAnnotation = "topofit.io/gpu-plan"
+
+var topofitNodeFlags = []string{"--node-name", "--device-plugin-dir", "--pods-file", "--registrar-socket", "--pod-resources-socket"}
+
+func topofitNodeBinary(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("TOPOFIT_BINARY")
+	if bin == "" {
+		t.Skip("TOPOFIT_BINARY is unset")
+	}
+	out, err := exec.Command(bin, "node", "--help").CombinedOutput()
+	if err != nil {
+		t.Skipf("`%s node --help` failed (%v): the `topofit node` subcommand is absent: %s", bin, err, firstLine(out))
+	}
+	for _, f := range topofitNodeFlags {
+		if !strings.Contains(string(out), f) {
+			t.Skipf("`topofit node --help` lacks %s", f)
+		}
+	}
+	return bin
+}
+
+func firstLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+type plannedPod struct {
+	pod  *corev1.Pod
+	plan map[string][]string // container -> sorted IDs
+	done bool                // terminated
+}
+
+// burst makes one round of pods whose plans fill free (shuffled), with creation times in an order
+// unrelated to plan order.
+func burst(rng *rand.Rand, round int, free []string, node string, t0 time.Time, seq *int) []*plannedPod {
+	free = append([]string(nil), free...)
+	rng.Shuffle(len(free), func(i, j int) { free[i], free[j] = free[j], free[i] })
+	var sizes []int
+	if round%2 == 1 { // one size for all: the pods the matcher must tell apart by PodResources Get
+		opts := []int{1, 2, 4}
+		s := opts[rng.Intn(len(opts))]
+		for s > 1 && len(free)/s < 2 {
+			s /= 2
+		}
+		for n := len(free) / s; n > 0; n-- {
+			sizes = append(sizes, s)
+		}
+	} else {
+		left := len(free)
+		for left > 0 {
+			var fit []int
+			for _, s := range []int{1, 2, 2, 4, 4, 8} {
+				if s <= left {
+					fit = append(fit, s)
+				}
+			}
+			s := fit[rng.Intn(len(fit))]
+			sizes = append(sizes, s)
+			left -= s
+		}
+	}
+	var out []*plannedPod
+	next := 0
+	for _, s := range sizes {
+		set := free[next : next+s]
+		next += s
+		*seq++
+		name := fmt.Sprintf("p%03d", *seq)
+		pp := &plannedPod{plan: map[string][]string{}}
+		var cs []nodesim.Container
+		switch shape := rng.Intn(6); {
+		case round%2 == 0 && shape == 0 && s >= 2: // two app containers
+			a := 1 + rng.Intn(s-1)
+			cs = []nodesim.Container{{Name: "main", GPUs: a}, {Name: "side", GPUs: s - a}}
+			pp.plan["main"], pp.plan["side"] = sorted(set[:a]), sorted(set[a:])
+		case round%2 == 0 && shape == 1: // an init container whose GPUs main reuses
+			i := 1 + rng.Intn(s)
+			cs = []nodesim.Container{{Name: "setup", GPUs: i, Init: true}, {Name: "main", GPUs: s}}
+			pp.plan["setup"], pp.plan["main"] = sorted(set[:i]), sorted(set)
+		default:
+			cs = []nodesim.Container{{Name: "main", GPUs: s}}
+			pp.plan["main"] = sorted(set)
+		}
+		pp.pod = nodesim.Pod(name, node, types.UID("uid-"+name), time.Time{}, cs...)
+		out = append(out, pp)
+	}
+	// Creation order: a random permutation of plan order, one second apart.
+	perm := rng.Perm(len(out))
+	base := t0.Add(time.Duration(*seq) * time.Minute)
+	for i, p := range out {
+		p.pod.CreationTimestamp.Time = base.Add(time.Duration(perm[i]) * time.Second)
+	}
+	return out
+}
+
+// planJSON is topofit.io/gpu-plan: containers in spec order (init first), UUIDs, bind time.
+func planJSON(pp *plannedPod, node string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"v":1,"node":%q,"containers":{`, node)
+	first := true
+	for _, c := range append(append([]corev1.Container(nil), pp.pod.Spec.InitContainers...), pp.pod.Spec.Containers...) {
+		ids, ok := pp.plan[c.Name]
+		if !ok {
+			continue
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		q, _ := json.Marshal(ids)
+		fmt.Fprintf(&b, "%q:%s", c.Name, q)
+	}
+	fmt.Fprintf(&b, `},"t":%d}`, pp.pod.CreationTimestamp.Unix())
+	return b.String()
+}
+
+// writePods replaces the pods file (write, then rename) with every pod, terminated ones as Succeeded.
+func writePods(path, node string, pods []*plannedPod) error {
+	list := corev1.PodList{}
+	list.APIVersion, list.Kind = "v1", "PodList"
+	for _, pp := range pods {
+		p := pp.pod.DeepCopy()
+		p.Annotations[planAnnotation] = planJSON(pp, node)
+		if pp.done {
+			p.Status.Phase = corev1.PodSucceeded
+		}
+		list.Items = append(list.Items, *p)
+	}
+	data, err := json.Marshal(&list)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[int(p*float64(len(s)-1)+0.5)]
+}
+
+func TestFidelityTopofitNode(t *testing.T) {
+	bin := topofitNodeBinary(t)
+	if !nodesim.Hermetic(t) {
+		return
+	}
+	const node = "n1"
+	const gpus = 8
+	const minPods = 50
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	dir := os.Getenv("TOPOFIT_E2E_ARTIFACTS")
+	if dir == "" {
+		dir = t.TempDir()
+	} else {
+		dir = filepath.Join(dir, regexp.MustCompile(`[^A-Za-z0-9_.-]+`).ReplaceAllString(t.Name(), "_"))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	podsFile := filepath.Join(dir, "pods.json")
+	if err := writePods(podsFile, node, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	k, err := nodesim.StartKubelet(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Stop(ctx)
+	registrar := filepath.Join(nodesim.DevicePluginDir, "topofit-registrar.sock")
+	topofit := &harness.Process{Name: "topofit-node", Path: bin, LogPath: filepath.Join(dir, "topofit-node.log"),
+		Args: []string{"node", "--node-name", node, "--device-plugin-dir", nodesim.DevicePluginDir,
+			"--registrar-socket", filepath.Base(registrar), "--pods-file", podsFile,
+			"--pod-resources-socket", nodesim.PodResourcesSocket}}
+	if err := topofit.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer topofit.Stop(5 * time.Second)
+	defer func() {
+		if t.Failed() {
+			t.Logf("topofit node log (%s), last lines:\n%s", topofit.LogPath, harness.TailFile(topofit.LogPath, 40))
+		}
+	}()
+	if err := waitForFile(ctx, registrar); err != nil {
+		t.Fatalf("topofit node did not serve its registrar: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
+	}
+	ids := nodesim.GPUIDs(gpus)
+	if _, err := nodesim.StartBackend(ctx, filepath.Join(nodesim.DevicePluginDir, "nvidia-gpu.sock"), registrar, ids, nodesim.PreferFirst); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.WaitForDevices(ctx, nodesim.GPUResource, gpus); err != nil {
+		t.Fatalf("kubelet never saw topofit's devices: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
+	}
+	pr, err := nodesim.DialPodResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+
+	seed := time.Now().UnixNano()
+	if s := os.Getenv("TOPOFIT_FIDELITY_SEED"); s != "" {
+		fmt.Sscan(s, &seed)
+	}
+	t.Logf("seed %d (TOPOFIT_FIDELITY_SEED replays it)", seed)
+	rng := rand.New(rand.NewSource(seed))
+	t0 := time.Now().Add(-24 * time.Hour)
+	var all []*plannedPod
+	seq, containers, exact := 0, 0, 0
+	var admitTimes []time.Duration
+	restartAt, nodeRestartAt := 6, 12
+	for round := 0; seq < minPods || round <= nodeRestartAt; round++ {
+		switch round {
+		case restartAt:
+			start := time.Now()
+			if err := k.Restart(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := k.WaitForDevices(ctx, nodesim.GPUResource, gpus); err != nil {
+				t.Fatalf("after a kubelet restart: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
+			}
+			t.Logf("kubelet restart (sockets wiped): %d healthy GPUs again after %v", gpus, time.Since(start).Round(time.Millisecond))
+		case nodeRestartAt:
+			start := time.Now()
+			if err := topofit.Stop(5 * time.Second); err != nil {
+				t.Logf("topofit node stopped: %v", err)
+			}
+			if err := topofit.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if err := waitForFile(ctx, registrar); err != nil {
+				t.Fatal(err)
+			}
+			// Kubelet marks every device unhealthy when topofit's stream drops, healthy again once it
+			// has re-registered with the backend behind it.
+			if err := k.WaitForDevices(ctx, nodesim.GPUResource, gpus); err != nil {
+				t.Fatalf("after a topofit node restart: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
+			}
+			t.Logf("topofit node restart: %d healthy GPUs again after %v", gpus, time.Since(start).Round(time.Millisecond))
+		}
+		held := map[string]bool{}
+		for _, pp := range all {
+			if !pp.done {
+				for _, set := range pp.plan {
+					for _, id := range set {
+						held[id] = true
+					}
+				}
+			}
+		}
+		var free []string
+		for _, id := range ids {
+			if !held[id] {
+				free = append(free, id)
+			}
+		}
+		if len(free) == 0 {
+			t.Fatalf("round %d: no free GPU (the harness terminates pods after every round)", round)
+		}
+		batch := burst(rng, round, free, node, t0, &seq)
+		all = append(all, batch...)
+		if err := writePods(podsFile, node, all); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(plansSettle)
+		var pods []*corev1.Pod
+		for _, pp := range batch {
+			pods = append(pods, pp.pod)
+		}
+		start := time.Now()
+		results := k.HandlePodAdditions(pods)
+		per := time.Since(start) / time.Duration(len(pods))
+		for range pods {
+			admitTimes = append(admitTimes, per)
+		}
+		for i, r := range results {
+			if !r.Admit {
+				t.Errorf("round %d: pod %s rejected: %s: %s", round, r.Pod.Name, r.Reason, r.Message)
+				continue
+			}
+			pp := planned(batch, r.Pod.Name)
+			for c, want := range pp.plan {
+				containers++
+				got, err := k.ContainerDevices(ctx, pp.pod, c, nodesim.GPUResource)
+				if err != nil {
+					t.Errorf("%s/%s: %v", pp.pod.Name, c, err)
+					continue
+				}
+				env := nodesim.SortedIDs(got.Env[nodesim.VisibleDevicesEnv])
+				if reflect.DeepEqual(got.IDs, want) && reflect.DeepEqual(env, want) {
+					exact++
+				} else {
+					t.Errorf("round %d (%d of %d admitted): %s/%s got %v (env %v), planned %v", round, i+1, len(results), pp.pod.Name, c, got.IDs, env, want)
+				}
+			}
+		}
+		// PodResources List: kubelet's holdings; no GPU in two containers, every one a planned set.
+		holdings, err := pr.Holdings(ctx, nodesim.GPUResource)
+		if err != nil {
+			t.Fatal(err)
+		}
+		owner := map[string]string{}
+		for who, set := range holdings {
+			for _, id := range set {
+				if prev, ok := owner[id]; ok {
+					t.Errorf("round %d: %s held by %s and %s", round, id, prev, who)
+				}
+				owner[id] = who
+			}
+		}
+		// Terminate about half of the live pods (at least one), in random order.
+		var live []*plannedPod
+		for _, pp := range all {
+			if !pp.done {
+				live = append(live, pp)
+			}
+		}
+		rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
+		for i := 0; i < (len(live)+1)/2; i++ {
+			live[i].done = true
+			k.Terminate(live[i].pod.UID)
+		}
+	}
+	t.Logf("%d pods, %d GPU containers: %d got exactly their planned set (%.1f%%); admission per pod (batch time / pods) p50 %v p99 %v max %v",
+		seq, containers, exact, 100*float64(exact)/float64(containers),
+		percentile(admitTimes, 0.5).Round(time.Microsecond), percentile(admitTimes, 0.99).Round(time.Microsecond), percentile(admitTimes, 1).Round(time.Microsecond))
+	if exact != containers {
+		t.Errorf("%d of %d containers did not get their plan", containers-exact, containers)
+	}
+}
+
+// plansSettle is how long the harness leaves topofit node to read a rewritten --pods-file before
+// kubelet admits the pods in it.
+const plansSettle = 1500 * time.Millisecond
+
+func planned(batch []*plannedPod, name string) *plannedPod {
+	for _, pp := range batch {
+		if pp.pod.Name == name {
+			return pp
+		}
+	}
+	panic("unknown pod " + name)
+}
+
+func waitForFile(ctx context.Context, path string) error {
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s never appeared: %w", path, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
