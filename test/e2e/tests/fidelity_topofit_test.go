@@ -31,7 +31,8 @@ import (
 //
 // Bursts: 50 pods or more, in rounds that fill the node's free GPUs; even rounds mix sizes (1, 2, 4, 8;
 // two-container pods; an init container whose GPUs its app container reuses), odd rounds are pods of
-// one size; creation order (kubelet's admission order) is a random permutation of plan order. Some
+// one size; creation order is a random permutation of plan order, and kubelet gets the pods in
+// deliveries of random size in a random (bind) order, each sorted by creation time as kubelet does. Some
 // live pods terminate after every round (they stay in the file as Succeeded). Midway: a kubelet
 // restart (sockets wiped, checkpoint kept), later a restart of topofit node.
 // Asserts: every container gets exactly its planned set (kubelet's IDs, the container's env, PodResources
@@ -42,19 +43,24 @@ const planAnnotation = "topofit.io/gpu-plan"
 
 var topofitNodeFlags = []string{"--node-name", "--device-plugin-dir", "--pods-file", "--registrar-socket", "--pod-resources-socket"}
 
+// topofitNodeBinary is $TOPOFIT_NODE_BINARY (the stand-in tools/fake-topofit-node, or another build)
+// or else $TOPOFIT_BINARY, when its `node --help` offers the flags used here; the test skips otherwise.
 func topofitNodeBinary(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("TOPOFIT_BINARY")
+	bin := os.Getenv("TOPOFIT_NODE_BINARY")
+	if bin == "" {
+		bin = os.Getenv("TOPOFIT_BINARY")
+	}
 	if bin == "" {
 		t.Skip("TOPOFIT_BINARY is unset")
 	}
 	out, err := exec.Command(bin, "node", "--help").CombinedOutput()
-	if err != nil {
+	if err != nil && !strings.Contains(string(out), "--pods-file") {
 		t.Skipf("`%s node --help` failed (%v): the `topofit node` subcommand is absent: %s", bin, err, firstLine(out))
 	}
 	for _, f := range topofitNodeFlags {
 		if !strings.Contains(string(out), f) {
-			t.Skipf("`topofit node --help` lacks %s", f)
+			t.Skipf("`%s node --help` lacks %s: the `topofit node` subcommand is absent or older", bin, f)
 		}
 	}
 	return bin
@@ -195,6 +201,49 @@ func TestFidelityTopofitNode(t *testing.T) {
 	if !nodesim.Hermetic(t) {
 		return
 	}
+	st := runFidelityBursts(t, bin, nil, true)
+	if st.exact != st.containers {
+		t.Errorf("%d of %d containers did not get their plan", st.containers-st.exact, st.containers)
+	}
+	if st.doubleHeld != 0 || st.rejected != 0 {
+		t.Errorf("%d GPUs held by two containers, %d pods rejected", st.doubleHeld, st.rejected)
+	}
+}
+
+// The scenarios catch a wrong matcher: the stand-in without PodResources Get narrowing swaps pods
+// of equal size (it takes the earliest created candidate, which kubelet need not be admitting), and
+// the scenario sees containers off their plan; kubelet still never gives a GPU twice. Only with the
+// stand-in (TOPOFIT_NODE_BINARY naming tools/fake-topofit-node, which has --no-get).
+func TestFidelityTopofitNodeCatchesSwaps(t *testing.T) {
+	bin := os.Getenv("TOPOFIT_NODE_BINARY")
+	if bin == "" {
+		t.Skip("TOPOFIT_NODE_BINARY (the stand-in tools/fake-topofit-node) is unset")
+	}
+	if out, _ := exec.Command(bin, "node", "--help").CombinedOutput(); !strings.Contains(string(out), "--no-get") {
+		t.Skipf("%s has no --no-get: not the stand-in", bin)
+	}
+	if !nodesim.Hermetic(t) {
+		return
+	}
+	st := runFidelityBursts(t, bin, []string{"--no-get"}, false)
+	if st.exact == st.containers {
+		t.Errorf("without Get narrowing all %d containers still got their plan: the scenario does not tell a swap", st.containers)
+	}
+	if st.doubleHeld != 0 {
+		t.Errorf("%d GPUs held by two containers", st.doubleHeld)
+	}
+}
+
+type burstStats struct{ containers, exact, doubleHeld, rejected int }
+
+// runFidelityBursts runs the bursts against the topofit node binary bin (extra flags appended) and
+// counts; mismatches are errors when strict, else logged.
+func runFidelityBursts(t *testing.T, bin string, extra []string, strict bool) burstStats {
+	var st burstStats
+	report := t.Logf
+	if strict {
+		report = t.Errorf
+	}
 	const node = "n1"
 	const gpus = 8
 	const minPods = 50
@@ -224,6 +273,7 @@ func TestFidelityTopofitNode(t *testing.T) {
 		Args: []string{"node", "--node-name", node, "--device-plugin-dir", nodesim.DevicePluginDir,
 			"--registrar-socket", filepath.Base(registrar), "--pods-file", podsFile,
 			"--pod-resources-socket", nodesim.PodResourcesSocket}}
+	topofit.Args = append(topofit.Args, extra...)
 	if err := topofit.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +307,7 @@ func TestFidelityTopofitNode(t *testing.T) {
 	rng := rand.New(rand.NewSource(seed))
 	t0 := time.Now().Add(-24 * time.Hour)
 	var all []*plannedPod
-	seq, containers, exact := 0, 0, 0
+	seq := 0
 	var admitTimes []time.Duration
 	restartAt, nodeRestartAt := 6, 12
 	for round := 0; seq < minPods || round <= nodeRestartAt; round++ {
@@ -275,6 +325,9 @@ func TestFidelityTopofitNode(t *testing.T) {
 			start := time.Now()
 			if err := topofit.Stop(5 * time.Second); err != nil {
 				t.Logf("topofit node stopped: %v", err)
+			}
+			if err := k.WaitForDevices(ctx, nodesim.GPUResource, 0); err != nil {
+				t.Fatalf("kubelet did not mark the GPUs unhealthy when topofit node stopped: %v", err)
 			}
 			if err := topofit.Start(); err != nil {
 				t.Fatal(err)
@@ -314,24 +367,34 @@ func TestFidelityTopofitNode(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(plansSettle)
-		var pods []*corev1.Pod
-		for _, pp := range batch {
-			pods = append(pods, pp.pod)
-		}
-		start := time.Now()
-		results := k.HandlePodAdditions(pods)
-		per := time.Since(start) / time.Duration(len(pods))
-		for range pods {
-			admitTimes = append(admitTimes, per)
+		// Kubelet gets the pods in deliveries (its config channel batches what the watch brought) in
+		// an order of their own, bind order, which need not be creation order: each delivery is
+		// sorted by creation time, one after another.
+		delivery := rng.Perm(len(batch))
+		var results []nodesim.AdmitResult
+		for len(delivery) > 0 {
+			n := 1 + rng.Intn(len(delivery))
+			var pods []*corev1.Pod
+			for _, i := range delivery[:n] {
+				pods = append(pods, batch[i].pod)
+			}
+			delivery = delivery[n:]
+			start := time.Now()
+			results = append(results, k.HandlePodAdditions(pods)...)
+			per := time.Since(start) / time.Duration(len(pods))
+			for range pods {
+				admitTimes = append(admitTimes, per)
+			}
 		}
 		for i, r := range results {
 			if !r.Admit {
+				st.rejected++
 				t.Errorf("round %d: pod %s rejected: %s: %s", round, r.Pod.Name, r.Reason, r.Message)
 				continue
 			}
 			pp := planned(batch, r.Pod.Name)
 			for c, want := range pp.plan {
-				containers++
+				st.containers++
 				got, err := k.ContainerDevices(ctx, pp.pod, c, nodesim.GPUResource)
 				if err != nil {
 					t.Errorf("%s/%s: %v", pp.pod.Name, c, err)
@@ -339,9 +402,9 @@ func TestFidelityTopofitNode(t *testing.T) {
 				}
 				env := nodesim.SortedIDs(got.Env[nodesim.VisibleDevicesEnv])
 				if reflect.DeepEqual(got.IDs, want) && reflect.DeepEqual(env, want) {
-					exact++
+					st.exact++
 				} else {
-					t.Errorf("round %d (%d of %d admitted): %s/%s got %v (env %v), planned %v", round, i+1, len(results), pp.pod.Name, c, got.IDs, env, want)
+					report("round %d (%d of %d admitted): %s/%s got %v (env %v), planned %v", round, i+1, len(results), pp.pod.Name, c, got.IDs, env, want)
 				}
 			}
 		}
@@ -354,6 +417,7 @@ func TestFidelityTopofitNode(t *testing.T) {
 		for who, set := range holdings {
 			for _, id := range set {
 				if prev, ok := owner[id]; ok {
+					st.doubleHeld++
 					t.Errorf("round %d: %s held by %s and %s", round, id, prev, who)
 				}
 				owner[id] = who
@@ -372,12 +436,10 @@ func TestFidelityTopofitNode(t *testing.T) {
 			k.Terminate(live[i].pod.UID)
 		}
 	}
-	t.Logf("%d pods, %d GPU containers: %d got exactly their planned set (%.1f%%); admission per pod (batch time / pods) p50 %v p99 %v max %v",
-		seq, containers, exact, 100*float64(exact)/float64(containers),
+	t.Logf("%d pods, %d GPU containers: %d got exactly their planned set (%.1f%%); admission per pod (delivery time / pods) p50 %v p99 %v max %v",
+		seq, st.containers, st.exact, 100*float64(st.exact)/float64(st.containers),
 		percentile(admitTimes, 0.5).Round(time.Microsecond), percentile(admitTimes, 0.99).Round(time.Microsecond), percentile(admitTimes, 1).Round(time.Microsecond))
-	if exact != containers {
-		t.Errorf("%d of %d containers did not get their plan", containers-exact, containers)
-	}
+	return st
 }
 
 // plansSettle is how long the harness leaves topofit node to read a rewritten --pods-file before
