@@ -6,6 +6,8 @@ import (
 	"sort"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,7 +69,17 @@ func (p *PodResources) Close() error { return p.close() }
 
 // Holdings is List's answer as namespace/pod/container -> sorted IDs of resource.
 func (p *PodResources) Holdings(ctx context.Context, resource string) (map[string][]string, error) {
-	resp, err := p.List(ctx, &podresourcesapi.ListPodResourcesRequest{})
+	// Kubelet's rate limit (100 QPS, burst 10) is shared with every other client of the socket:
+	// past it the answer is ResourceExhausted, which is worth a retry.
+	var resp *podresourcesapi.ListPodResourcesResponse
+	var err error
+	for attempt := 0; ; attempt++ {
+		resp, err = p.List(ctx, &podresourcesapi.ListPodResourcesRequest{})
+		if status.Code(err) != codes.ResourceExhausted || attempt == 100 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	if err != nil {
 		return nil, err
 	}
