@@ -75,17 +75,19 @@ func firstLine(b []byte) string {
 }
 
 type plannedPod struct {
-	pod  *corev1.Pod
-	plan map[string][]string // container -> sorted IDs
-	done bool                // terminated
+	pod     *corev1.Pod
+	plan    map[string][]string // container -> sorted IDs
+	done    bool                // terminated
+	foreign bool                // no topofit.io/gpu-plan: plan is the free GPUs nobody planned
 }
 
 // burst makes one round of pods whose plans fill free (shuffled), with creation times in an order
 // unrelated to plan order.
-func burst(rng *rand.Rand, round int, free []string, node string, t0 time.Time, seq *int) []*plannedPod {
+func burst(rng *rand.Rand, round int, free []string, node string, t0 time.Time, seq *int, withForeign bool) []*plannedPod {
 	free = append([]string(nil), free...)
 	rng.Shuffle(len(free), func(i, j int) { free[i], free[j] = free[j], free[i] })
 	var sizes []int
+	var foreign []*plannedPod
 	if round%2 == 1 { // one size for all: the pods the matcher must tell apart by PodResources Get
 		opts := []int{1, 2, 4}
 		s := opts[rng.Intn(len(opts))]
@@ -96,6 +98,16 @@ func burst(rng *rand.Rand, round int, free []string, node string, t0 time.Time, 
 			sizes = append(sizes, s)
 		}
 	} else {
+		// A foreign pod (no plan) for one or two GPUs left out of every plan.
+		if withForeign && len(free) >= 2 {
+			f := 1 + rng.Intn(min(2, len(free)-1))
+			*seq++
+			name := fmt.Sprintf("f%03d", *seq)
+			fp := &plannedPod{foreign: true, plan: map[string][]string{"main": sorted(free[len(free)-f:])},
+				pod: nodesim.Pod(name, node, types.UID("uid-"+name), t0.Add(time.Duration(*seq)*time.Minute), nodesim.Container{Name: "main", GPUs: f})}
+			foreign = append(foreign, fp)
+			free = free[:len(free)-f]
+		}
 		left := len(free)
 		for left > 0 {
 			var fit []int
@@ -140,7 +152,7 @@ func burst(rng *rand.Rand, round int, free []string, node string, t0 time.Time, 
 	for i, p := range out {
 		p.pod.CreationTimestamp.Time = base.Add(time.Duration(perm[i]) * time.Second)
 	}
-	return out
+	return append(foreign, out...)
 }
 
 // planJSON is topofit.io/gpu-plan: containers in spec order (init first), UUIDs, bind time.
@@ -170,7 +182,9 @@ func writePods(path, node string, pods []*plannedPod) error {
 	list.APIVersion, list.Kind = "v1", "PodList"
 	for _, pp := range pods {
 		p := pp.pod.DeepCopy()
-		p.Annotations[planAnnotation] = planJSON(pp, node)
+		if !pp.foreign {
+			p.Annotations[planAnnotation] = planJSON(pp, node)
+		}
 		if pp.done {
 			p.Status.Phase = corev1.PodSucceeded
 		}
@@ -201,12 +215,35 @@ func TestFidelityTopofitNode(t *testing.T) {
 	if !nodesim.Hermetic(t) {
 		return
 	}
-	st := runFidelityBursts(t, bin, nil, true)
+	st := runFidelityBursts(t, bin, nil, true, false)
 	if st.exact != st.containers {
 		t.Errorf("%d of %d containers did not get their plan", st.containers-st.exact, st.containers)
 	}
 	if st.doubleHeld != 0 || st.rejected != 0 {
 		t.Errorf("%d GPUs held by two containers, %d pods rejected", st.doubleHeld, st.rejected)
+	}
+}
+
+// The bursts with foreign pods: even rounds now and then leave GPUs out of every plan and first
+// admit a pod with no plan of exactly that size, while the round's planned pods are pending (some of
+// the same size; every even round has one). Topofit must neither give it a pending plan (the one candidate of its size is not
+// the pod kubelet is admitting: PodResources Get says so) nor let the backend pick planned GPUs
+// (offer only the unplanned ones, which are exactly enough), so it gets those, and every planned
+// container still gets its plan.
+func TestFidelityTopofitNodeForeignPods(t *testing.T) {
+	bin := topofitNodeBinary(t)
+	if !nodesim.Hermetic(t) {
+		return
+	}
+	st := runFidelityBursts(t, bin, nil, true, true)
+	if st.exact != st.containers {
+		t.Errorf("%d of %d containers did not get their plan", st.containers-st.exact, st.containers)
+	}
+	if st.doubleHeld != 0 || st.rejected != 0 {
+		t.Errorf("%d GPUs held by two containers, %d pods rejected", st.doubleHeld, st.rejected)
+	}
+	if st.foreign == 0 || st.foreignOff != st.foreign {
+		t.Errorf("%d of %d foreign pods kept off the pending plans", st.foreignOff, st.foreign)
 	}
 }
 
@@ -225,7 +262,7 @@ func TestFidelityTopofitNodeCatchesSwaps(t *testing.T) {
 	if !nodesim.Hermetic(t) {
 		return
 	}
-	st := runFidelityBursts(t, bin, []string{"--no-get"}, false)
+	st := runFidelityBursts(t, bin, []string{"--no-get"}, false, false)
 	if st.exact == st.containers {
 		t.Errorf("without Get narrowing all %d containers still got their plan: the scenario does not tell a swap", st.containers)
 	}
@@ -234,11 +271,14 @@ func TestFidelityTopofitNodeCatchesSwaps(t *testing.T) {
 	}
 }
 
-type burstStats struct{ containers, exact, doubleHeld, rejected int }
+type burstStats struct {
+	containers, exact, doubleHeld, rejected int
+	foreign, foreignOff                     int // foreign containers; those kept off pending plans
+}
 
 // runFidelityBursts runs the bursts against the topofit node binary bin (extra flags appended) and
-// counts; mismatches are errors when strict, else logged.
-func runFidelityBursts(t *testing.T, bin string, extra []string, strict bool) burstStats {
+// counts; mismatches are errors when strict, else logged. foreign adds the foreign pods.
+func runFidelityBursts(t *testing.T, bin string, extra []string, strict, foreign bool) burstStats {
 	var st burstStats
 	report := t.Logf
 	if strict {
@@ -361,7 +401,7 @@ func runFidelityBursts(t *testing.T, bin string, extra []string, strict bool) bu
 		if len(free) == 0 {
 			t.Fatalf("round %d: no free GPU (the harness terminates pods after every round)", round)
 		}
-		batch := burst(rng, round, free, node, t0, &seq)
+		batch := burst(rng, round, free, node, t0, &seq, foreign)
 		all = append(all, batch...)
 		if err := writePods(podsFile, node, all); err != nil {
 			t.Fatal(err)
@@ -370,10 +410,25 @@ func runFidelityBursts(t *testing.T, bin string, extra []string, strict bool) bu
 		// Kubelet gets the pods in deliveries (its config channel batches what the watch brought) in
 		// an order of their own, bind order, which need not be creation order: each delivery is
 		// sorted by creation time, one after another.
-		delivery := rng.Perm(len(batch))
+		// A foreign pod comes first, alone, while every planned pod of the round is pending.
+		var delivery []int
+		for i, pp := range batch {
+			if pp.foreign {
+				delivery = append(delivery, i)
+			}
+		}
+		nForeign := len(delivery)
+		for _, i := range rng.Perm(len(batch)) {
+			if !batch[i].foreign {
+				delivery = append(delivery, i)
+			}
+		}
 		var results []nodesim.AdmitResult
 		for len(delivery) > 0 {
 			n := 1 + rng.Intn(len(delivery))
+			if nForeign > 0 {
+				n, nForeign = 1, nForeign-1
+			}
 			var pods []*corev1.Pod
 			for _, i := range delivery[:n] {
 				pods = append(pods, batch[i].pod)
@@ -394,6 +449,18 @@ func runFidelityBursts(t *testing.T, bin string, extra []string, strict bool) bu
 			}
 			pp := planned(batch, r.Pod.Name)
 			for c, want := range pp.plan {
+				if pp.foreign {
+					// Offered only the GPUs no pending plan names (they are exactly enough), the
+					// backend's choice is all of them.
+					got, err := k.ContainerDevices(ctx, pp.pod, c, nodesim.GPUResource)
+					st.foreign++
+					if err == nil && reflect.DeepEqual(got.IDs, want) {
+						st.foreignOff++
+					} else {
+						report("round %d: foreign pod %s got %v (%v), want the unplanned %v", round, pp.pod.Name, got.IDs, err, want)
+					}
+					continue
+				}
 				st.containers++
 				got, err := k.ContainerDevices(ctx, pp.pod, c, nodesim.GPUResource)
 				if err != nil {
@@ -435,6 +502,9 @@ func runFidelityBursts(t *testing.T, bin string, extra []string, strict bool) bu
 			live[i].done = true
 			k.Terminate(live[i].pod.UID)
 		}
+	}
+	if foreign {
+		t.Logf("foreign pods (no plan) admitted while plans were pending: %d, kept off the planned GPUs: %d", st.foreign, st.foreignOff)
 	}
 	t.Logf("%d pods, %d GPU containers: %d got exactly their planned set (%.1f%%); admission per pod (delivery time / pods) p50 %v p99 %v max %v",
 		seq, st.containers, st.exact, 100*float64(st.exact)/float64(st.containers),

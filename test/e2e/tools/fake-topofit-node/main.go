@@ -5,8 +5,9 @@
 // nvidia.com/gpu, relays ListAndWatch and forwards Allocate and PreStartContainer unchanged, and
 // answers GetPreferredAllocation from the pods' topofit.io/gpu-plan: the planned containers of the
 // request's size whose set fits (must_include inside it, the rest available), that are the next GPU
-// container of their pod and not yet allocated; several are narrowed by PodResources Get (kubelet
-// knows only the pod it is admitting), then by creation time; none: the backend's answer. It
+// container of their pod and not yet allocated, narrowed by PodResources Get (kubelet knows only the
+// pod it is admitting; a not-found is code Unknown), then by creation time; none: the backend's answer, offered
+// only the GPUs no pending plan names when those are enough. It
 // re-creates its sockets when kubelet.sock is created again. It exists to prove the fidelity
 // scenarios before the C++ `topofit node` is there, and what they catch (--no-get drops the Get
 // narrowing):
@@ -303,7 +304,7 @@ func (s *server) GetPreferredAllocation(ctx context.Context, r *pluginapi.Prefer
 			resp.ContainerResponses = append(resp.ContainerResponses, &pluginapi.ContainerPreferredAllocationResponse{DeviceIDs: ids})
 			continue
 		}
-		b, err := s.client().GetPreferredAllocation(ctx, &pluginapi.PreferredAllocationRequest{ContainerRequests: []*pluginapi.ContainerPreferredAllocationRequest{c}})
+		b, err := s.client().GetPreferredAllocation(ctx, &pluginapi.PreferredAllocationRequest{ContainerRequests: []*pluginapi.ContainerPreferredAllocationRequest{s.offPlans(c)}})
 		if err != nil || len(b.ContainerResponses) == 0 {
 			resp.ContainerResponses = append(resp.ContainerResponses, &pluginapi.ContainerPreferredAllocationResponse{})
 			continue
@@ -311,6 +312,38 @@ func (s *server) GetPreferredAllocation(ctx context.Context, r *pluginapi.Prefer
 		resp.ContainerResponses = append(resp.ContainerResponses, b.ContainerResponses[0])
 	}
 	return resp, nil
+}
+
+// offPlans is the request for the backend when no plan matched: available less every GPU planned
+// for a pending container, when that still leaves the size.
+func (s *server) offPlans(c *pluginapi.ContainerPreferredAllocationRequest) *pluginapi.ContainerPreferredAllocationRequest {
+	s.mu.Lock()
+	reserved := map[string]bool{}
+	for _, p := range s.pods {
+		for _, pc := range p.containers {
+			if !s.allocated[p.uid+"/"+pc.name] {
+				for _, id := range pc.ids {
+					reserved[id] = true
+				}
+			}
+		}
+	}
+	s.mu.Unlock()
+	must := map[string]bool{}
+	for _, id := range c.MustIncludeDeviceIDs {
+		must[id] = true
+	}
+	var avail []string
+	for _, id := range c.AvailableDeviceIDs {
+		if must[id] || !reserved[id] {
+			avail = append(avail, id)
+		}
+	}
+	if len(avail) < int(c.AllocationSize) {
+		return c
+	}
+	return &pluginapi.ContainerPreferredAllocationRequest{AvailableDeviceIDs: avail,
+		MustIncludeDeviceIDs: c.MustIncludeDeviceIDs, AllocationSize: c.AllocationSize}
 }
 
 type candidate struct {
@@ -354,7 +387,8 @@ func (s *server) match(ctx context.Context, c *pluginapi.ContainerPreferredAlloc
 		}
 	}
 	s.mu.Unlock()
-	if len(cands) > 1 && !s.o.noGet {
+	// Even one candidate is checked: a foreign pod (no plan) of the same size must not take it.
+	if len(cands) > 0 && !s.o.noGet {
 		cands = s.narrowByGet(ctx, cands)
 	}
 	if len(cands) == 0 {
@@ -364,7 +398,9 @@ func (s *server) match(ctx context.Context, c *pluginapi.ContainerPreferredAlloc
 	return cands[0].ids
 }
 
-// narrowByGet keeps the candidates whose pod kubelet knows (PodResources Get succeeds); if none, all.
+// narrowByGet keeps the candidates whose pod kubelet knows (PodResources Get succeeds): none when
+// kubelet knows none of them (the container is someone else's); all when PodResources cannot be
+// reached or stays rate-limited past the deadline.
 func (s *server) narrowByGet(ctx context.Context, cands []candidate) []candidate {
 	conn, err := dialUnix(ctx, s.o.podResources)
 	if err != nil {
@@ -387,14 +423,14 @@ func (s *server) narrowByGet(ctx context.Context, cands []candidate) []candidate
 			time.Sleep(10 * time.Millisecond)
 		}
 		cancel()
-		if err == nil {
+		switch status.Code(err) {
+		case codes.OK:
 			known = append(known, c)
-		} else {
+		case codes.ResourceExhausted, codes.Unavailable, codes.DeadlineExceeded:
+			return cands // no answer: keep them all
+		default:
 			log.Printf("Get %s/%s: %v", c.pod.namespace, c.pod.name, err)
 		}
-	}
-	if len(known) == 0 {
-		return cands
 	}
 	return known
 }
