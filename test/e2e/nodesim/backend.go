@@ -132,6 +132,15 @@ func StartBackend(ctx context.Context, socket, registerTo string, ids []string, 
 	return &Backend{Stub: stub, Socket: socket, Register: registerTo, IDs: ids}, nil
 }
 
+// Restart is a restart of the plugin process as its peers see it: its server stops (every stream
+// to it breaks), serves again on a fresh socket, and registers again.
+func (b *Backend) Restart(ctx context.Context) error {
+	if err := b.Stub.Restart(ctx); err != nil {
+		return err
+	}
+	return b.Stub.Register(ctx, b.Register, GPUResource, "")
+}
+
 // PreferLast is a deterministic preference unlike any fill order: must_include, then the
 // lexicographically last available IDs up to size.
 func PreferLast(available, mustInclude []string, size int) []string {

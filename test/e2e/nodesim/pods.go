@@ -99,6 +99,30 @@ func (p *PodResources) Holdings(ctx context.Context, resource string) (map[strin
 	return out, nil
 }
 
+// WaitForStableDevices waits until the device manager has reported n healthy devices of resource
+// for `stable` without a break, and returns when that stretch began (a restart elsewhere may drop
+// them for a moment after it returned: kubelet notices a broken stream asynchronously).
+func (k *Kubelet) WaitForStableDevices(ctx context.Context, resource string, n int, stable time.Duration) (time.Time, error) {
+	var since time.Time
+	for {
+		_, allocatable, _ := k.Manager().GetCapacity()
+		q, ok := allocatable[v1.ResourceName(resource)]
+		switch {
+		case !ok || int(q.Value()) != n:
+			since = time.Time{}
+		case since.IsZero():
+			since = time.Now()
+		case time.Since(since) >= stable:
+			return since, nil
+		}
+		select {
+		case <-ctx.Done():
+			return since, fmt.Errorf("waiting for %d healthy %s for %v: %w (allocatable %v)", n, resource, stable, ctx.Err(), allocatable)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
 // WaitForDevices waits until the device manager reports n healthy devices of resource.
 func (k *Kubelet) WaitForDevices(ctx context.Context, resource string, n int) error {
 	for {

@@ -34,7 +34,8 @@ import (
 // one size; creation order is a random permutation of plan order, and kubelet gets the pods in
 // deliveries of random size in a random (bind) order, each sorted by creation time as kubelet does. Some
 // live pods terminate after every round (they stay in the file as Succeeded). Midway: a kubelet
-// restart (sockets wiped, checkpoint kept), later a restart of topofit node.
+// restart (sockets wiped, checkpoint kept), then a restart of the backend (its streams break, it
+// registers to topofit node again), then a restart of topofit node.
 // Asserts: every container gets exactly its planned set (kubelet's IDs, the container's env, PodResources
 // List), no GPU is held by two containers, and every pod is admitted after each restart.
 // Skipped while $TOPOFIT_BINARY is unset or `topofit node --help` lacks the flags used here.
@@ -327,7 +328,8 @@ func runFidelityBursts(t *testing.T, bin string, extra []string, strict, foreign
 		t.Fatalf("topofit node did not serve its registrar: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
 	}
 	ids := nodesim.GPUIDs(gpus)
-	if _, err := nodesim.StartBackend(ctx, filepath.Join(nodesim.DevicePluginDir, "nvidia-gpu.sock"), registrar, ids, nodesim.PreferFirst); err != nil {
+	backend, err := nodesim.StartBackend(ctx, filepath.Join(nodesim.DevicePluginDir, "nvidia-gpu.sock"), registrar, ids, nodesim.PreferFirst)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := k.WaitForDevices(ctx, nodesim.GPUResource, gpus); err != nil {
@@ -349,7 +351,7 @@ func runFidelityBursts(t *testing.T, bin string, extra []string, strict, foreign
 	var all []*plannedPod
 	seq := 0
 	var admitTimes []time.Duration
-	restartAt, nodeRestartAt := 6, 12
+	restartAt, backendRestartAt, nodeRestartAt := 6, 9, 12
 	for round := 0; seq < minPods || round <= nodeRestartAt; round++ {
 		switch round {
 		case restartAt:
@@ -361,6 +363,18 @@ func runFidelityBursts(t *testing.T, bin string, extra []string, strict, foreign
 				t.Fatalf("after a kubelet restart: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
 			}
 			t.Logf("kubelet restart (sockets wiped): %d healthy GPUs again after %v", gpus, time.Since(start).Round(time.Millisecond))
+		case backendRestartAt:
+			start := time.Now()
+			if err := backend.Restart(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// Kubelet may or may not see topofit's stream break; 8 healthy GPUs for 1 s in a row say
+			// the restart is over either way.
+			since, err := k.WaitForStableDevices(ctx, nodesim.GPUResource, gpus, time.Second)
+			if err != nil {
+				t.Fatalf("after a backend restart: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
+			}
+			t.Logf("backend restart (re-registered to topofit node): %d healthy GPUs from %v on", gpus, since.Sub(start).Round(time.Millisecond))
 		case nodeRestartAt:
 			start := time.Now()
 			if err := topofit.Stop(5 * time.Second); err != nil {
