@@ -324,7 +324,7 @@ func runFidelityBursts(t *testing.T, bin string, extra []string, strict, foreign
 			t.Logf("topofit node log (%s), last lines:\n%s", topofit.LogPath, harness.TailFile(topofit.LogPath, 40))
 		}
 	}()
-	if err := waitForFile(ctx, registrar); err != nil {
+	if err := waitForSocket(ctx, topofit, registrar); err != nil {
 		t.Fatalf("topofit node did not serve its registrar: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
 	}
 	ids := nodesim.GPUIDs(gpus)
@@ -332,7 +332,9 @@ func runFidelityBursts(t *testing.T, bin string, extra []string, strict, foreign
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := k.WaitForDevices(ctx, nodesim.GPUResource, gpus); err != nil {
+	waitCtx, waitCancel := context.WithTimeout(ctx, time.Minute)
+	defer waitCancel()
+	if err := k.WaitForDevices(waitCtx, nodesim.GPUResource, gpus); err != nil {
 		t.Fatalf("kubelet never saw topofit's devices: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
 	}
 	pr, err := nodesim.DialPodResources()
@@ -386,7 +388,7 @@ func runFidelityBursts(t *testing.T, bin string, extra []string, strict, foreign
 			if err := topofit.Start(); err != nil {
 				t.Fatal(err)
 			}
-			if err := waitForFile(ctx, registrar); err != nil {
+			if err := waitForSocket(ctx, topofit, registrar); err != nil {
 				t.Fatal(err)
 			}
 			// Kubelet marks every device unhealthy when topofit's stream drops, healthy again once it
@@ -539,12 +541,18 @@ func planned(batch []*plannedPod, name string) *plannedPod {
 	panic("unknown pod " + name)
 }
 
-func waitForFile(ctx context.Context, path string) error {
+// waitForSocket waits up to 30 s for p to create path; it fails at once when p exits.
+func waitForSocket(ctx context.Context, p *harness.Process, path string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	exited := p.Exited()
 	for {
 		if _, err := os.Stat(path); err == nil {
 			return nil
 		}
 		select {
+		case <-exited:
+			return fmt.Errorf("%s exited before creating %s", p.Name, path)
 		case <-ctx.Done():
 			return fmt.Errorf("%s never appeared: %w", path, ctx.Err())
 		case <-time.After(20 * time.Millisecond):
