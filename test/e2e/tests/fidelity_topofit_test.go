@@ -16,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"topofit.dev/e2e/harness"
@@ -177,6 +178,71 @@ func planJSON(pp *plannedPod, node string) string {
 	return b.String()
 }
 
+// planSource hands the plans to topofit node: the flags that say where from, and publish, which makes
+// every pod of `all` visible with its plan (foreign ones without), terminated ones as terminated.
+type planSource interface {
+	args() []string
+	publish(ctx context.Context, all []*plannedPod) error
+}
+
+// filePlans is --pods-file: the whole PodList rewritten (write, then rename), terminated pods as Succeeded.
+type filePlans struct{ path, node string }
+
+func (f *filePlans) args() []string { return []string{"--pods-file", f.path} }
+func (f *filePlans) publish(_ context.Context, all []*plannedPod) error {
+	return writePods(f.path, f.node, all)
+}
+
+// apiPlans is a real kube-apiserver (--kubeconfig, topofit's identity): new pods are created bound
+// to the node with their plan (as topofit's bind leaves them), in creation-time order, and replaced
+// by the stored objects (the server's UID and creation time, one-second resolution: kubelet's order
+// among pods of one second is then arbitrary); terminated pods are deleted.
+type apiPlans struct {
+	c       *harness.Cluster
+	node    string
+	created map[*plannedPod]bool
+	deleted map[*plannedPod]bool
+}
+
+func (a *apiPlans) args() []string { return []string{"--kubeconfig", a.c.Kubeconfig("topofit")} }
+func (a *apiPlans) publish(ctx context.Context, all []*plannedPod) error {
+	if a.created == nil {
+		a.created, a.deleted = map[*plannedPod]bool{}, map[*plannedPod]bool{}
+	}
+	var fresh []*plannedPod
+	for _, pp := range all {
+		if !a.created[pp] {
+			fresh = append(fresh, pp)
+		}
+	}
+	sort.SliceStable(fresh, func(i, j int) bool {
+		return fresh[i].pod.CreationTimestamp.Before(&fresh[j].pod.CreationTimestamp)
+	})
+	for _, pp := range fresh {
+		p := pp.pod.DeepCopy()
+		p.Namespace, p.UID, p.CreationTimestamp, p.ResourceVersion = a.c.Namespace, "", metav1.Time{}, ""
+		if !pp.foreign {
+			p.Annotations[planAnnotation] = planJSON(pp, a.node)
+		}
+		created, err := a.c.Client.CoreV1().Pods(a.c.Namespace).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		pp.pod, a.created[pp] = created, true
+	}
+	zero := int64(0)
+	for _, pp := range all {
+		if pp.done && !a.deleted[pp] {
+			err := a.c.Client.CoreV1().Pods(pp.pod.Namespace).Delete(ctx, pp.pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+			if err != nil {
+				return err
+			}
+			a.deleted[pp] = true
+		}
+	}
+	return nil
+}
+
 // writePods replaces the pods file (write, then rename) with every pod, terminated ones as Succeeded.
 func writePods(path, node string, pods []*plannedPod) error {
 	list := corev1.PodList{}
@@ -216,7 +282,7 @@ func TestFidelityTopofitNode(t *testing.T) {
 	if !nodesim.Hermetic(t) {
 		return
 	}
-	st := runFidelityBursts(t, bin, nil, true, false)
+	st := runFidelityBursts(t, bin, burstOptions{strict: true})
 	if st.exact != st.containers {
 		t.Errorf("%d of %d containers did not get their plan", st.containers-st.exact, st.containers)
 	}
@@ -236,7 +302,7 @@ func TestFidelityTopofitNodeForeignPods(t *testing.T) {
 	if !nodesim.Hermetic(t) {
 		return
 	}
-	st := runFidelityBursts(t, bin, nil, true, true)
+	st := runFidelityBursts(t, bin, burstOptions{strict: true, foreign: true})
 	if st.exact != st.containers {
 		t.Errorf("%d of %d containers did not get their plan", st.containers-st.exact, st.containers)
 	}
@@ -245,6 +311,26 @@ func TestFidelityTopofitNodeForeignPods(t *testing.T) {
 	}
 	if st.foreign == 0 || st.foreignOff != st.foreign {
 		t.Errorf("%d of %d foreign pods kept off the pending plans", st.foreignOff, st.foreign)
+	}
+}
+
+// The bursts with the plans from a real kube-apiserver: topofit node watches the pods bound to its
+// node (--kubeconfig) instead of reading a file; the pods are created with their plan as topofit's
+// bind leaves them, and deleted when they terminate.
+func TestFidelityTopofitNodeAPIServer(t *testing.T) {
+	bin := topofitNodeBinary(t)
+	if out, _ := exec.Command(bin, "node", "--help").CombinedOutput(); !strings.Contains(string(out), "--kubeconfig") {
+		t.Skipf("`%s node --help` lacks --kubeconfig", bin)
+	}
+	if !nodesim.Hermetic(t) {
+		return
+	}
+	st := runFidelityBursts(t, bin, burstOptions{strict: true, api: true})
+	if st.exact != st.containers {
+		t.Errorf("%d of %d containers did not get their plan", st.containers-st.exact, st.containers)
+	}
+	if st.doubleHeld != 0 || st.rejected != 0 {
+		t.Errorf("%d GPUs held by two containers, %d pods rejected", st.doubleHeld, st.rejected)
 	}
 }
 
@@ -263,7 +349,7 @@ func TestFidelityTopofitNodeCatchesSwaps(t *testing.T) {
 	if !nodesim.Hermetic(t) {
 		return
 	}
-	st := runFidelityBursts(t, bin, []string{"--no-get"}, false, false)
+	st := runFidelityBursts(t, bin, burstOptions{extra: []string{"--no-get"}})
 	if st.exact == st.containers {
 		t.Errorf("without Get narrowing all %d containers still got their plan: the scenario does not tell a swap", st.containers)
 	}
@@ -277,12 +363,19 @@ type burstStats struct {
 	foreign, foreignOff                     int // foreign containers; those kept off pending plans
 }
 
-// runFidelityBursts runs the bursts against the topofit node binary bin (extra flags appended) and
-// counts; mismatches are errors when strict, else logged. foreign adds the foreign pods.
-func runFidelityBursts(t *testing.T, bin string, extra []string, strict, foreign bool) burstStats {
+type burstOptions struct {
+	extra   []string // flags added to topofit node's command line
+	strict  bool     // a container off its plan is an error (else logged and counted)
+	foreign bool     // add the foreign pods
+	api     bool     // plans through a real kube-apiserver (--kubeconfig) instead of --pods-file
+}
+
+// runFidelityBursts runs the bursts against the topofit node binary bin and counts.
+func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 	var st burstStats
+	foreign := o.foreign
 	report := t.Logf
-	if strict {
+	if o.strict {
 		report = t.Errorf
 	}
 	const node = "n1"
@@ -299,8 +392,13 @@ func runFidelityBursts(t *testing.T, bin string, extra []string, strict, foreign
 			t.Fatal(err)
 		}
 	}
-	podsFile := filepath.Join(dir, "pods.json")
-	if err := writePods(podsFile, node, nil); err != nil {
+	var plans planSource
+	if o.api {
+		plans = &apiPlans{c: harness.Start(t, harness.Options{NoScheduler: true}), node: node}
+	} else {
+		plans = &filePlans{path: filepath.Join(dir, "pods.json"), node: node}
+	}
+	if err := plans.publish(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -312,9 +410,8 @@ func runFidelityBursts(t *testing.T, bin string, extra []string, strict, foreign
 	registrar := filepath.Join(nodesim.DevicePluginDir, "topofit-registrar.sock")
 	topofit := &harness.Process{Name: "topofit-node", Path: bin, LogPath: filepath.Join(dir, "topofit-node.log"),
 		Args: []string{"node", "--node-name", node, "--device-plugin-dir", nodesim.DevicePluginDir,
-			"--registrar-socket", filepath.Base(registrar), "--pods-file", podsFile,
-			"--pod-resources-socket", nodesim.PodResourcesSocket}}
-	topofit.Args = append(topofit.Args, extra...)
+			"--registrar-socket", filepath.Base(registrar), "--pod-resources-socket", nodesim.PodResourcesSocket}}
+	topofit.Args = append(append(topofit.Args, plans.args()...), o.extra...)
 	if err := topofit.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +516,7 @@ func runFidelityBursts(t *testing.T, bin string, extra []string, strict, foreign
 		}
 		batch := burst(rng, round, free, node, t0, &seq, foreign)
 		all = append(all, batch...)
-		if err := writePods(podsFile, node, all); err != nil {
+		if err := plans.publish(ctx, all); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(plansSettle)
@@ -528,8 +625,8 @@ func runFidelityBursts(t *testing.T, bin string, extra []string, strict, foreign
 	return st
 }
 
-// plansSettle is how long the harness leaves topofit node to read a rewritten --pods-file before
-// kubelet admits the pods in it.
+// plansSettle is how long the harness leaves topofit node to learn new plans (it polls --pods-file
+// every 250 ms; a pod watch is faster) before kubelet admits the pods.
 const plansSettle = 1500 * time.Millisecond
 
 func planned(batch []*plannedPod, name string) *plannedPod {

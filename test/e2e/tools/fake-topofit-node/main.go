@@ -3,7 +3,8 @@
 // --pods-file F --pod-resources-socket P`) and the interposer contract of docs/node-fidelity.md: it
 // serves a Registration socket the backend registers to, registers itself to kubelet.sock as
 // nvidia.com/gpu, relays ListAndWatch and forwards Allocate and PreStartContainer unchanged, and
-// answers GetPreferredAllocation from the pods' topofit.io/gpu-plan: the planned containers of the
+// answers GetPreferredAllocation from the pods' topofit.io/gpu-plan (from --pods-file, or a pod watch
+// through --kubeconfig): the planned containers of the
 // request's size whose set fits (must_include inside it, the rest available), that are the next GPU
 // container of their pod and not yet allocated, narrowed by PodResources Get (kubelet knows only the
 // pod it is admitting; a not-found is code Unknown), then by creation time; none: the backend's answer, offered
@@ -35,13 +36,19 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 	podresourcesapi "k8s.io/kubelet/pkg/apis/podresources/v1"
 )
 
 type options struct {
-	node, dir, kubelet, registrar, front, podsFile, podResources, resource string
-	noGet                                                                  bool
+	node, dir, kubelet, registrar, front, podsFile, podResources, resource, kubeconfig string
+	noGet                                                                              bool
 }
 
 func main() {
@@ -57,6 +64,7 @@ func main() {
 	fs.StringVar(&o.registrar, "registrar-socket", "topofit-registrar.sock", "the Registration socket the backend registers to")
 	fs.StringVar(&o.front, "front-socket", "topofit-nvidia-gpu.sock", "the DevicePlugin socket kubelet dials")
 	fs.StringVar(&o.podsFile, "pods-file", "", "pods and plans (a PodList), re-read when it changes")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "watch the pods bound to --node-name through this kubeconfig instead of --pods-file")
 	fs.StringVar(&o.podResources, "pod-resources-socket", "/var/lib/kubelet/pod-resources/kubelet.sock", "kubelet's PodResources socket")
 	fs.StringVar(&o.resource, "resource-name", "nvidia.com/gpu", "the resource served")
 	fs.BoolVar(&o.noGet, "no-get", false, "do not narrow candidates with PodResources Get (shows what the scenarios catch)")
@@ -65,11 +73,15 @@ func main() {
 		fs.VisitAll(func(f *flag.Flag) { fmt.Fprintf(os.Stderr, "  --%s\t%s\n", f.Name, f.Usage) })
 	}
 	_ = fs.Parse(os.Args[2:])
-	if o.node == "" || o.podsFile == "" {
-		log.Fatal("--node-name and --pods-file are required")
+	if o.node == "" || (o.podsFile == "") == (o.kubeconfig == "") {
+		log.Fatal("--node-name and one of --pods-file, --kubeconfig are required")
 	}
-	s := &server{o: o}
-	go s.watchPods()
+	s := &server{o: o, allocated: map[string]bool{}}
+	if o.podsFile != "" {
+		go s.watchPods()
+	} else {
+		s.watchAPI()
+	}
 	s.serveRegistrar()
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -134,8 +146,43 @@ func (s *server) loadPods() {
 		log.Printf("pods file: %v", err)
 		return
 	}
+	s.setPods(list.Items)
+}
+
+// watchAPI keeps the pods bound to the node from the API server (an informer: list, then watch).
+func (s *server) watchAPI() {
+	cfg, err := clientcmd.BuildConfigFromFlags("", s.o.kubeconfig)
+	if err != nil {
+		log.Fatal(err)
+	}
+	client := kubernetes.NewForConfigOrDie(cfg)
+	f := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = "spec.nodeName=" + s.o.node
+	}))
+	inf := f.Core().V1().Pods()
+	lister := inf.Lister()
+	resync := func() {
+		pods, err := lister.List(labels.Everything())
+		if err != nil {
+			return
+		}
+		var items []corev1.Pod
+		for _, p := range pods {
+			items = append(items, *p)
+		}
+		s.setPods(items)
+	}
+	_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { resync() }, UpdateFunc: func(any, any) { resync() }, DeleteFunc: func(any) { resync() },
+	})
+	f.Start(make(chan struct{}))
+}
+
+// setPods replaces the planned pods with those of items that are on the node, not terminal, with a
+// plan for the node.
+func (s *server) setPods(items []corev1.Pod) {
 	var pods []plannedPod
-	for _, p := range list.Items {
+	for _, p := range items {
 		if p.Spec.NodeName != s.o.node || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
@@ -159,11 +206,8 @@ func (s *server) loadPods() {
 	}
 	s.mu.Lock()
 	s.pods = pods
-	if s.allocated == nil {
-		s.allocated = map[string]bool{}
-	}
 	s.mu.Unlock()
-	log.Printf("pods file: %d planned pods on %s", len(pods), s.o.node)
+	log.Printf("pods: %d planned on %s", len(pods), s.o.node)
 }
 
 // serveRegistrar (re)creates the Registration socket the backend registers to.
