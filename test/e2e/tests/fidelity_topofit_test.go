@@ -245,7 +245,7 @@ func (a *apiPlans) publish(ctx context.Context, all []*plannedPod) error {
 
 // writePods replaces the pods file (write, then rename) with every pod, terminated ones as Succeeded.
 func writePods(path, node string, pods []*plannedPod) error {
-	list := corev1.PodList{}
+	list := corev1.PodList{Items: []corev1.Pod{}} // "items": [] as the API server writes it, never null
 	list.APIVersion, list.Kind = "v1", "PodList"
 	for _, pp := range pods {
 		p := pp.pod.DeepCopy()
