@@ -7,6 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   libcpp-httplib-dev nlohmann-json3-dev libboost-dev libboost-graph-dev libfmt-dev doctest-dev
   libsimdjson-dev libcli11-dev libyaml-cpp-dev libssl-dev libbenchmark-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
 )
 # Extra packages for optional parts, named by the caller: e.g. `install-deps.sh plots`.
 for extra in "$@"; do

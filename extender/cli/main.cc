@@ -22,6 +22,7 @@ constexpr Command kCommands[] = {
     {"serve", "Run the kube-scheduler extender (filter, prioritize, bind, preempt) over HTTP", SetupServe},
     {"bench", "Replay pod traces through topofit and baseline policies, side by side", SetupBench},
     {"agent", "Publish this GPU node's nvidia-smi topology to its Node annotations (DaemonSet)", SetupAgent},
+    {"node", "Interpose between kubelet and the NVIDIA device plugin: containers get topofit's planned GPUs", SetupNode},
 };
 
 }  // namespace

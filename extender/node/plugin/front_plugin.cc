@@ -1,0 +1,182 @@
+#include "extender/node/plugin/front_plugin.h"
+
+#include "base/log.h"
+#include "extender/node/plugin/grpc_util.h"
+
+namespace topofit::node {
+namespace {
+
+using Clock = std::chrono::system_clock;
+
+std::string Join(const DeviceList& d) {
+  std::string out;
+  for (const auto& x : d) out += (out.empty() ? "" : ",") + x;
+  return out;
+}
+
+const char* KindName(Decision::Kind k) {
+  switch (k) {
+    case Decision::Kind::kPlanned: return "planned";
+    case Decision::Kind::kPartial: return "partial";
+    case Decision::Kind::kUnplanned: return "unplanned";
+  }
+  return "?";
+}
+
+}  // namespace
+
+FrontPlugin::FrontPlugin(FrontOptions options, BackendClient& backend, PodCache& pods,
+                         const PodResourcesClient& kubelet)
+    : options_(std::move(options)), backend_(backend), pods_(pods), kubelet_(kubelet) {}
+
+grpc::Status FrontPlugin::GetDevicePluginOptions(grpc::ServerContext*, const v1beta1::Empty*,
+                                                 v1beta1::DevicePluginOptions* out) {
+  out->set_pre_start_required(backend_.options().pre_start_required());
+  out->set_get_preferred_allocation_available(true);
+  return grpc::Status::OK;
+}
+
+grpc::Status FrontPlugin::ListAndWatch(grpc::ServerContext* ctx, const v1beta1::Empty*,
+                                       grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) {
+  uint64_t seen = ~uint64_t{0};
+  bool sent_unhealthy = false;
+  std::optional<Clock::time_point> away_since;
+  while (!ctx->IsCancelled() && !shutdown_) {
+    uint64_t version = backend_.WaitForChange(seen, std::chrono::milliseconds(200));
+    if (!backend_.ever_listed()) continue;
+    bool connected = backend_.connected();
+    if (connected) {
+      away_since.reset();
+    } else if (!away_since) {
+      away_since = Clock::now();
+    }
+    bool force_unhealthy = !connected && Clock::now() - *away_since >= options_.backend_grace;
+    if (version == seen && force_unhealthy == sent_unhealthy) continue;
+    v1beta1::ListAndWatchResponse resp;
+    for (const auto& d : backend_.devices()) {
+      auto* dev = resp.add_devices();
+      *dev = d;
+      if (force_unhealthy) dev->set_health("Unhealthy");
+    }
+    if (!writer->Write(resp)) break;
+    seen = version;
+    sent_unhealthy = force_unhealthy;
+  }
+  return grpc::Status::OK;
+}
+
+DeviceList FrontPlugin::Preferred(const v1beta1::ContainerPreferredAllocationRequest& req) {
+  const Clock::time_point deadline = Clock::now() + options_.preferred_timeout;
+  PreferredRequest r{{req.available_deviceids().begin(), req.available_deviceids().end()},
+                     {req.must_include_deviceids().begin(), req.must_include_deviceids().end()},
+                     req.allocation_size()};
+  auto pods = pods_.Snapshot();
+  Ledger ledger = LedgerCopy();
+  auto left = [&] { return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()); };
+  ViewFn view = [&](const NodePod& pod, const std::string& container) {
+    auto remaining = left();
+    if (remaining.count() <= 0) return KubeletView::kUnknown;
+    return kubelet_.View(pod.namespace_, pod.name, container, std::min(options_.get_timeout, remaining));
+  };
+  BackendFn ask_backend = [&](const PreferredRequest& b) -> std::optional<DeviceList> {
+    if (!backend_.options().get_preferred_allocation_available() || left().count() <= 0) return std::nullopt;
+    v1beta1::PreferredAllocationRequest breq;
+    auto* c = breq.add_container_requests();
+    for (const auto& id : b.available) c->add_available_deviceids(id);
+    for (const auto& id : b.must_include) c->add_must_include_deviceids(id);
+    c->set_allocation_size(b.size);
+    v1beta1::PreferredAllocationResponse bresp;
+    grpc::Status st = backend_.GetPreferredAllocation(breq, &bresp, deadline);
+    if (!st.ok() || bresp.container_responses_size() == 0) {
+      Log(LogLevel::kWarn, "backend GetPreferredAllocation failed; answering without it", {{"error", st.error_message()}});
+      return std::nullopt;
+    }
+    const auto& ids = bresp.container_responses(0).deviceids();
+    return DeviceList(ids.begin(), ids.end());
+  };
+  MatchResult m = Match(r, options_.node_name, *pods, ledger, view, ask_backend);
+  {
+    std::lock_guard lock(mu_);
+    pending_ = m.decision;
+  }
+  ++counters_.preferred;
+  switch (m.decision.kind) {
+    case Decision::Kind::kPlanned: ++counters_.planned; break;
+    case Decision::Kind::kPartial: ++counters_.partial; break;
+    case Decision::Kind::kUnplanned: ++counters_.unplanned; break;
+  }
+  if (m.decision.tentative) ++counters_.tentative;
+  if (LogEnabled(LogLevel::kDebug)) {
+    Log(LogLevel::kDebug, "preferred allocation",
+        {{"decision", KindName(m.decision.kind)}, {"pod", m.decision.pod_key}, {"container", m.decision.container},
+         {"size", std::to_string(r.size)}, {"candidates", std::to_string(m.candidates)},
+         {"asked", std::to_string(m.asked)}, {"reply", Join(m.reply)}});
+  }
+  return m.reply;
+}
+
+grpc::Status FrontPlugin::GetPreferredAllocation(grpc::ServerContext*, const v1beta1::PreferredAllocationRequest* req,
+                                                 v1beta1::PreferredAllocationResponse* out) {
+  for (const auto& c : req->container_requests()) {
+    auto* resp = out->add_container_responses();
+    try {
+      for (const auto& id : Preferred(c)) resp->add_deviceids(id);
+    } catch (const std::exception& e) {
+      // Never an error to kubelet: an empty preference lets it choose alone.
+      Log(LogLevel::kError, "GetPreferredAllocation failed inside; answering nothing", {{"error", e.what()}});
+      resp->clear_deviceids();
+    }
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status FrontPlugin::Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* req,
+                                   v1beta1::AllocateResponse* out) {
+  grpc::Status st = backend_.Allocate(*req, out, After(options_.allocate_timeout));
+  if (!st.ok()) {
+    ++counters_.allocate_errors;
+    Log(LogLevel::kWarn, "backend Allocate failed", {{"error", st.error_message()}});
+    return st;
+  }
+  auto pods = pods_.Snapshot();
+  std::lock_guard lock(mu_);
+  for (const auto& c : req->container_requests()) {
+    DeviceList devices(c.devices_ids().begin(), c.devices_ids().end());
+    Holder h = IdentifyAllocation(devices, options_.node_name, *pods, ledger_, pending_, previous_);
+    pending_.reset();
+    previous_ = h;
+    ledger_.Record(h.pod_uid, h.container, devices);
+    ++counters_.allocations;
+    if (h.planned) ++counters_.allocations_as_planned;
+    if (LogEnabled(LogLevel::kDebug)) {
+      Log(LogLevel::kDebug, "allocated", {{"pod_uid", h.pod_uid}, {"container", h.container},
+                                          {"as_planned", h.planned ? "true" : "false"}, {"devices", Join(devices)}});
+    }
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status FrontPlugin::PreStartContainer(grpc::ServerContext*, const v1beta1::PreStartContainerRequest* req,
+                                            v1beta1::PreStartContainerResponse* out) {
+  return backend_.PreStartContainer(*req, out, After(std::chrono::seconds(30)));
+}
+
+void FrontPlugin::Shutdown() { shutdown_ = true; }
+void FrontPlugin::Resume() { shutdown_ = false; }
+
+uint64_t FrontPlugin::LedgerSeq() const {
+  std::lock_guard lock(mu_);
+  return ledger_.seq();
+}
+
+void FrontPlugin::ApplyTruth(std::vector<LedgerEntry> truth, uint64_t sent_at) {
+  std::lock_guard lock(mu_);
+  ledger_.ReplaceWithTruth(std::move(truth), sent_at);
+}
+
+Ledger FrontPlugin::LedgerCopy() const {
+  std::lock_guard lock(mu_);
+  return ledger_;
+}
+
+}  // namespace topofit::node

@@ -1,0 +1,94 @@
+#pragma once
+// FrontPlugin: the v1beta1.DevicePlugin server kubelet talks to (registered as nvidia.com/gpu).
+//   GetDevicePluginOptions  get_preferred_allocation_available true; pre_start_required as the backend's.
+//   ListAndWatch            relays the backend's device list, again on every change. While the
+//                           backend is away the last list is held for `backend_grace`, then sent
+//                           with every device Unhealthy until it returns; the stream stays open.
+//   GetPreferredAllocation  per container request, the matcher (matcher.h) over the pod cache, the
+//                           ledger, kubelet's PodResources Get and the backend's own answer. It never
+//                           returns an error and answers within `preferred_timeout`: each step gets
+//                           what is left of it, and a step past it counts as failed (kUnknown views,
+//                           no backend answer).
+//   Allocate                forwarded unchanged (deadline `allocate_timeout`); on success each
+//                           container's devices go to the ledger under the holder IdentifyAllocation
+//                           names. Errors are the backend's.
+//   PreStartContainer       forwarded unchanged.
+// Counters for tests and metrics. Thread-safe (kubelet may call concurrently on its re-allocation path).
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "deviceplugin/v1beta1/api.grpc.pb.h"
+#include "extender/node/plugin/backend_client.h"
+#include "extender/node/plugin/ledger.h"
+#include "extender/node/plugin/matcher.h"
+#include "extender/node/plugin/plan_cache.h"
+#include "extender/node/plugin/podresources_client.h"
+
+namespace topofit::node {
+
+struct FrontOptions {
+  std::string node_name;
+  std::chrono::milliseconds preferred_timeout{1000};
+  std::chrono::milliseconds get_timeout{150};
+  std::chrono::milliseconds allocate_timeout{30000};
+  std::chrono::milliseconds backend_grace{10000};
+};
+
+struct FrontCounters {
+  std::atomic<uint64_t> preferred{0};
+  std::atomic<uint64_t> planned{0};     // Answered with the whole plan.
+  std::atomic<uint64_t> partial{0};
+  std::atomic<uint64_t> unplanned{0};
+  std::atomic<uint64_t> tentative{0};
+  std::atomic<uint64_t> allocations{0};
+  std::atomic<uint64_t> allocations_as_planned{0};  // Allocate's devices equal the holder's plan.
+  std::atomic<uint64_t> allocate_errors{0};
+};
+
+class FrontPlugin final : public v1beta1::DevicePlugin::Service {
+ public:
+  FrontPlugin(FrontOptions options, BackendClient& backend, PodCache& pods, const PodResourcesClient& kubelet);
+
+  grpc::Status GetDevicePluginOptions(grpc::ServerContext*, const v1beta1::Empty*,
+                                      v1beta1::DevicePluginOptions* out) override;
+  grpc::Status ListAndWatch(grpc::ServerContext* ctx, const v1beta1::Empty*,
+                            grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) override;
+  grpc::Status GetPreferredAllocation(grpc::ServerContext*, const v1beta1::PreferredAllocationRequest* req,
+                                      v1beta1::PreferredAllocationResponse* out) override;
+  grpc::Status Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* req,
+                        v1beta1::AllocateResponse* out) override;
+  grpc::Status PreStartContainer(grpc::ServerContext*, const v1beta1::PreStartContainerRequest* req,
+                                 v1beta1::PreStartContainerResponse* out) override;
+
+  // The answer to one container request (what GetPreferredAllocation sends), for benchmarks.
+  DeviceList Preferred(const v1beta1::ContainerPreferredAllocationRequest& req);
+
+  // Ends every ListAndWatch stream (before the server shuts down); Resume() before serving again.
+  void Shutdown();
+  void Resume();
+
+  // The reconciler's entry: kubelet's truth replaces the ledger (ledger.h).
+  uint64_t LedgerSeq() const;
+  void ApplyTruth(std::vector<LedgerEntry> truth, uint64_t sent_at);
+  Ledger LedgerCopy() const;
+  const FrontCounters& counters() const { return counters_; }
+
+ private:
+  FrontOptions options_;
+  BackendClient& backend_;
+  PodCache& pods_;
+  const PodResourcesClient& kubelet_;
+  mutable std::mutex mu_;
+  Ledger ledger_;
+  std::optional<Decision> pending_;  // The last GetPreferredAllocation's decision, until an Allocate.
+  std::optional<Holder> previous_;   // The last Allocate's holder.
+  std::atomic<bool> shutdown_{false};
+  FrontCounters counters_;
+};
+
+}  // namespace topofit::node

@@ -1,0 +1,287 @@
+#include "extender/node/plugin/node_service.h"
+
+#include <signal.h>
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "base/files.h"
+#include "base/log.h"
+#include "extender/apiclient/reflector.h"
+#include "extender/node/kube_node_publisher.h"
+#include "extender/node/plugin/backend_client.h"
+#include "extender/node/plugin/fake_backend.h"
+#include "extender/node/plugin/grpc_util.h"
+#include "extender/node/plugin/podresources_client.h"
+#include "extender/node/plugin/registrar.h"
+
+namespace topofit::node {
+
+struct NodeService::Impl {
+  explicit Impl(NodeOptions o)
+      : options(std::move(o)),
+        pods(options.resource_name),
+        kubelet(options.pod_resources_socket, options.resource_name),
+        front(FrontOptions{options.node_name, options.preferred_timeout, options.get_timeout}, backend, pods, kubelet),
+        registrar(options.resource_name, [this](const BackendRegistration& r) { return OnBackendRegister(r); }) {}
+
+  std::string Path(const std::string& name) const { return JoinPath(options.device_plugin_dir, name); }
+
+  Status OnBackendRegister(const BackendRegistration& r) {
+    std::string path = Path(r.endpoint);
+    Status st = backend.Connect(path);
+    if (!st.ok()) {
+      Log(LogLevel::kWarn, "backend registered but cannot be reached", {{"endpoint", path}, {"error", st.error()}});
+      return st;
+    }
+    Log(LogLevel::kInfo, "backend registered", {{"endpoint", path}, {"resource", r.resource}});
+    return Status::Ok();
+  }
+
+  Status StartFront() {
+    ::unlink(Path(options.front_socket).c_str());
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(UnixAddress(Path(options.front_socket)), grpc::InsecureServerCredentials());
+    builder.RegisterService(&front);
+    front_server = builder.BuildAndStart();
+    if (!front_server) return Error{"cannot serve on " + Path(options.front_socket)};
+    front_inode = SocketInode(Path(options.front_socket));
+    return Status::Ok();
+  }
+
+  void StopFront() {
+    if (!front_server) return;
+    front.Shutdown();
+    front_server->Shutdown(After(std::chrono::milliseconds(500)));
+    front_server->Wait();
+    front_server.reset();
+    front.Resume();
+  }
+
+  Status StartSockets() {
+    Status st = registrar.Start(Path(options.registrar_socket));
+    if (!st.ok()) return st;
+    registrar_inode = SocketInode(Path(options.registrar_socket));
+    return StartFront();
+  }
+
+  Status StartFake() {
+    Status st = fake->Start(Path(options.fake_backend_socket));
+    if (!st.ok()) return st;
+    return fake->Register(Path(options.registrar_socket), options.resource_name);
+  }
+
+  Status RegisterToKubelet() {
+    auto stub = v1beta1::Registration::NewStub(UnixChannel(Path(options.kubelet_socket)));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(After(std::chrono::seconds(10)));
+    v1beta1::RegisterRequest req;
+    req.set_version("v1beta1");
+    req.set_endpoint(options.front_socket);
+    req.set_resource_name(options.resource_name);
+    req.mutable_options()->set_get_preferred_allocation_available(true);
+    req.mutable_options()->set_pre_start_required(backend.options().pre_start_required());
+    v1beta1::Empty empty;
+    grpc::Status st = stub->Register(&ctx, req, &empty);
+    if (!st.ok()) return Error{"register to kubelet at " + Path(options.kubelet_socket) + ": " + st.error_message()};
+    return Status::Ok();
+  }
+
+  void Reconcile() {
+    auto snapshot = pods.Snapshot();
+    std::set<std::string> live;
+    std::map<std::string, const NodePod*> by_key;
+    for (const auto& p : *snapshot) {
+      if (!p.terminal()) live.insert(p.uid);
+      auto [it, fresh] = by_key.emplace(p.key(), &p);
+      if (!fresh && it->second->deleting && !p.deleting) it->second = &p;
+    }
+    if (options.pod_resources_socket.empty()) return;
+    uint64_t sent_at = front.LedgerSeq();
+    auto list = kubelet.List(std::chrono::seconds(2));
+    if (!list) {
+      if (!reconcile_failing) Log(LogLevel::kWarn, "reconcile: PodResources List failed", {{"error", list.error()}});
+      reconcile_failing = true;
+      return;
+    }
+    reconcile_failing = false;
+    std::vector<LedgerEntry> truth;
+    for (const auto& pd : *list) {
+      auto it = by_key.find(pd.namespace_ + "/" + pd.name);
+      std::string uid = it != by_key.end() ? it->second->uid : std::string();
+      for (const auto& [container, devices] : pd.containers) truth.push_back({uid, uid.empty() ? "" : container, devices});
+    }
+    front.ApplyTruth(std::move(truth), sent_at);
+  }
+
+  void Supervise() {
+    auto next_reconcile = std::chrono::steady_clock::now();
+    std::unique_lock lock(mu);
+    while (!stopping) {
+      lock.unlock();
+      Tick(next_reconcile);
+      lock.lock();
+      cv.wait_for(lock, std::chrono::milliseconds(250), [&] { return stopping; });
+    }
+  }
+
+  void Tick(std::chrono::steady_clock::time_point& next_reconcile) {
+    if (!options.pods_file.empty()) {
+      Status st = pods.PollFile(options.pods_file);
+      if (!st.ok() && st.error() != last_file_error) Log(LogLevel::kWarn, "pods file", {{"error", st.error()}});
+      last_file_error = st.ok() ? "" : st.error();
+    }
+    ino_t kubelet_now = SocketInode(Path(options.kubelet_socket));
+    bool kubelet_restarted = kubelet_now != 0 && kubelet_now != kubelet_inode;
+    bool ours_wiped = SocketInode(Path(options.registrar_socket)) != registrar_inode ||
+                      SocketInode(Path(options.front_socket)) != front_inode;
+    if (kubelet_restarted || ours_wiped) {
+      if (kubelet_inode != 0 || ours_wiped) {
+        Log(LogLevel::kInfo, kubelet_restarted ? "kubelet restarted: re-creating sockets" : "sockets wiped: re-creating",
+            {{"dir", options.device_plugin_dir}});
+      }
+      kubelet_inode = kubelet_now;
+      if (ours_wiped || SocketInode(Path(options.front_socket)) == 0 || SocketInode(Path(options.registrar_socket)) == 0) {
+        registrar.Stop();
+        StopFront();
+        Status st = StartSockets();
+        if (!st.ok()) Log(LogLevel::kError, "cannot re-create sockets", {{"error", st.error()}});
+        if (fake) {
+          fake->Stop();
+          Status fs = StartFake();
+          if (!fs.ok()) Log(LogLevel::kWarn, "fake backend: re-register failed", {{"error", fs.error()}});
+        }
+      }
+      registered = false;
+    }
+    if (!registered && kubelet_now != 0 && backend.ever_listed()) {
+      Status st = RegisterToKubelet();
+      if (st.ok()) {
+        registered = true;
+        ++registrations;
+        Log(LogLevel::kInfo, "registered to kubelet",
+            {{"resource", options.resource_name}, {"endpoint", options.front_socket}});
+      } else if (st.error() != last_register_error) {
+        Log(LogLevel::kWarn, "cannot register to kubelet; retrying", {{"error", st.error()}});
+      }
+      last_register_error = st.ok() ? "" : st.error();
+    }
+    if (std::chrono::steady_clock::now() >= next_reconcile) {
+      next_reconcile = std::chrono::steady_clock::now() + options.reconcile_interval;
+      Reconcile();
+    }
+  }
+
+  NodeOptions options;
+  PodCache pods;
+  PodResourcesClient kubelet;
+  BackendClient backend;
+  FrontPlugin front;
+  Registrar registrar;
+  std::unique_ptr<FakeBackend> fake;
+  std::unique_ptr<grpc::Server> front_server;
+  ino_t kubelet_inode = 0, registrar_inode = 0, front_inode = 0;
+  std::atomic<bool> registered{false};
+  std::atomic<uint64_t> registrations{0};
+  bool reconcile_failing = false;
+  std::string last_file_error, last_register_error;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stopping = false;
+  std::thread supervisor;
+};
+
+NodeService::NodeService(NodeOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+NodeService::~NodeService() { Stop(); }
+
+Status NodeService::Start() {
+  Impl& s = *impl_;
+  if (!s.options.pods_file.empty()) {
+    Status st = s.pods.PollFile(s.options.pods_file);
+    if (!st.ok()) return st;
+  }
+  if (!s.options.fake_backend_topo.empty()) {
+    auto text = ReadFile(s.options.fake_backend_topo);
+    if (!text) return Error{"--fake-backend: " + text.error()};
+    auto fake = FakeBackend::FromTopo(*text);
+    if (!fake) return Error{fake.error()};
+    s.fake = std::move(*fake);
+  }
+  Status st = s.StartSockets();
+  if (!st.ok()) return st;
+  if (s.fake) {
+    st = s.StartFake();
+    if (!st.ok()) return st;
+  }
+  if (!s.options.backend_socket.empty()) {
+    st = s.backend.Connect(s.options.backend_socket);
+    if (!st.ok()) Log(LogLevel::kWarn, "backend not reachable yet; waiting for it to register", {{"error", st.error()}});
+  }
+  s.supervisor = std::thread([&s] { s.Supervise(); });
+  return Status::Ok();
+}
+
+void NodeService::Stop() {
+  Impl& s = *impl_;
+  {
+    std::lock_guard lock(s.mu);
+    if (s.stopping) return;
+    s.stopping = true;
+    s.cv.notify_all();
+  }
+  if (s.supervisor.joinable()) s.supervisor.join();
+  s.StopFront();
+  s.registrar.Stop();
+  s.backend.Close();
+  if (s.fake) s.fake->Stop();
+}
+
+PodCache& NodeService::pods() { return impl_->pods; }
+FrontPlugin& NodeService::front() { return impl_->front; }
+bool NodeService::registered() const { return impl_->registered; }
+uint64_t NodeService::kubelet_registrations() const { return impl_->registrations; }
+std::string NodeService::registrar_path() const { return impl_->Path(impl_->options.registrar_socket); }
+std::string NodeService::front_path() const { return impl_->Path(impl_->options.front_socket); }
+
+int RunNodeService(const NodeOptions& options) {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  NodeService service(options);
+  std::unique_ptr<apiclient::ApiClient> api;
+  std::unique_ptr<apiclient::Reflector> reflector;
+  if (options.pods_file.empty()) {
+    auto connected = ConnectToCluster(options.kubeconfig, options.context);
+    if (!connected) return Log(LogLevel::kError, "cannot connect to the API server", {{"error", connected.error()}}), 1;
+    api = std::move(*connected);
+    apiclient::ReflectorOptions ro;
+    ro.kind = "pods";
+    ro.path = "/api/v1/pods";
+    ro.field_selector = "spec.nodeName=" + options.node_name;
+    ro.log = [](const std::string& m) { Log(LogLevel::kWarn, "pod watch", {{"detail", m}}); };
+    reflector = std::make_unique<apiclient::Reflector>(*api, service.pods(), ro);
+    reflector->Start();
+  }
+  Status st = service.Start();
+  if (!st.ok()) {
+    Log(LogLevel::kError, "cannot start", {{"error", st.error()}});
+    return 1;
+  }
+  Log(LogLevel::kInfo, "serving",
+      {{"node", options.node_name}, {"registrar", service.registrar_path()}, {"front", service.front_path()},
+       {"pods", options.pods_file.empty() ? "api" : options.pods_file},
+       {"backend", options.fake_backend_topo.empty() ? "registered" : "fake"}});
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  Log(LogLevel::kInfo, "stopping", {{"signal", std::to_string(sig)}});
+  if (reflector) reflector->Stop();
+  service.Stop();
+  return 0;
+}
+
+}  // namespace topofit::node

@@ -1,0 +1,55 @@
+#pragma once
+// NodeService: `topofit node` assembled - the registrar, the backend client, the front plugin, the
+// PodResources client, the pod cache and (when asked) the fake backend - and its supervisor, a
+// thread that every 250 ms:
+//   - re-reads --pods-file when it changed;
+//   - notices kubelet's restart (kubelet.sock re-created; kubelet wipes the device-plugin
+//     directory as it starts) or a wiped socket of ours, and re-creates the registrar and front
+//     sockets (and the fake backend's, which then re-registers, as the NVIDIA plugin does when it
+//     sees its registration socket re-created);
+//   - registers the front plugin to kubelet once the backend has registered and sent its device list
+//     (front serving first: kubelet dials back at once), again after each kubelet restart;
+//   - every reconcile_interval, reads kubelet's PodResources List and replaces the ledger with it
+//     (holders named through the pod cache by namespace/name, the pod not deleting first), and drops
+//     ledger entries of pods gone or terminal.
+// RunNodeService (node_service.h's other half) runs one until SIGTERM or SIGINT.
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "extender/node/plugin/front_plugin.h"
+#include "extender/node/plugin/node_options.h"
+#include "extender/node/plugin/plan_cache.h"
+
+namespace topofit::node {
+
+class NodeService {
+ public:
+  explicit NodeService(NodeOptions options);
+  ~NodeService();
+
+  // Serves the registrar and front sockets, starts the fake backend (serving, then registering)
+  // and dials --backend-socket when given, and starts the supervisor. Errors: a socket cannot be
+  // served, the fake backend's topology does not parse, the pods file does not read.
+  Status Start();
+  void Stop();
+
+  PodCache& pods();
+  FrontPlugin& front();
+  bool registered() const;           // Registered to the current kubelet.
+  uint64_t kubelet_registrations() const;  // How many times it registered to a kubelet.
+  std::string registrar_path() const;
+  std::string front_path() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The process: NodeService plus the pod source (the API server's pods on this node, or
+// --pods-file), until a signal. Exit status as node_command.cc documents.
+int RunNodeService(const NodeOptions& options);
+
+}  // namespace topofit::node

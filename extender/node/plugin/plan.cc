@@ -1,0 +1,152 @@
+#include "extender/node/plugin/plan.h"
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+namespace topofit::node {
+
+using nlohmann::json;
+
+const DeviceList* GpuPlan::Find(std::string_view container) const {
+  for (const auto& [name, devices] : containers) {
+    if (name == container) return &devices;
+  }
+  return nullptr;
+}
+
+Result<GpuPlan> ParseGpuPlan(std::string_view text) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Error{"not JSON"};
+  if (!j.is_object()) return Error{"expected an object"};
+  auto v = j.find("v");
+  if (v == j.end() || !v->is_number_integer() || v->get<int64_t>() != 1) return Error{"v: expected 1"};
+  GpuPlan plan;
+  auto node = j.find("node");
+  if (node == j.end() || !node->is_string() || node->get<std::string>().empty()) {
+    return Error{"node: expected a non-empty string"};
+  }
+  plan.node = node->get<std::string>();
+  auto containers = j.find("containers");
+  if (containers == j.end() || !containers->is_object()) return Error{"containers: expected an object"};
+  for (const auto& [name, devices] : containers->items()) {
+    if (name.empty()) return Error{"containers: empty container name"};
+    if (!devices.is_array()) return Error{"containers." + name + ": expected an array"};
+    DeviceList list;
+    std::set<std::string> seen;
+    for (size_t i = 0; i < devices.size(); ++i) {
+      std::string where = "containers." + name + "[" + std::to_string(i) + "]";
+      if (!devices[i].is_string()) return Error{where + ": expected a string"};
+      std::string id = devices[i].get<std::string>();
+      if (id.empty()) return Error{where + ": empty device ID"};
+      if (!seen.insert(id).second) return Error{where + ": " + id + " repeated"};
+      list.push_back(std::move(id));
+    }
+    plan.containers.emplace_back(name, std::move(list));
+  }
+  if (auto t = j.find("t"); t != j.end()) {
+    if (!t->is_number_integer()) return Error{"t: expected an integer"};
+    plan.unix_seconds = t->get<int64_t>();
+  }
+  return plan;
+}
+
+std::string EncodeGpuPlan(const GpuPlan& plan) {
+  // nlohmann's object sorts keys; containers keep their order through ordered_json.
+  nlohmann::ordered_json j;
+  j["v"] = 1;
+  j["node"] = plan.node;
+  j["containers"] = nlohmann::ordered_json::object();
+  for (const auto& [name, devices] : plan.containers) j["containers"][name] = devices;
+  j["t"] = plan.unix_seconds;
+  return j.dump();
+}
+
+namespace {
+
+std::string Str(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// limits[resource], else requests[resource]: an integer or its decimal string; 0 when absent or bad
+// (the API server rejects non-integer extended resources, so a bad one never reaches kubelet).
+int64_t Gpus(const json& container, std::string_view resource) {
+  auto resources = container.find("resources");
+  if (resources == container.end() || !resources->is_object()) return 0;
+  for (const char* part : {"limits", "requests"}) {
+    auto p = resources->find(part);
+    if (p == resources->end() || !p->is_object()) continue;
+    auto q = p->find(std::string(resource));
+    if (q == p->end()) continue;
+    if (q->is_number_integer()) return q->get<int64_t>();
+    if (q->is_string()) {
+      const std::string s = q->get<std::string>();
+      if (s.empty() || s.size() > 12 || s.find_first_not_of("0123456789") != std::string::npos) return 0;
+      return std::stoll(s);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+Result<NodePod> DecodeNodePod(const json& pod, std::string_view resource) {
+  if (!pod.is_object()) return Error{"pod: expected an object"};
+  auto meta_it = pod.find("metadata");
+  if (meta_it == pod.end() || !meta_it->is_object()) return Error{"pod: no metadata"};
+  const json& meta = *meta_it;
+  NodePod p;
+  p.uid = Str(meta, "uid");
+  p.name = Str(meta, "name");
+  p.namespace_ = Str(meta, "namespace");
+  if (p.namespace_.empty()) p.namespace_ = "default";
+  if (p.uid.empty()) return Error{"pod " + p.name + ": no metadata.uid"};
+  p.creation_timestamp = Str(meta, "creationTimestamp");
+  p.deleting = meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null();
+  if (auto spec = pod.find("spec"); spec != pod.end() && spec->is_object()) {
+    p.node_name = Str(*spec, "nodeName");
+    for (const char* list : {"initContainers", "containers"}) {
+      auto cs = spec->find(list);
+      if (cs == spec->end() || !cs->is_array()) continue;
+      for (const json& c : *cs) {
+        if (!c.is_object()) continue;
+        GpuContainer gc{Str(c, "name"), Gpus(c, resource), list[0] == 'i', false};
+        gc.restartable = gc.init && Str(c, "restartPolicy") == "Always";
+        if (gc.gpus > 0) p.containers.push_back(std::move(gc));
+      }
+    }
+  }
+  if (auto status = pod.find("status"); status != pod.end() && status->is_object()) p.phase = Str(*status, "phase");
+  if (auto ann = meta.find("annotations"); ann != meta.end() && ann->is_object()) {
+    if (auto plan = ann->find(kGpuPlanAnnotation); plan != ann->end() && plan->is_string()) {
+      auto parsed = ParseGpuPlan(plan->get<std::string>());
+      if (parsed) p.plan = std::move(*parsed);
+      else p.plan_error = parsed.error();
+    }
+  }
+  return p;
+}
+
+Result<std::vector<NodePod>> DecodeNodePods(std::string_view text, std::string_view resource) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Error{"not JSON"};
+  const json* items = &j;
+  if (j.is_object() && j.contains("items")) items = &j["items"];
+  std::vector<NodePod> pods;
+  if (items->is_object()) {
+    auto p = DecodeNodePod(*items, resource);
+    if (!p) return Error{p.error()};
+    pods.push_back(std::move(*p));
+    return pods;
+  }
+  if (!items->is_array()) return Error{"expected a PodList, an array of pods or a pod"};
+  for (size_t i = 0; i < items->size(); ++i) {
+    auto p = DecodeNodePod((*items)[i], resource);
+    if (!p) return Error{"items[" + std::to_string(i) + "]: " + p.error()};
+    pods.push_back(std::move(*p));
+  }
+  return pods;
+}
+
+}  // namespace topofit::node

@@ -1,0 +1,74 @@
+#pragma once
+// What the node side knows about one pod on its node: identity, its GPU containers in kubelet's
+// admission order, and its plan (topofit.io/gpu-plan, written by the extender's bind) - decoded from
+// the pod's API JSON (a watch event, a list item, or a --pods-file entry).
+//
+// Plan and actual share one shape (the extender's k8s/gpu_plan.h holds the same contract):
+//   {"v":1,"node":"<node>","containers":{"<container>":["GPU-<uuid>",...],...},"t":<unix seconds>}
+// ParseGpuPlan accepts exactly that: "v" 1, "node" a non-empty string, "containers" an object of
+// container names to arrays of non-empty, distinct strings, "t" an integer (0 when absent); unknown
+// keys ignored. Errors say what is wrong ("containers.trainer[1]: expected a string").
+//
+// DecodeNodePod never fails on a bad plan: the pod is kept with `plan` empty and `plan_error` set
+// (the service logs it once), so a pod that wrote itself a broken plan is matched like a foreign pod.
+// It fails only when the object is not a pod (no metadata.uid).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "base/status.h"
+
+namespace topofit::node {
+
+inline constexpr const char* kGpuPlanAnnotation = "topofit.io/gpu-plan";
+inline constexpr const char* kGpuActualAnnotation = "topofit.io/gpu-actual";
+
+using DeviceList = std::vector<std::string>;
+
+struct GpuPlan {
+  std::string node;
+  std::vector<std::pair<std::string, DeviceList>> containers;  // Container name -> device IDs (UUIDs).
+  int64_t unix_seconds = 0;
+
+  const DeviceList* Find(std::string_view container) const;
+  friend bool operator==(const GpuPlan&, const GpuPlan&) = default;
+};
+
+Result<GpuPlan> ParseGpuPlan(std::string_view text);
+std::string EncodeGpuPlan(const GpuPlan& plan);  // Canonical: keys in the order above, no spaces.
+
+struct GpuContainer {
+  std::string name;
+  int64_t gpus = 0;          // limits[resource] (else requests): what kubelet allocates for it.
+  bool init = false;         // An init container (kubelet admits those first).
+  bool restartable = false;  // A sidecar: an init container with restartPolicy Always.
+};
+
+struct NodePod {
+  std::string uid;
+  std::string namespace_;
+  std::string name;
+  std::string node_name;           // spec.nodeName
+  std::string phase;               // status.phase
+  std::string creation_timestamp;  // RFC 3339 as the API server writes it (sorts as text).
+  bool deleting = false;           // metadata.deletionTimestamp set.
+  std::vector<GpuContainer> containers;  // Those asking for the resource; init containers first, spec order.
+  std::optional<GpuPlan> plan;
+  std::string plan_error;  // Why `plan` is empty although the annotation is set.
+
+  bool terminal() const { return phase == "Succeeded" || phase == "Failed"; }
+  std::string key() const { return namespace_ + "/" + name; }
+};
+
+Result<NodePod> DecodeNodePod(const nlohmann::json& pod, std::string_view resource);
+
+// The pods of a PodList, a JSON array of pods, or a single pod (the --pods-file formats).
+Result<std::vector<NodePod>> DecodeNodePods(std::string_view text, std::string_view resource);
+
+}  // namespace topofit::node
