@@ -388,6 +388,7 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 		dir = t.TempDir()
 	} else {
 		dir = filepath.Join(dir, regexp.MustCompile(`[^A-Za-z0-9_.-]+`).ReplaceAllString(t.Name(), "_"))
+		_ = os.RemoveAll(dir) // one run's logs
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
