@@ -24,12 +24,16 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -59,6 +63,57 @@ type Kubelet struct {
 	dm       *devicemanager.ManagerImpl
 	tm       topologymanager.Manager
 	pr       *grpc.Server
+	prStats  rpcStats
+}
+
+// PodResourcesCalls counts the PodResources calls served since the start, by method (List, Get,
+// GetAllocatableResources), and those of them rejected by kubelet's rate limit (ResourceExhausted).
+func (k *Kubelet) PodResourcesCalls() (calls, rateLimited map[string]int) {
+	return k.prStats.snapshot()
+}
+
+// rpcStats is a gRPC stats handler: it sees every call, those the rate-limit interceptor rejects too.
+type rpcStats struct {
+	mu          sync.Mutex
+	calls       map[string]int
+	rateLimited map[string]int
+}
+
+type methodKey struct{}
+
+func (r *rpcStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
+	return context.WithValue(ctx, methodKey{}, path.Base(info.FullMethodName))
+}
+func (r *rpcStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	end, ok := s.(*stats.End)
+	if !ok {
+		return
+	}
+	m, _ := ctx.Value(methodKey{}).(string)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.calls == nil {
+		r.calls, r.rateLimited = map[string]int{}, map[string]int{}
+	}
+	r.calls[m]++
+	if status.Code(end.Error) == codes.ResourceExhausted {
+		r.rateLimited[m]++
+	}
+}
+func (r *rpcStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (r *rpcStats) HandleConn(context.Context, stats.ConnStats)                       {}
+
+func (r *rpcStats) snapshot() (map[string]int, map[string]int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	calls, limited := map[string]int{}, map[string]int{}
+	for m, n := range r.calls {
+		calls[m] = n
+	}
+	for m, n := range r.rateLimited {
+		limited[m] = n
+	}
+	return calls, limited
 }
 
 // StartKubelet starts the device manager and the PodResources server.
@@ -93,7 +148,8 @@ func (k *Kubelet) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pr := grpc.NewServer(apisgrpc.WithRateLimiter(ctx, "podresources", podresources.DefaultQPS, podresources.DefaultBurstTokens))
+	pr := grpc.NewServer(apisgrpc.WithRateLimiter(ctx, "podresources", podresources.DefaultQPS, podresources.DefaultBurstTokens),
+		grpc.StatsHandler(&k.prStats))
 	podresourcesapi.RegisterPodResourcesListerServer(pr, podresources.NewV1PodResourcesServer(ctx, podresources.PodResourcesProviders{
 		Pods: k, Devices: devicesProvider{dm}, Cpus: noCPUs{}, Memory: noMemory{}, DynamicResources: noDRA{},
 	}))

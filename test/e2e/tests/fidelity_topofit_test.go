@@ -422,6 +422,8 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 			k.Terminate(live[i].pod.UID)
 		}
 	}
+	calls, limited := k.PodResourcesCalls()
+	t.Logf("PodResources calls over the run, all clients: %v; rejected by kubelet's rate limit (100 QPS, burst 10): %v", calls, limited)
 	if foreign {
 		t.Logf("foreign pods (no plan) admitted while plans were pending: %d, kept off the planned GPUs: %d", st.foreign, st.foreignOff)
 	}
