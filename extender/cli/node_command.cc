@@ -22,6 +22,7 @@ struct NodeFlags {
   std::string preferred_timeout = "1s";
   std::string get_timeout = "150ms";
   std::string reconcile_interval = "2s";
+  std::string topology_interval = "5m";
 };
 
 Result<std::chrono::milliseconds> Millis(const std::string& flag, const std::string& text) {
@@ -40,7 +41,8 @@ int RunNode(NodeFlags& flags) {
   if (o.node_name.empty()) return Log(LogLevel::kError, "no node name: pass --node-name or set NODE_NAME"), 2;
   for (auto [flag, text, out] : {std::tuple{"--preferred-timeout", &flags.preferred_timeout, &o.preferred_timeout},
                                  std::tuple{"--get-timeout", &flags.get_timeout, &o.get_timeout},
-                                 std::tuple{"--reconcile-interval", &flags.reconcile_interval, &o.reconcile_interval}}) {
+                                 std::tuple{"--reconcile-interval", &flags.reconcile_interval, &o.reconcile_interval},
+                                 std::tuple{"--topology-interval", &flags.topology_interval, &o.topology_interval}}) {
     auto ms = Millis(flag, *text);
     if (!ms) return Log(LogLevel::kError, "bad flag", {{"error", ms.error()}}), 2;
     *out = *ms;
@@ -84,13 +86,18 @@ CommandRun SetupNode(CLI::App& sub) {
   sub.add_option("--kubeconfig", o.kubeconfig, "kubeconfig file (default: in-cluster service account)");
   sub.add_option("--context", o.context, "kubeconfig context (default: current-context)");
   sub.add_option("--preferred-timeout", flags->preferred_timeout,
-                 "Hard cap on a GetPreferredAllocation answer; past it the backend's answer (or none) is returned")
+                 "Hard cap on a GetPreferredAllocation answer; steps past it are skipped, never an error")
       ->capture_default_str();
   sub.add_option("--get-timeout", flags->get_timeout, "Deadline of one PodResources Get while matching")
       ->capture_default_str();
   sub.add_option("--reconcile-interval", flags->reconcile_interval,
-                 "PodResources List period of the reconciler (topofit.io/gpu-actual)")
+                 "PodResources List period of the reconciler (topofit.io/gpu-actual, gpu-health, mismatch Events)")
       ->capture_default_str();
+  sub.add_option("--nvidia-smi", o.nvidia_smi,
+                 "nvidia-smi for the topology annotations `topofit agent` publishes (API mode without "
+                 "--fake-backend); empty: do not publish topology")
+      ->capture_default_str();
+  sub.add_option("--topology-interval", flags->topology_interval, "Topology re-check period")->capture_default_str();
   return [flags] { return RunNode(*flags); };
 }
 

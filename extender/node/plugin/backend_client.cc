@@ -7,12 +7,12 @@ namespace topofit::node {
 
 BackendClient::~BackendClient() { Close(); }
 
-Status BackendClient::Connect(const std::string& socket_path) {
+Status BackendClient::Connect(const std::string& socket_path, std::chrono::milliseconds timeout) {
   auto stub = std::shared_ptr<v1beta1::DevicePlugin::Stub>(v1beta1::DevicePlugin::NewStub(UnixChannel(socket_path)));
   v1beta1::DevicePluginOptions options;
   {
     grpc::ClientContext ctx;
-    ctx.set_deadline(After(std::chrono::seconds(5)));
+    ctx.set_deadline(After(timeout));
     ctx.set_wait_for_ready(true);
     v1beta1::Empty empty;
     grpc::Status st = stub->GetDevicePluginOptions(&ctx, empty, &options);

@@ -2,7 +2,7 @@
 // BackendClient: topofit's connection to the real device plugin (the NVIDIA plugin, or the fake
 // backend), the one that registered to the Registrar.
 //
-// Connect() dials the socket, asks GetDevicePluginOptions (5 s deadline) and starts a thread that
+// Connect() dials the socket, asks GetDevicePluginOptions (within `timeout`) and starts a thread that
 // reads ListAndWatch and keeps the latest device list (devices(), version() bumps on each list and
 // on a connection change; WaitForChange() wakes the front plugin's relays). A broken stream is
 // re-opened every 500 ms until Close() or the next Connect(); meanwhile connected() is false and
@@ -28,7 +28,7 @@ class BackendClient {
   BackendClient() = default;
   ~BackendClient();
 
-  Status Connect(const std::string& socket_path);
+  Status Connect(const std::string& socket_path, std::chrono::milliseconds timeout = std::chrono::seconds(5));
   void Close();
 
   bool connected() const;

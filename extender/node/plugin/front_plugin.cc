@@ -174,6 +174,11 @@ void FrontPlugin::ApplyTruth(std::vector<LedgerEntry> truth, uint64_t sent_at) {
   ledger_.ReplaceWithTruth(std::move(truth), sent_at);
 }
 
+void FrontPlugin::RetainPods(const std::set<std::string>& live) {
+  std::lock_guard lock(mu_);
+  ledger_.Retain(live);
+}
+
 Ledger FrontPlugin::LedgerCopy() const {
   std::lock_guard lock(mu_);
   return ledger_;

@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
@@ -75,6 +76,7 @@ class FrontPlugin final : public v1beta1::DevicePlugin::Service {
   // The reconciler's entry: kubelet's truth replaces the ledger (ledger.h).
   uint64_t LedgerSeq() const;
   void ApplyTruth(std::vector<LedgerEntry> truth, uint64_t sent_at);
+  void RetainPods(const std::set<std::string>& live);
   Ledger LedgerCopy() const;
   const FrontCounters& counters() const { return counters_; }
 

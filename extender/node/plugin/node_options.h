@@ -31,6 +31,9 @@ struct NodeOptions {
   std::chrono::milliseconds preferred_timeout{1000};   // Hard cap on GetPreferredAllocation.
   std::chrono::milliseconds get_timeout{150};          // PodResources Get, while narrowing candidates.
   std::chrono::milliseconds reconcile_interval{2000};  // PodResources List -> gpu-actual.
+  // The agent's topology publishing (API mode, no fake backend); "" turns it off.
+  std::string nvidia_smi = "nvidia-smi";
+  std::chrono::milliseconds topology_interval{300000};
 };
 
 }  // namespace topofit::node

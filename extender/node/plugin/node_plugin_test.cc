@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -100,7 +101,62 @@ void CheckNoDoubleHolding(const FakeKubelet& kubelet) {
   }
 }
 
+// Records what the reconciler publishes.
+struct RecordingPublisher : ActualPublisher {
+  std::mutex mu;
+  std::map<std::string, std::string> actual;  // uid -> gpu-actual
+  std::vector<std::string> events;              // "reason: message"
+  std::string health;
+  Status PatchPod(const NodePod& pod, const std::map<std::string, std::string>& annotations) override {
+    std::lock_guard lock(mu);
+    actual[pod.uid] = annotations.at(kGpuActualAnnotation);
+    return Status::Ok();
+  }
+  void PodEvent(const NodePod& pod, const std::string&, const std::string& reason, const std::string& message) override {
+    std::lock_guard lock(mu);
+    events.push_back(pod.name + " " + reason + ": " + message);
+  }
+  Status PatchNode(const std::string&, const std::map<std::string, std::string>& annotations) override {
+    std::lock_guard lock(mu);
+    health = annotations.at(kGpuHealthAnnotation);
+    return Status::Ok();
+  }
+};
+
 }  // namespace
+
+TEST_CASE("contract: gpu-actual is published from kubelet's truth, a deviation raises one mismatch Event") {
+  Rig rig(9);
+  RecordingPublisher pub;
+  rig.service = std::make_unique<NodeService>(rig.options);
+  rig.service->SetPublisher(&pub);
+  REQUIRE(rig.service->Start().ok());
+  auto text = ReadFile(kTopo);
+  rig.backend = std::move(FakeBackend::FromTopo(*text).value());
+  REQUIRE(rig.backend->Start(rig.dir + "/nvidia-gpu.sock").ok());
+  REQUIRE(rig.backend->Register(rig.service->registrar_path(), "nvidia.com/gpu").ok());
+  REQUIRE(rig.kubelet->WaitForDevices(10s));
+  NodePod good = testing::Decoded({"good", "ug", "n1", "n1", "2026-11-23T00:00:00Z", 0, {{"c", 2, {FakeUuid(0), FakeUuid(1)}}}});
+  NodePod bad = testing::Decoded({"bad", "ub", "n1", "n1", "2026-11-23T00:00:01Z", 0, {{"c", 2, {FakeUuid(2), FakeUuid(3)}}}});
+  rig.service->pods().Set({good, bad});
+  rig.backend->SetHealthy(FakeUuid(3), false);  // Kubelet cannot follow bad's plan.
+  REQUIRE(Eventually([&] { return rig.kubelet->Available().size() == 7; }));
+  REQUIRE(rig.kubelet->Admit(good).ok());
+  REQUIRE(rig.kubelet->Admit(bad).ok());
+  auto bad_got = rig.kubelet->Holdings().at({"ub", "c"});
+  CHECK(Eventually([&] {
+    std::lock_guard lock(pub.mu);
+    return pub.actual.size() == 2 && pub.events.size() == 1 && !pub.health.empty();
+  }));
+  std::lock_guard lock(pub.mu);
+  auto parsed = ParseGpuPlan(pub.actual["ug"]);
+  REQUIRE(parsed.ok());
+  CHECK(*parsed->Find("c") == Sorted({FakeUuid(0), FakeUuid(1)}));
+  CHECK(*ParseGpuPlan(pub.actual["ub"])->Find("c") == bad_got);
+  CHECK(pub.events[0].find("bad TopofitGpuSetMismatch: GPUs differ from topofit's plan: c: planned ") == 0);
+  CHECK(pub.health.find(FakeUuid(3)) != std::string::npos);
+  CHECK(rig.service->mismatches() == 1);
+}
 
 TEST_CASE("contract: the backend registers to topofit, topofit to kubelet as nvidia.com/gpu, devices relayed") {
   Rig rig(1);
@@ -314,6 +370,18 @@ TEST_CASE("contract: a backend restart during admission, Allocate waits for it, 
   Status st = admission.get();
   CHECK_MESSAGE(st.ok(), st.error());
   CHECK(rig.kubelet->Holdings().at({"u1", "c"}) == Sorted({FakeUuid(4), FakeUuid(5)}));
+}
+
+TEST_CASE("contract: --backend-socket dials a backend that never registers, once it answers") {
+  Rig rig(10);
+  rig.options.backend_socket = rig.dir + "/nvidia-gpu.sock";
+  rig.service = std::make_unique<NodeService>(rig.options);
+  REQUIRE(rig.service->Start().ok());  // The backend is not there yet.
+  auto text = ReadFile(kTopo);
+  rig.backend = std::move(FakeBackend::FromTopo(*text).value());
+  REQUIRE(rig.backend->Start(rig.dir + "/nvidia-gpu.sock").ok());
+  REQUIRE(rig.kubelet->WaitForDevices(10s));
+  CHECK(rig.kubelet->Available().size() == 8);
 }
 
 TEST_CASE("contract: --fake-backend runs the backend inside topofit node, registered through the registrar") {

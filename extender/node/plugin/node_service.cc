@@ -10,11 +10,14 @@
 #include "base/files.h"
 #include "base/log.h"
 #include "extender/apiclient/reflector.h"
+#include "extender/node/agent.h"
 #include "extender/node/kube_node_publisher.h"
+#include "extender/node/plugin/kube_actual_publisher.h"
 #include "extender/node/plugin/backend_client.h"
 #include "extender/node/plugin/fake_backend.h"
 #include "extender/node/plugin/grpc_util.h"
 #include "extender/node/plugin/podresources_client.h"
+#include "extender/node/plugin/reconciler.h"
 #include "extender/node/plugin/registrar.h"
 
 namespace topofit::node {
@@ -98,6 +101,7 @@ struct NodeService::Impl {
       auto [it, fresh] = by_key.emplace(p.key(), &p);
       if (!fresh && it->second->deleting && !p.deleting) it->second = &p;
     }
+    front.RetainPods(live);
     if (options.pod_resources_socket.empty()) return;
     uint64_t sent_at = front.LedgerSeq();
     auto list = kubelet.List(std::chrono::seconds(2));
@@ -114,24 +118,77 @@ struct NodeService::Impl {
       for (const auto& [container, devices] : pd.containers) truth.push_back({uid, uid.empty() ? "" : container, devices});
     }
     front.ApplyTruth(std::move(truth), sent_at);
+    ++reconciles;
+    if (publisher) Publish(*snapshot, *list);
   }
 
-  void Supervise() {
-    auto next_reconcile = std::chrono::steady_clock::now();
+  void Publish(const std::vector<NodePod>& snapshot, const std::vector<PodDevices>& list) {
+    const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::system_clock::now().time_since_epoch()).count();
+    for (const ActualReport& r : ComputeActuals(options.node_name, snapshot, list, now)) {
+      GpuPlan timeless = r.actual;
+      timeless.unix_seconds = 0;
+      const std::string signature = EncodeGpuPlan(timeless);
+      if (NeedsPublish(r) && published[r.pod->uid] != signature) {
+        Status st = publisher->PatchPod(*r.pod, {{kGpuActualAnnotation, EncodeGpuPlan(r.actual)}});
+        if (st.ok()) {
+          published[r.pod->uid] = signature;
+        } else {
+          Log(LogLevel::kWarn, "cannot publish gpu-actual", {{"pod", r.pod->key()}, {"error", st.error()}});
+        }
+      }
+      if (r.mismatch && mismatched.insert(r.pod->uid).second) {
+        ++mismatches;
+        Log(LogLevel::kWarn, "pod holds other GPUs than planned", {{"pod", r.pod->key()}, {"detail", r.detail}});
+        publisher->PodEvent(*r.pod, "Warning", kReasonMismatch, "GPUs differ from topofit's plan: " + r.detail);
+      }
+    }
+    if (backend.ever_listed()) {
+      std::vector<std::string> unhealthy;
+      for (const auto& d : backend.devices()) {
+        if (d.health() != "Healthy") unhealthy.push_back(d.id());
+      }
+      std::string signature = EncodeGpuHealth(unhealthy, 0);
+      if (signature != published_health) {
+        Status st = publisher->PatchNode(options.node_name, {{kGpuHealthAnnotation, EncodeGpuHealth(unhealthy, now)}});
+        if (st.ok()) published_health = signature;
+        else Log(LogLevel::kWarn, "cannot publish gpu-health", {{"error", st.error()}});
+      }
+    }
+  }
+
+  void ReconcileLoop() {
     std::unique_lock lock(mu);
     while (!stopping) {
       lock.unlock();
-      Tick(next_reconcile);
+      Reconcile();
+      lock.lock();
+      cv.wait_for(lock, options.reconcile_interval, [&] { return stopping; });
+    }
+  }
+
+  void Supervise() {
+    std::unique_lock lock(mu);
+    while (!stopping) {
+      lock.unlock();
+      Tick();
       lock.lock();
       cv.wait_for(lock, std::chrono::milliseconds(250), [&] { return stopping; });
     }
   }
 
-  void Tick(std::chrono::steady_clock::time_point& next_reconcile) {
+  void Tick() {
     if (!options.pods_file.empty()) {
       Status st = pods.PollFile(options.pods_file);
       if (!st.ok() && st.error() != last_file_error) Log(LogLevel::kWarn, "pods file", {{"error", st.error()}});
       last_file_error = st.ok() ? "" : st.error();
+    }
+    if (!options.backend_socket.empty() && !backend.connected() && !backend.ever_listed() &&
+        std::chrono::steady_clock::now() >= next_backend_try) {
+      // --backend-socket: dialled until it answers (a backend that registers is dialled on Register).
+      next_backend_try = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+      Status st = backend.Connect(options.backend_socket, std::chrono::milliseconds(500));
+      if (st.ok()) Log(LogLevel::kInfo, "backend connected", {{"socket", options.backend_socket}});
     }
     ino_t kubelet_now = SocketInode(Path(options.kubelet_socket));
     bool kubelet_restarted = kubelet_now != 0 && kubelet_now != kubelet_inode;
@@ -168,10 +225,6 @@ struct NodeService::Impl {
       }
       last_register_error = st.ok() ? "" : st.error();
     }
-    if (std::chrono::steady_clock::now() >= next_reconcile) {
-      next_reconcile = std::chrono::steady_clock::now() + options.reconcile_interval;
-      Reconcile();
-    }
   }
 
   NodeOptions options;
@@ -186,11 +239,17 @@ struct NodeService::Impl {
   std::atomic<bool> registered{false};
   std::atomic<uint64_t> registrations{0};
   bool reconcile_failing = false;
+  std::chrono::steady_clock::time_point next_backend_try{};
   std::string last_file_error, last_register_error;
   std::mutex mu;
   std::condition_variable cv;
   bool stopping = false;
-  std::thread supervisor;
+  std::thread supervisor, reconciler;
+  ActualPublisher* publisher = nullptr;
+  std::map<std::string, std::string> published;  // uid -> gpu-actual published (time left out)
+  std::set<std::string> mismatched;                // uids whose mismatch was reported
+  std::string published_health;
+  std::atomic<uint64_t> mismatches{0}, reconciles{0};
 };
 
 NodeService::NodeService(NodeOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
@@ -216,10 +275,11 @@ Status NodeService::Start() {
     if (!st.ok()) return st;
   }
   if (!s.options.backend_socket.empty()) {
-    st = s.backend.Connect(s.options.backend_socket);
-    if (!st.ok()) Log(LogLevel::kWarn, "backend not reachable yet; waiting for it to register", {{"error", st.error()}});
+    st = s.backend.Connect(s.options.backend_socket, std::chrono::seconds(1));
+    if (!st.ok()) Log(LogLevel::kWarn, "backend not reachable yet; retrying every second", {{"error", st.error()}});
   }
   s.supervisor = std::thread([&s] { s.Supervise(); });
+  s.reconciler = std::thread([&s] { s.ReconcileLoop(); });
   return Status::Ok();
 }
 
@@ -232,12 +292,16 @@ void NodeService::Stop() {
     s.cv.notify_all();
   }
   if (s.supervisor.joinable()) s.supervisor.join();
+  if (s.reconciler.joinable()) s.reconciler.join();
   s.StopFront();
   s.registrar.Stop();
   s.backend.Close();
   if (s.fake) s.fake->Stop();
 }
 
+void NodeService::SetPublisher(ActualPublisher* publisher) { impl_->publisher = publisher; }
+uint64_t NodeService::mismatches() const { return impl_->mismatches; }
+uint64_t NodeService::reconciles() const { return impl_->reconciles; }
 PodCache& NodeService::pods() { return impl_->pods; }
 FrontPlugin& NodeService::front() { return impl_->front; }
 bool NodeService::registered() const { return impl_->registered; }
@@ -267,9 +331,29 @@ int RunNodeService(const NodeOptions& options) {
     reflector = std::make_unique<apiclient::Reflector>(*api, service.pods(), ro);
     reflector->Start();
   }
+  std::unique_ptr<KubeActualPublisher> publisher;
+  std::unique_ptr<KubeNodePublisher> node_publisher;
+  std::unique_ptr<Agent> agent;
+  std::thread agent_thread;
+  if (api) {
+    publisher = std::make_unique<KubeActualPublisher>(*api, options.node_name);
+    service.SetPublisher(publisher.get());
+    if (options.fake_backend_topo.empty() && !options.nvidia_smi.empty()) {
+      // The agent's topology publishing, as `topofit agent` does it, in the same process.
+      AgentOptions ao;
+      ao.node_name = options.node_name;
+      ao.nvidia_smi = options.nvidia_smi;
+      ao.interval = options.topology_interval;
+      node_publisher = std::make_unique<KubeNodePublisher>(*api);
+      agent = std::make_unique<Agent>(ao, *node_publisher);
+      agent_thread = std::thread([&] { agent->Run(); });
+    }
+  }
   Status st = service.Start();
   if (!st.ok()) {
     Log(LogLevel::kError, "cannot start", {{"error", st.error()}});
+    if (agent) agent->Stop();
+    if (agent_thread.joinable()) agent_thread.join();
     return 1;
   }
   Log(LogLevel::kInfo, "serving",
@@ -279,6 +363,8 @@ int RunNodeService(const NodeOptions& options) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   Log(LogLevel::kInfo, "stopping", {{"signal", std::to_string(sig)}});
+  if (agent) agent->Stop();
+  if (agent_thread.joinable()) agent_thread.join();
   if (reflector) reflector->Stop();
   service.Stop();
   return 0;

@@ -9,10 +9,14 @@
 //     sees its registration socket re-created);
 //   - registers the front plugin to kubelet once the backend has registered and sent its device list
 //     (front serving first: kubelet dials back at once), again after each kubelet restart;
-//   - every reconcile_interval, reads kubelet's PodResources List and replaces the ledger with it
-//     (holders named through the pod cache by namespace/name, the pod not deleting first), and drops
-//     ledger entries of pods gone or terminal.
-// RunNodeService (node_service.h's other half) runs one until SIGTERM or SIGINT.
+// and a reconciler thread that every reconcile_interval drops ledger entries of pods gone or
+// terminal, reads kubelet's PodResources List (never from an RPC handler) and replaces the ledger
+// with it (holders named through the pod cache by namespace/name, the pod not deleting first), then,
+// with a publisher: writes topofit.io/gpu-actual on each pod whose holding changed, a Warning Event
+// TopofitGpuSetMismatch (once per pod, counted in mismatches()) when a container holds other GPUs
+// than planned, and topofit.io/gpu-health on the Node when the backend's unhealthy set changes.
+// RunNodeService runs one until SIGTERM or SIGINT, with the API server's pods (or --pods-file), the
+// KubeActualPublisher and, on a real node, the agent's topology publishing (agent.h) in the same process.
 
 #include <atomic>
 #include <memory>
@@ -22,6 +26,7 @@
 #include "extender/node/plugin/front_plugin.h"
 #include "extender/node/plugin/node_options.h"
 #include "extender/node/plugin/plan_cache.h"
+#include "extender/node/plugin/reconciler.h"
 
 namespace topofit::node {
 
@@ -35,8 +40,12 @@ class NodeService {
   // served, the fake backend's topology does not parse, the pods file does not read.
   Status Start();
   void Stop();
+  // Before Start: where the reconciler publishes (none: the ledger only). Borrowed.
+  void SetPublisher(ActualPublisher* publisher);
 
   PodCache& pods();
+  uint64_t mismatches() const;
+  uint64_t reconciles() const;
   FrontPlugin& front();
   bool registered() const;           // Registered to the current kubelet.
   uint64_t kubelet_registrations() const;  // How many times it registered to a kubelet.

@@ -124,6 +124,10 @@ Result<NodePod> DecodeNodePod(const json& pod, std::string_view resource) {
       if (parsed) p.plan = std::move(*parsed);
       else p.plan_error = parsed.error();
     }
+    if (auto actual = ann->find(kGpuActualAnnotation); actual != ann->end() && actual->is_string()) {
+      auto parsed = ParseGpuPlan(actual->get<std::string>());
+      if (parsed) p.actual = std::move(*parsed);
+    }
   }
   return p;
 }

@@ -61,6 +61,7 @@ struct NodePod {
   std::vector<GpuContainer> containers;  // Those asking for the resource; init containers first, spec order.
   std::optional<GpuPlan> plan;
   std::string plan_error;  // Why `plan` is empty although the annotation is set.
+  std::optional<GpuPlan> actual;  // topofit.io/gpu-actual as last published (unparsable: empty).
 
   bool terminal() const { return phase == "Succeeded" || phase == "Failed"; }
   std::string key() const { return namespace_ + "/" + name; }

@@ -1,0 +1,65 @@
+// `topofit node` as a process: bad flags and inputs are clear errors (exit 2, or 1 when it cannot
+// start); with --fake-backend and --pods-file it serves its sockets in the given directory with no
+// cluster and no kubelet, and stops cleanly on SIGTERM.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "extender/cli/cli_test_util.h"
+
+namespace {
+
+using topofit::cli::testing::Topofit;
+
+TEST_CASE("topofit node: bad flags and inputs are clear errors") {
+  auto r = Topofit("node --pods-file /dev/null", "env -u NODE_NAME");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("no node name: pass --node-name or set NODE_NAME") != std::string::npos);
+  r = Topofit("node --node-name n1 --preferred-timeout 0s");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--preferred-timeout: invalid duration") != std::string::npos);
+  r = Topofit("node --node-name n1 --get-timeout soon");
+  CHECK(r.status == 2);
+  r = Topofit("node --node-name n1 --pods-file /nonexistent/pods.json --device-plugin-dir /tmp");
+  CHECK(r.status == 1);
+  CHECK(r.err.find("cannot start") != std::string::npos);
+  CHECK(r.err.find("/nonexistent/pods.json") != std::string::npos);
+}
+
+TEST_CASE("topofit node: --fake-backend and --pods-file serve the sockets with no cluster, SIGTERM stops it") {
+  char tmpl[] = "/tmp/tfc-XXXXXX";
+  std::string dir = ::mkdtemp(tmpl);
+  {
+    std::ofstream pods(dir + "/pods.json");
+    pods << R"({"kind":"PodList","items":[]})";
+  }
+  std::string topo = std::string(TOPOFIT_SOURCE_DIR) + "/topology/testdata/topo/h100-8-nv18-8nic.txt";
+  std::string cmd = "'" + std::string(TOPOFIT_BINARY) + "' node --node-name n1 --device-plugin-dir " + dir +
+                    " --pod-resources-socket '' --pods-file " + dir + "/pods.json --fake-backend " + topo +
+                    " 2>" + dir + "/log & pid=$!; for i in $(seq 50); do [ -S " + dir +
+                    "/topofit-nvidia-gpu.sock ] && [ -S " + dir + "/topofit-fake-gpu.sock ] && break; sleep 0.1; done; " +
+                    "ls " + dir + "; kill -TERM $pid; wait $pid; echo rc=$?";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  pclose(p);
+  CHECK(out.find("topofit-registrar.sock") != std::string::npos);
+  CHECK(out.find("topofit-nvidia-gpu.sock") != std::string::npos);
+  CHECK(out.find("topofit-fake-gpu.sock") != std::string::npos);
+  CHECK(out.find("rc=0") != std::string::npos);
+  std::ifstream log(dir + "/log");
+  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  CHECK(text.find("msg=\"backend registered\"") != std::string::npos);
+  CHECK(text.find("msg=\"serving\"") != std::string::npos);
+  // Its sockets are gone after it stopped.
+  CHECK_FALSE(std::filesystem::exists(dir + "/topofit-nvidia-gpu.sock"));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace

@@ -1,0 +1,77 @@
+#include "extender/node/plugin/reconciler.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "extender/node/plugin/matcher.h"
+
+namespace topofit::node {
+namespace {
+
+DeviceList Sorted(DeviceList d) {
+  std::sort(d.begin(), d.end());
+  return d;
+}
+
+std::string Join(const DeviceList& d) {
+  std::string out;
+  for (const auto& x : d) out += (out.empty() ? "" : ",") + x;
+  return out;
+}
+
+}  // namespace
+
+std::vector<ActualReport> ComputeActuals(std::string_view node, const std::vector<NodePod>& pods,
+                                         const std::vector<PodDevices>& truth, int64_t unix_seconds) {
+  std::map<std::string, const NodePod*> by_key;
+  for (const auto& p : pods) {
+    auto [it, fresh] = by_key.emplace(p.key(), &p);
+    if (!fresh && it->second->deleting && !p.deleting) it->second = &p;
+  }
+  std::vector<ActualReport> out;
+  for (const auto& pd : truth) {
+    if (pd.containers.empty()) continue;
+    auto it = by_key.find(pd.namespace_ + "/" + pd.name);
+    if (it == by_key.end()) continue;
+    ActualReport r;
+    r.pod = it->second;
+    r.actual.node = std::string(node);
+    r.actual.unix_seconds = unix_seconds;
+    for (const auto& [container, devices] : pd.containers) r.actual.containers.emplace_back(container, Sorted(devices));
+    if (const GpuPlan* plan = UsablePlan(*r.pod, node)) {
+      for (const auto& [container, planned] : plan->containers) {
+        const DeviceList* held = r.actual.Find(container);
+        if (!held) continue;  // Not admitted yet (or no longer running): nothing to compare.
+        if (*held != Sorted(planned)) {
+          r.mismatch = true;
+          r.detail += (r.detail.empty() ? "" : "; ") + container + ": planned " + Join(Sorted(planned)) + ", holds " +
+                      Join(*held);
+        }
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+bool NeedsPublish(const ActualReport& report) {
+  if (!report.pod->actual) return true;
+  const GpuPlan& old = *report.pod->actual;
+  if (old.node != report.actual.node || old.containers.size() != report.actual.containers.size()) return true;
+  for (const auto& [container, devices] : report.actual.containers) {
+    const DeviceList* was = old.Find(container);
+    if (!was || Sorted(*was) != devices) return true;
+  }
+  return false;
+}
+
+std::string EncodeGpuHealth(const std::vector<std::string>& unhealthy, int64_t unix_seconds) {
+  nlohmann::ordered_json j;
+  j["v"] = 1;
+  j["unhealthy"] = Sorted(unhealthy);
+  j["t"] = unix_seconds;
+  return j.dump();
+}
+
+}  // namespace topofit::node
