@@ -5,7 +5,8 @@
 #   test/e2e/run.sh                         # everything
 #   test/e2e/run.sh -run TestSmoke          # extra arguments go to `go test`
 # TOPOFIT_BINARY=path/to/topofit enables the scenarios that run the real topofit (CTest sets it);
-# TOPOFIT_E2E_FAKE_TOPOFIT=1 runs them against tools/fake-topofit instead.
+# TOPOFIT_E2E_FAKE_TOPOFIT=1 runs them against tools/fake-topofit instead;
+# TOPOFIT_E2E_FAKE_TOPOFIT_NODE=1 runs the node fidelity bursts against tools/fake-topofit-node.
 set -euo pipefail
 cd "$(dirname "$0")"
 . ./env.sh
@@ -22,6 +23,12 @@ if [ "${TOPOFIT_E2E_FAKE_TOPOFIT:-0}" = 1 ]; then
   go build -o "$TOPOFIT_E2E_CACHE/fake-topofit" ./tools/fake-topofit
   export TOPOFIT_BINARY=$TOPOFIT_E2E_CACHE/fake-topofit
   echo "run.sh: TOPOFIT_BINARY=$TOPOFIT_BINARY (stand-in)"
+fi
+if [ "${TOPOFIT_E2E_FAKE_TOPOFIT_NODE:-0}" = 1 ]; then
+  # The node fidelity bursts against tools/fake-topofit-node, the stand-in for `topofit node`.
+  go build -o "$TOPOFIT_E2E_CACHE/fake-topofit-node" ./tools/fake-topofit-node
+  export TOPOFIT_NODE_BINARY=$TOPOFIT_E2E_CACHE/fake-topofit-node
+  echo "run.sh: TOPOFIT_NODE_BINARY=$TOPOFIT_NODE_BINARY (stand-in)"
 fi
 export TOPOFIT_E2E_DIR="$PWD"
 if [ -z "${TOPOFIT_E2E_ARTIFACTS:-}" ]; then

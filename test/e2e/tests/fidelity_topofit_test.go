@@ -1,0 +1,466 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"topofit.dev/e2e/harness"
+	"topofit.dev/e2e/nodesim"
+)
+
+// `topofit node` between upstream's device manager and upstream's stub plugin (nodesim): the stub
+// registers to topofit's registrar, topofit registers to kubelet.sock as nvidia.com/gpu, and kubelet
+// (the v1.36.3 device manager, admitting as HandlePodAdditions does) asks topofit for its preference.
+// The plans reach topofit node through --pods-file (a PodList with topofit.io/gpu-plan on each pod).
+// The backend's own preference is the lexicographically first free GPUs and every plan is a random
+// set, so a container that gets its plan got it from topofit.
+//
+// Bursts: 50 pods or more, in rounds that fill the node's free GPUs; even rounds mix sizes (1, 2, 4, 8;
+// two-container pods; an init container whose GPUs its app container reuses), odd rounds are pods of
+// one size; creation order is a random permutation of plan order, and kubelet gets the pods in
+// deliveries of random size in a random (bind) order, each sorted by creation time as kubelet does. Some
+// live pods terminate after every round (they stay in the file as Succeeded). Midway: a kubelet
+// restart (sockets wiped, checkpoint kept), then a restart of the backend (its streams break, it
+// registers to topofit node again), then a restart of topofit node.
+// Asserts: every container gets exactly its planned set (kubelet's IDs, the container's env, PodResources
+// List), no GPU is held by two containers, and every pod is admitted after each restart.
+// Skipped while $TOPOFIT_BINARY is unset or `topofit node --help` lacks the flags used here.
+
+const planAnnotation = "topofit.io/gpu-plan"
+
+var topofitNodeFlags = []string{"--node-name", "--device-plugin-dir", "--pods-file", "--registrar-socket", "--pod-resources-socket"}
+
+// topofitNodeBinary is $TOPOFIT_NODE_BINARY (the stand-in tools/fake-topofit-node, or another build)
+// or else $TOPOFIT_BINARY, when its `node --help` offers the flags used here; the test skips otherwise.
+func topofitNodeBinary(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("TOPOFIT_NODE_BINARY")
+	if bin == "" {
+		bin = os.Getenv("TOPOFIT_BINARY")
+	}
+	if bin == "" {
+		t.Skip("TOPOFIT_BINARY is unset")
+	}
+	out, err := exec.Command(bin, "node", "--help").CombinedOutput()
+	if err != nil && !strings.Contains(string(out), "--pods-file") {
+		t.Skipf("`%s node --help` failed (%v): the `topofit node` subcommand is absent: %s", bin, err, firstLine(out))
+	}
+	for _, f := range topofitNodeFlags {
+		if !strings.Contains(string(out), f) {
+			t.Skipf("`%s node --help` lacks %s: the `topofit node` subcommand is absent or older", bin, f)
+		}
+	}
+	return bin
+}
+
+func firstLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[int(p*float64(len(s)-1)+0.5)]
+}
+
+func TestFidelityTopofitNode(t *testing.T) {
+	bin := topofitNodeBinary(t)
+	if !nodesim.Hermetic(t) {
+		return
+	}
+	st := runFidelityBursts(t, bin, burstOptions{strict: true})
+	if st.exact != st.containers {
+		t.Errorf("%d of %d containers did not get their plan", st.containers-st.exact, st.containers)
+	}
+	if st.doubleHeld != 0 || st.rejected != 0 {
+		t.Errorf("%d GPUs held by two containers, %d pods rejected", st.doubleHeld, st.rejected)
+	}
+}
+
+// The bursts with foreign pods: even rounds now and then leave GPUs out of every plan and first
+// admit a pod with no plan of exactly that size, while the round's planned pods are pending (some of
+// the same size; every even round has one). Topofit must neither give it a pending plan (the one candidate of its size is not
+// the pod kubelet is admitting: PodResources Get says so) nor let the backend pick planned GPUs
+// (offer only the unplanned ones, which are exactly enough), so it gets those, and every planned
+// container still gets its plan.
+func TestFidelityTopofitNodeForeignPods(t *testing.T) {
+	bin := topofitNodeBinary(t)
+	if !nodesim.Hermetic(t) {
+		return
+	}
+	st := runFidelityBursts(t, bin, burstOptions{strict: true, foreign: true})
+	if st.exact != st.containers {
+		t.Errorf("%d of %d containers did not get their plan", st.containers-st.exact, st.containers)
+	}
+	if st.doubleHeld != 0 || st.rejected != 0 {
+		t.Errorf("%d GPUs held by two containers, %d pods rejected", st.doubleHeld, st.rejected)
+	}
+	if st.foreign == 0 || st.foreignOff != st.foreign {
+		t.Errorf("%d of %d foreign pods kept off the pending plans", st.foreignOff, st.foreign)
+	}
+}
+
+// The bursts with the plans from a real kube-apiserver: topofit node watches the pods bound to its
+// node (--kubeconfig) instead of reading a file; the pods are created with their plan as topofit's
+// bind leaves them, and deleted when they terminate.
+func TestFidelityTopofitNodeAPIServer(t *testing.T) {
+	bin := topofitNodeBinary(t)
+	if out, _ := exec.Command(bin, "node", "--help").CombinedOutput(); !strings.Contains(string(out), "--kubeconfig") {
+		t.Skipf("`%s node --help` lacks --kubeconfig", bin)
+	}
+	if !nodesim.Hermetic(t) {
+		return
+	}
+	st := runFidelityBursts(t, bin, burstOptions{strict: true, api: true})
+	if st.exact != st.containers {
+		t.Errorf("%d of %d containers did not get their plan", st.containers-st.exact, st.containers)
+	}
+	if st.doubleHeld != 0 || st.rejected != 0 {
+		t.Errorf("%d GPUs held by two containers, %d pods rejected", st.doubleHeld, st.rejected)
+	}
+}
+
+// The scenarios catch a wrong matcher: the stand-in without PodResources Get narrowing swaps pods
+// of equal size (it takes the earliest created candidate, which kubelet need not be admitting), and
+// the scenario sees containers off their plan; kubelet still never gives a GPU twice. Only with the
+// stand-in (TOPOFIT_NODE_BINARY naming tools/fake-topofit-node, which has --no-get).
+func TestFidelityTopofitNodeCatchesSwaps(t *testing.T) {
+	bin := os.Getenv("TOPOFIT_NODE_BINARY")
+	if bin == "" {
+		t.Skip("TOPOFIT_NODE_BINARY (the stand-in tools/fake-topofit-node) is unset")
+	}
+	if out, _ := exec.Command(bin, "node", "--help").CombinedOutput(); !strings.Contains(string(out), "--no-get") {
+		t.Skipf("%s has no --no-get: not the stand-in", bin)
+	}
+	if !nodesim.Hermetic(t) {
+		return
+	}
+	st := runFidelityBursts(t, bin, burstOptions{extra: []string{"--no-get"}})
+	if st.exact == st.containers {
+		t.Errorf("without Get narrowing all %d containers still got their plan: the scenario does not tell a swap", st.containers)
+	}
+	if st.doubleHeld != 0 {
+		t.Errorf("%d GPUs held by two containers", st.doubleHeld)
+	}
+}
+
+type burstStats struct {
+	containers, exact, doubleHeld, rejected int
+	foreign, foreignOff                     int // foreign containers; those kept off pending plans
+}
+
+type burstOptions struct {
+	extra   []string // flags added to topofit node's command line
+	strict  bool     // a container off its plan is an error (else logged and counted)
+	foreign bool     // add the foreign pods
+	api     bool     // plans through a real kube-apiserver (--kubeconfig) instead of --pods-file
+}
+
+// runFidelityBursts runs the bursts against the topofit node binary bin and counts.
+func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
+	var st burstStats
+	foreign := o.foreign
+	report := t.Logf
+	if o.strict {
+		report = t.Errorf
+	}
+	const node = "n1"
+	const gpus = 8
+	const minPods = 50
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	dir := os.Getenv("TOPOFIT_E2E_ARTIFACTS")
+	if dir == "" {
+		dir = t.TempDir()
+	} else {
+		dir = filepath.Join(dir, regexp.MustCompile(`[^A-Za-z0-9_.-]+`).ReplaceAllString(t.Name(), "_"))
+		_ = os.RemoveAll(dir) // one run's logs
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var plans planSource
+	if o.api {
+		plans = &apiPlans{c: harness.Start(t, harness.Options{NoScheduler: true}), node: node}
+	} else {
+		plans = &filePlans{path: filepath.Join(dir, "pods.json"), node: node}
+	}
+	if err := plans.publish(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	k, err := nodesim.StartKubelet(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Stop(ctx)
+	registrar := filepath.Join(nodesim.DevicePluginDir, "topofit-registrar.sock")
+	topofit := &harness.Process{Name: "topofit-node", Path: bin, LogPath: filepath.Join(dir, "topofit-node.log"),
+		Args: []string{"node", "--node-name", node, "--device-plugin-dir", nodesim.DevicePluginDir,
+			"--registrar-socket", filepath.Base(registrar), "--pod-resources-socket", nodesim.PodResourcesSocket}}
+	topofit.Args = append(append(topofit.Args, plans.args()...), o.extra...)
+	if err := topofit.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer topofit.Stop(5 * time.Second)
+	defer func() {
+		if t.Failed() {
+			t.Logf("topofit node log (%s), last lines:\n%s", topofit.LogPath, harness.TailFile(topofit.LogPath, 40))
+		}
+	}()
+	if err := waitForSocket(ctx, topofit, registrar); err != nil {
+		t.Fatalf("topofit node did not serve its registrar: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
+	}
+	ids := nodesim.GPUIDs(gpus)
+	backend, err := nodesim.StartBackend(ctx, filepath.Join(nodesim.DevicePluginDir, "nvidia-gpu.sock"), registrar, ids, nodesim.PreferFirst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitCtx, waitCancel := context.WithTimeout(ctx, time.Minute)
+	defer waitCancel()
+	if err := k.WaitForDevices(waitCtx, nodesim.GPUResource, gpus); err != nil {
+		t.Fatalf("kubelet never saw topofit's devices: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
+	}
+	pr, err := nodesim.DialPodResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+
+	seed := time.Now().UnixNano()
+	if s := os.Getenv("TOPOFIT_FIDELITY_SEED"); s != "" {
+		fmt.Sscan(s, &seed)
+	}
+	t.Logf("seed %d (TOPOFIT_FIDELITY_SEED replays it)", seed)
+	rng := rand.New(rand.NewSource(seed))
+	t0 := time.Now().Add(-24 * time.Hour)
+	var all []*plannedPod
+	seq := 0
+	var admitTimes []time.Duration
+	restartAt, backendRestartAt, nodeRestartAt := 6, 9, 12
+	for round := 0; seq < minPods || round <= nodeRestartAt; round++ {
+		switch round {
+		case restartAt:
+			start := time.Now()
+			if err := k.Restart(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := k.WaitForDevices(ctx, nodesim.GPUResource, gpus); err != nil {
+				t.Fatalf("after a kubelet restart: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
+			}
+			t.Logf("kubelet restart (sockets wiped): %d healthy GPUs again after %v", gpus, time.Since(start).Round(time.Millisecond))
+		case backendRestartAt:
+			start := time.Now()
+			if err := backend.Restart(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// Kubelet may or may not see topofit's stream break; 8 healthy GPUs for 1 s in a row say
+			// the restart is over either way.
+			since, err := k.WaitForStableDevices(ctx, nodesim.GPUResource, gpus, time.Second)
+			if err != nil {
+				t.Fatalf("after a backend restart: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
+			}
+			t.Logf("backend restart (re-registered to topofit node): %d healthy GPUs from %v on", gpus, since.Sub(start).Round(time.Millisecond))
+		case nodeRestartAt:
+			start := time.Now()
+			if err := topofit.Stop(5 * time.Second); err != nil {
+				t.Logf("topofit node stopped: %v", err)
+			}
+			if err := k.WaitForDevices(ctx, nodesim.GPUResource, 0); err != nil {
+				t.Fatalf("kubelet did not mark the GPUs unhealthy when topofit node stopped: %v", err)
+			}
+			if err := topofit.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if err := waitForSocket(ctx, topofit, registrar); err != nil {
+				t.Fatal(err)
+			}
+			// Kubelet marks every device unhealthy when topofit's stream drops, healthy again once it
+			// has re-registered with the backend behind it.
+			if err := k.WaitForDevices(ctx, nodesim.GPUResource, gpus); err != nil {
+				t.Fatalf("after a topofit node restart: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
+			}
+			t.Logf("topofit node restart: %d healthy GPUs again after %v", gpus, time.Since(start).Round(time.Millisecond))
+		}
+		held := map[string]bool{}
+		for _, pp := range all {
+			if !pp.done {
+				for _, set := range pp.plan {
+					for _, id := range set {
+						held[id] = true
+					}
+				}
+			}
+		}
+		var free []string
+		for _, id := range ids {
+			if !held[id] {
+				free = append(free, id)
+			}
+		}
+		if len(free) == 0 {
+			t.Fatalf("round %d: no free GPU (the harness terminates pods after every round)", round)
+		}
+		batch := burst(rng, round, free, node, t0, &seq, foreign)
+		all = append(all, batch...)
+		if err := plans.publish(ctx, all); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(plansSettle)
+		// Kubelet gets the pods in deliveries (its config channel batches what the watch brought) in
+		// an order of their own, bind order, which need not be creation order: each delivery is
+		// sorted by creation time, one after another.
+		// A foreign pod comes first, alone, while every planned pod of the round is pending.
+		var delivery []int
+		for i, pp := range batch {
+			if pp.foreign {
+				delivery = append(delivery, i)
+			}
+		}
+		nForeign := len(delivery)
+		for _, i := range rng.Perm(len(batch)) {
+			if !batch[i].foreign {
+				delivery = append(delivery, i)
+			}
+		}
+		var results []nodesim.AdmitResult
+		for len(delivery) > 0 {
+			n := 1 + rng.Intn(len(delivery))
+			if nForeign > 0 {
+				n, nForeign = 1, nForeign-1
+			}
+			var pods []*corev1.Pod
+			for _, i := range delivery[:n] {
+				pods = append(pods, batch[i].pod)
+			}
+			delivery = delivery[n:]
+			start := time.Now()
+			results = append(results, k.HandlePodAdditions(pods)...)
+			per := time.Since(start) / time.Duration(len(pods))
+			for range pods {
+				admitTimes = append(admitTimes, per)
+			}
+		}
+		for i, r := range results {
+			if !r.Admit {
+				st.rejected++
+				t.Errorf("round %d: pod %s rejected: %s: %s", round, r.Pod.Name, r.Reason, r.Message)
+				continue
+			}
+			pp := planned(batch, r.Pod.Name)
+			for c, want := range pp.plan {
+				if pp.foreign {
+					// Offered only the GPUs no pending plan names (they are exactly enough), the
+					// backend's choice is all of them.
+					got, err := k.ContainerDevices(ctx, pp.pod, c, nodesim.GPUResource)
+					st.foreign++
+					if err == nil && reflect.DeepEqual(got.IDs, want) {
+						st.foreignOff++
+					} else {
+						report("round %d: foreign pod %s got %v (%v), want the unplanned %v", round, pp.pod.Name, got.IDs, err, want)
+					}
+					continue
+				}
+				st.containers++
+				got, err := k.ContainerDevices(ctx, pp.pod, c, nodesim.GPUResource)
+				if err != nil {
+					t.Errorf("%s/%s: %v", pp.pod.Name, c, err)
+					continue
+				}
+				env := nodesim.SortedIDs(got.Env[nodesim.VisibleDevicesEnv])
+				if reflect.DeepEqual(got.IDs, want) && reflect.DeepEqual(env, want) {
+					st.exact++
+				} else {
+					report("round %d (%d of %d admitted): %s/%s got %v (env %v), planned %v", round, i+1, len(results), pp.pod.Name, c, got.IDs, env, want)
+				}
+			}
+		}
+		// PodResources List: kubelet's holdings; no GPU in two containers, every one a planned set.
+		holdings, err := pr.Holdings(ctx, nodesim.GPUResource)
+		if err != nil {
+			t.Fatal(err)
+		}
+		owner := map[string]string{}
+		for who, set := range holdings {
+			for _, id := range set {
+				if prev, ok := owner[id]; ok {
+					st.doubleHeld++
+					t.Errorf("round %d: %s held by %s and %s", round, id, prev, who)
+				}
+				owner[id] = who
+			}
+		}
+		// Terminate about half of the live pods (at least one), in random order.
+		var live []*plannedPod
+		for _, pp := range all {
+			if !pp.done {
+				live = append(live, pp)
+			}
+		}
+		rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
+		for i := 0; i < (len(live)+1)/2; i++ {
+			live[i].done = true
+			k.Terminate(live[i].pod.UID)
+		}
+	}
+	calls, limited := k.PodResourcesCalls()
+	t.Logf("PodResources calls over the run, all clients: %v; rejected by kubelet's rate limit (100 QPS, burst 10): %v", calls, limited)
+	if foreign {
+		t.Logf("foreign pods (no plan) admitted while plans were pending: %d, kept off the planned GPUs: %d", st.foreign, st.foreignOff)
+	}
+	t.Logf("%d pods, %d GPU containers: %d got exactly their planned set (%.1f%%); admission per pod (delivery time / pods) p50 %v p99 %v max %v",
+		seq, st.containers, st.exact, 100*float64(st.exact)/float64(st.containers),
+		percentile(admitTimes, 0.5).Round(time.Microsecond), percentile(admitTimes, 0.99).Round(time.Microsecond), percentile(admitTimes, 1).Round(time.Microsecond))
+	return st
+}
+
+// plansSettle is how long the harness leaves topofit node to learn new plans (it polls --pods-file
+// every 250 ms; a pod watch is faster) before kubelet admits the pods.
+const plansSettle = 1500 * time.Millisecond
+
+func planned(batch []*plannedPod, name string) *plannedPod {
+	for _, pp := range batch {
+		if pp.pod.Name == name {
+			return pp
+		}
+	}
+	panic("unknown pod " + name)
+}
+
+// waitForSocket waits up to 30 s for p to create path; it fails at once when p exits.
+func waitForSocket(ctx context.Context, p *harness.Process, path string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	exited := p.Exited()
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("%s exited before creating %s", p.Name, path)
+		case <-ctx.Done():
+			return fmt.Errorf("%s never appeared: %w", path, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
