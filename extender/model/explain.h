@@ -36,6 +36,7 @@ struct Explanation {
   std::string error;                // Invalid annotations; every node then fails with it.
   std::vector<NodeExplanation> nodes;  // Sorted: passing first by score descending, then by name.
   std::optional<std::string> chosen;   // Highest score (ties: first by name); nullopt if none pass.
+  std::string workload;                // DescribeWorkload of the estimate FragmentationGradient used.
 };
 
 // nodes empty: every node of the model.
