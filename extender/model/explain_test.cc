@@ -38,10 +38,11 @@ TEST_CASE("explain: verdicts - sets - bandwidth and links for every node - best 
   CHECK_FALSE(dgx.links.empty());
   REQUIRE(dgx.parts.size() == 2);  // The default parts: SetQuality, FragmentationGradient.
   CHECK(dgx.parts[1].plugin == "FragmentationGradient");
-  // Explain observes nothing: no pod has reached filter or prioritize, so the estimate is empty.
-  CHECK(e.workload.rfind("no GPU pod seen yet", 0) == 0);
+  // Explain scores with the estimate as prioritize would (the pod counted) but observes nothing.
+  CHECK(e.workload == "1 GPU pod seen (half-life 2000): 4 GPUs 100%");
+  CHECK(pipeline.workload().Snapshot()->observed == 0);
   pipeline.workload().Observe(Request("seen", 8));
-  CHECK(Explain(pipeline, Request("p", 4)).workload == "1 GPU pod seen (half-life 2000): 8 GPUs 100%");
+  CHECK(Explain(pipeline, Request("p", 4)).workload == "2 GPU pods seen (half-life 2000): 4 GPUs 50%, 8 GPUs 50%");
   CHECK(dgx.score > e.nodes[1].score);
   const NodeExplanation& small = e.nodes[2];
   CHECK(small.node == "small");

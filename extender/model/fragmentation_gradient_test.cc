@@ -103,11 +103,12 @@ TEST_CASE("fragmentation gradient: GPUs left without CPU count as lost (it subsu
   AddNode(model, "starved", 8, "pcie-8-dual-socket", 96, 384, "G2");
   AddNode(model, "fresh", 8, "pcie-8-dual-socket", 96, 384, "G2");
   auto cpu = MakePod("cpu", 0, "starved");
-  cpu.cpu_milli = 84000;
-  model.ApplyPod(cpu);  // 12 cores left on starved: one 12-core pod fits there.
+  cpu.cpu_milli = 88000;
+  model.ApplyPod(cpu);  // 8 cores left on starved: no 12-core pod fits there any more.
   Pipeline pipeline(&model);
   for (int i = 0; i < 4; ++i) pipeline.workload().Observe(Pod("w" + std::to_string(i), 1, 12, 16));
-  // A frugal 1-GPU pod belongs where the GPUs are already stranded.
+  // A frugal 1-GPU pod belongs where the GPUs are already stranded: there it turns a GPU lost to the
+  // 12-core pods into a used one (frag 8 x 4/5 -> 7 x 4/5); on fresh it takes one they could use.
   auto s = Scores(pipeline, Pod("frugal", 1, 0, 0), {"starved", "fresh"});
   CHECK(s["starved"] == 10);
   CHECK(s["fresh"] < 10);
@@ -138,13 +139,14 @@ TEST_CASE("fragmentation gradient: the formula, by hand, and relative levels") {
   pipeline.workload().Observe(Pod("w1", 2, 8, 32));
   pipeline.workload().Observe(Pod("w2", 4, 8, 32));
   const PodRequest pod = Pod("p", 2, 8, 32);
-  // Shares 1/2 each (no decay across one pod is 2^(1/2000), negligible here: Approx).
-  // a: before 2 free: 2-GPU usable 2, 4-GPU lost 2 -> frag 1; after 0 free -> 0. delta -1.
-  // b: before 4 free -> 0; after 2 free: 4-GPU loses 2 -> 1. delta +1. G = 4: s = 0.5 -+ 1/8.
+  // Evaluate counts the pod as prioritize would: shares 2/3 for 2 GPUs (w1, p), 1/3 for 4 GPUs (decay
+  // over two pods is 2^(1/2000) per pod, negligible: Approx).
+  // a: before 2 free: 2-GPU fits, 4-GPU loses 2 -> frag 2/3; after 0 free -> 0. delta -2/3.
+  // b: before 4 free -> 0; after 2 free: 4-GPU loses 2 -> 2/3. delta +2/3. G = 4: s = 0.5 -+ 1/12.
   auto evals = pipeline.Evaluate(pod, std::vector<std::string_view>{"a", "b"});
   REQUIRE(evals[0].parts.size() == 2);
-  CHECK(evals[0].parts[1].value == doctest::Approx(0.625).epsilon(1e-3));
-  CHECK(evals[1].parts[1].value == doctest::Approx(0.375).epsilon(1e-3));
+  CHECK(evals[0].parts[1].value == doctest::Approx(0.5 + 1.0 / 12).epsilon(1e-3));
+  CHECK(evals[1].parts[1].value == doctest::Approx(0.5 - 1.0 / 12).epsilon(1e-3));
   CHECK(evals[0].score == 10);
   CHECK(evals[1].score == 0);  // The lowest of a relative scale.
   PipelineConfig absolute;
@@ -153,8 +155,8 @@ TEST_CASE("fragmentation gradient: the formula, by hand, and relative levels") {
   abs.workload().Observe(Pod("w1", 2, 8, 32));
   abs.workload().Observe(Pod("w2", 4, 8, 32));
   auto a = abs.Evaluate(pod, std::vector<std::string_view>{"a", "b"});
-  CHECK(a[0].score == 8);  // round(10 * (1 + 0.625) / 2)
-  CHECK(a[1].score == 7);  // round(10 * (1 + 0.375) / 2) = round(6.875)
+  CHECK(a[0].score == 8);  // round(10 * (1 + 7/12) / 2) = round(7.92)
+  CHECK(a[1].score == 7);  // round(10 * (1 + 5/12) / 2) = round(7.08)
 }
 
 TEST_CASE("fragmentation gradient: with no pod seen yet the pod itself is the workload") {

@@ -185,7 +185,7 @@ std::vector<NodeEvaluation> Pipeline::Evaluate(const PodRequest& pod, std::span<
     return out;
   }
   CycleState state(pod, placer_);
-  state.workload = workload_.Snapshot();
+  state.workload = workload_.SnapshotWith(pod);  // As prioritize would see it.
   auto reader = model_->Read();
   std::vector<const NodeState*> found(nodes.size());
   reader.FindEach(nodes, [&](uint32_t i, const NodeState* node) { found[i] = node; });

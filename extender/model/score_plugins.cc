@@ -80,8 +80,8 @@ double StrandingScore::Score(const CycleState& state, const NodeView& node, cons
 namespace {
 
 // GPU-side terms of one workload shape on free GPUs F: n = floor(|F| / k) pods of the shape fit
-// (0 when none, or a required shape finds no set meeting it), q = the ring of its best set there
-// relative to the best on the whole node.
+// (0 when none, or a required shape finds no set meeting it; only n > 0 is used), q = the ring of its
+// best set there relative to the best on the whole node.
 void GpuTerms(const Placer& placer, const Topology& topology, GpuSet usable, GpuSet free,
               const FragmentationCycle::Group& shape, float* n, float* q) {
   const int k = shape.k, f = free.size();
@@ -107,11 +107,10 @@ double FragOf(const FragmentationCycle& fc, int free, uint64_t allowed, const st
   for (size_t i = 0; i < fc.shapes.size(); ++i) {
     if (!((allowed >> i) & 1)) continue;
     const auto& s = fc.shapes[i];
-    double pods = n[s.group];
-    if (pods <= 0) continue;
-    if (s.inv_cpu > 0) pods = std::min(pods, std::floor(std::max(0.0, cpu) * s.inv_cpu));
-    if (s.inv_mem > 0) pods = std::min(pods, std::floor(std::max(0.0, mem) * s.inv_mem));
-    usable += s.weight * s.k * q[s.group] * pods;
+    if (n[s.group] <= 0) continue;                      // Too few GPUs, or no set meeting its policy.
+    if (s.inv_cpu > 0 && cpu * s.inv_cpu < 1) continue;  // Too little CPU beside them.
+    if (s.inv_mem > 0 && mem * s.inv_mem < 1) continue;  // Too little memory.
+    usable += s.weight * free * q[s.group];
   }
   return double(free) - usable;
 }

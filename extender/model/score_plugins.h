@@ -70,21 +70,21 @@ class StrandingScore final : public ScorePlugin {
 // Fragmentation Gradient Descent rule of Weng et al. (USENIX ATC'23), over topofit's own node model.
 // The workload is the running estimate of the pods seen (CycleState::workload, workload_estimate.h):
 // shapes s with share p_s, k_s GPUs, CPU c_s, memory m_s, allowed GPU models, topology policy.
-// On a node with free GPUs F, free CPU C and memory M:
-//   n_s   = 0 when the node's GPU model is not among s's, or s is `required` and F holds no set of
-//           k_s meeting it; else min(floor(|F| / k_s), floor(C / c_s), floor(M / m_s))
-//           (how many such pods fit beside each other; a dimension s does not request is no limit)
-//   q_s   = best ring of k_s GPUs in F / best ring of k_s GPUs on the whole node
-//           (1 for k_s = 1 and policy none): a free set is worth what its best ring offers
-//   frag  = sum_s p_s (|F| - k_s q_s n_s)             free GPUs a pod drawn from the workload can't use
+// On a node with free GPUs F, free CPU C and memory M, a shape s can use the free GPUs when it fits:
+//   fits_s = the node's GPU model is among s's (or s allows any), k_s <= |F|, c_s <= C, m_s <= M,
+//            and, for a `required` s, F holds a set of k_s meeting its min-link
+//   q_s    = best ring of k_s GPUs in F / best ring of k_s GPUs on the whole node
+//            (1 for k_s = 1 and policy none): a free set is worth what its best ring offers
+//   frag   = sum_s p_s |F| (1 - q_s [fits_s])      free GPUs a pod drawn from the workload can't use
 //   delta = frag(after placing the pod on its set) - frag(before)         (may be negative)
 //   s     = clamp(0.5 - delta / (2 G), 0, 1), G = the most usable GPUs of any node scored, so that
 //           delta compares across node sizes; 0 for a multi-GPU pod (policy not none) on a node
 //           whose set is slower than the best any node offers, so that with SetQuality beside it
 //           every node of the best set ranks above every other.
-// It reads CPU and memory (it subsumes Stranding: GPUs left without CPU or memory count as lost),
-// keeps whole free sets for the sizes in demand (Fragmentation) and fills nodes whose leftovers no
-// pod of the workload can use (Packing). Without a workload estimate (no pod seen) the pod itself
+// This is the paper's whole-GPU definition (a shape that fits can use every free GPU) plus ring
+// quality. It reads CPU and memory (it subsumes Stranding: GPUs left without CPU or memory for a pod
+// count as lost), keeps free sets for the sizes in demand (Fragmentation) and fills nodes whose
+// leftovers no pod of the workload can use (Packing). Without a workload estimate (no pod seen) the pod itself
 // is the workload.
 class FragmentationGradientScore final : public ScorePlugin {
  public:
@@ -113,7 +113,7 @@ struct FragmentationCycle {
   struct Terms {
     int free_before, free_after;
     uint64_t allowed = 0;     // Bit j: shape j may use this node's GPU model.
-    std::vector<float> n_before, q_before, n_after, q_after;  // Per group; n: floor(|F| / k) or 0.
+    std::vector<float> n_before, q_before, n_after, q_after;  // Per group; n > 0: k GPUs (meeting the policy) fit.
   };
   struct Key {
     const Topology* topology;

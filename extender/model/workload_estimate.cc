@@ -31,18 +31,8 @@ void WorkloadEstimate::Reset() {
   PublishLocked();
 }
 
-bool WorkloadEstimate::Observe(const PodRequest& pod) {
-  if (pod.gpus <= 0 || !pod.error.empty()) return false;
-  std::lock_guard lock(mu_);
-  const std::string id = pod.uid.empty() ? pod.key() : pod.uid;
-  if (id != "/" && options_.dedup > 0) {
-    if (!recent_set_.insert(id).second) return false;
-    recent_.push_back(id);
-    if (recent_.size() > options_.dedup) {
-      recent_set_.erase(recent_.front());
-      recent_.pop_front();
-    }
-  }
+void WorkloadEstimate::AddLocked(const PodRequest& pod, std::vector<Entry>& entries_, double& unit_,
+                                 uint64_t& observed_) const {
   std::vector<std::string> products = pod.gpu_products;
   std::sort(products.begin(), products.end());
   products.erase(std::unique(products.begin(), products.end()), products.end());
@@ -84,11 +74,41 @@ bool WorkloadEstimate::Observe(const PodRequest& pod) {
     for (Entry& e : entries_) e.shape.weight /= unit_;
     unit_ = 1.0;
   }
+}
+
+std::shared_ptr<const WorkloadSnapshot> WorkloadEstimate::SnapshotWith(const PodRequest& pod) const {
+  if (pod.gpus <= 0 || !pod.error.empty()) return Snapshot();
+  std::lock_guard lock(mu_);
+  const std::string id = pod.uid.empty() ? pod.key() : pod.uid;
+  if (id != "/" && options_.dedup > 0 && recent_set_.count(id)) return snapshot_;
+  std::vector<Entry> entries = entries_;
+  double unit = unit_;
+  uint64_t observed = observed_;
+  AddLocked(pod, entries, unit, observed);
+  return Publish(entries, observed);
+}
+
+bool WorkloadEstimate::Observe(const PodRequest& pod) {
+  if (pod.gpus <= 0 || !pod.error.empty()) return false;
+  std::lock_guard lock(mu_);
+  const std::string id = pod.uid.empty() ? pod.key() : pod.uid;
+  if (id != "/" && options_.dedup > 0) {
+    if (!recent_set_.insert(id).second) return false;
+    recent_.push_back(id);
+    if (recent_.size() > options_.dedup) {
+      recent_set_.erase(recent_.front());
+      recent_.pop_front();
+    }
+  }
+  AddLocked(pod, entries_, unit_, observed_);
   PublishLocked();
   return true;
 }
 
-void WorkloadEstimate::PublishLocked() {
+void WorkloadEstimate::PublishLocked() { std::atomic_store(&snapshot_, Publish(entries_, observed_)); }
+
+std::shared_ptr<const WorkloadSnapshot> WorkloadEstimate::Publish(const std::vector<Entry>& entries_,
+                                                                  uint64_t observed_) const {
   auto snap = std::make_shared<WorkloadSnapshot>();
   snap->observed = observed_;
   snap->half_life = options_.half_life;
@@ -101,7 +121,7 @@ void WorkloadEstimate::PublishLocked() {
   }
   std::stable_sort(snap->shapes.begin(), snap->shapes.end(),
                    [](const PodShape& a, const PodShape& b) { return a.weight > b.weight; });
-  std::atomic_store(&snapshot_, std::shared_ptr<const WorkloadSnapshot>(std::move(snap)));
+  return snap;
 }
 
 std::string DescribeWorkload(const WorkloadSnapshot& snap, size_t top) {

@@ -66,6 +66,9 @@ class WorkloadEstimate {
   // whether the pod was counted.
   bool Observe(const PodRequest& pod);
   std::shared_ptr<const WorkloadSnapshot> Snapshot() const;
+  // The estimate as it would be once `pod` is observed, without observing it (explain: the scores
+  // prioritize would give this pod).
+  std::shared_ptr<const WorkloadSnapshot> SnapshotWith(const PodRequest& pod) const;
   void Reset();
 
  private:
@@ -73,6 +76,8 @@ class WorkloadEstimate {
     PodShape shape;   // cpu/memory: weighted sums (divided by weight when published).
     int cpu_bucket = 0, mem_bucket = 0;
   };
+  void AddLocked(const PodRequest& pod, std::vector<Entry>& entries, double& unit, uint64_t& observed) const;
+  std::shared_ptr<const WorkloadSnapshot> Publish(const std::vector<Entry>& entries, uint64_t observed) const;
   void PublishLocked();
 
   const WorkloadOptions options_;
