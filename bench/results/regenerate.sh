@@ -11,7 +11,7 @@
 set -eu
 TOPOFIT=${TOPOFIT:-build/extender/cli/topofit}
 TRACES=${TRACES:-../shared/traces/openb}
-OUT=bench/results
+OUT=${OUT:-bench/results}
 LISTS="default multigpu20 multigpu30 cpu050 cpu100 cpu200 gpushare40 gpuspec10 gpuspec20 gpuspec25"
 FAMILIES="gpu-model multi-gpu cpu-heavy"
 PLOTS=""

@@ -76,7 +76,7 @@ def main():
             f.write('set terminal pngcairo size 1200,500 noenhanced\nset output "%s"\n'
                     % os.path.join(d, "summary-unallocated.png"))
             f.write('set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8\n'
-                    'set ylabel "GPUs unallocated at 100%% arrival (%%)"\nset xtics rotate by -30\n'
+                    'set ylabel "GPUs unallocated at 100% arrival (%)"\nset xtics rotate by -30\n'
                     'set key top left\nset grid ytics\n')
             f.write('plot "%s" using 2:xtic(1) title columnhead, "" using 3 title columnhead, '
                     '"" using 4 title columnhead, "" using 5 title columnhead\n' % dat)
