@@ -57,7 +57,16 @@ class TopofitPolicy final : public Policy {
   Placement Place(const SimCluster& cluster, const PodSpec& pod, std::span<const int> feasible) override {
     Placement p;
     if (pod.gpus <= 0) {
-      p.node = PickMax(cluster, pod, feasible, {});
+      std::vector<int> ext;
+      if (config_.score_pods_without_gpus) {  // The extender sees these pods too (no managedResources).
+        std::vector<std::string_view> names;
+        names.reserve(feasible.size());
+        for (int i : feasible) names.push_back(names_[i]);
+        ext.assign(feasible.size(), 0);
+        for (const auto& s : pipeline_->Prioritize(Request(pod), std::span<const std::string_view>(names)))
+          ext[s.index] = s.score;
+      }
+      p.node = PickMax(cluster, pod, feasible, ext);
       return p;
     }
     model::PodRequest req = Request(pod);

@@ -70,8 +70,6 @@ TEST_CASE("decode: keys of Kubernetes structs are case-insensitive") {
   CHECK(pod->gpus == 2);
 }
 
-}  // namespace topofit::k8s
-
 TEST_CASE("decode pod: GPU models from nodeSelector and required node affinity") {
   auto only = [](const char* spec) {
     auto pod = DecodePod(std::string(R"({"metadata":{"name":"p"},"spec":)") + spec + "}");
@@ -101,3 +99,5 @@ TEST_CASE("decode pod: GPU models from nodeSelector and required node affinity")
         {"key":"nvidia.com/gpu.product","operator":"In","values":["T4","V100"]}]}]}}}})") ==
         std::vector<std::string>{"T4"});
 }
+
+}  // namespace topofit::k8s

@@ -171,3 +171,31 @@ TEST_CASE("fragmentation gradient: with no pod seen yet the pod itself is the wo
 
 }  // namespace
 }  // namespace topofit::model
+
+namespace topofit::model {
+namespace {
+
+TEST_CASE("fragmentation gradient: with podsWithoutGpus a CPU-only pod keeps the CPU an 8-GPU pod needs") {
+  ClusterModel model;
+  AddNode(model, "big", 8, "pcie-8-dual-socket", 128, 1024, "G3");
+  AddNode(model, "small", 8, "pcie-8-dual-socket", 64, 1024, "G3");
+  const std::vector<std::string> names{"big", "small"};
+  PipelineConfig config;
+  config.score_pods_without_gpus = true;
+  Pipeline pipeline(&model, config);
+  for (int i = 0; i < 4; ++i) pipeline.workload().Observe(Pod("eight" + std::to_string(i), 8, 100, 256));
+  // 40 cores on big leave 88 < 100: its 8 free GPUs are lost to the 8-GPU pods; small never had them.
+  const PodRequest cpu = Pod("cpu", 0, 40, 64);
+  auto s = Scores(pipeline, cpu, names);
+  CHECK(s["small"] == 10);
+  CHECK(s["big"] < 10);
+  CHECK(pipeline.workload().Snapshot()->observed == 4);  // Pods without GPUs are not part of it.
+  // Off (the default): neutral 0 everywhere, as kube-scheduler expects of a GPU extender.
+  Pipeline off(&model);
+  auto o = Scores(off, cpu, names);
+  CHECK(o["big"] == 0);
+  CHECK(o["small"] == 0);
+}
+
+}  // namespace
+}  // namespace topofit::model

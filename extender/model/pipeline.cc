@@ -227,7 +227,10 @@ std::vector<NodeEvaluation> Pipeline::Evaluate(const PodRequest& pod, std::span<
 std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<const std::string_view> nodes) const {
   std::vector<NodeScore> out;
   out.reserve(nodes.size());
-  if (!pod.wants_gpus() || !pod.error.empty()) {
+  // A pod without GPUs takes no set: with score_pods_without_gpus it is scored where its CPU and
+  // memory cost the GPU workload least (FragmentationGradient), every node passing; else 0 everywhere.
+  const bool no_gpus = !pod.wants_gpus();
+  if ((no_gpus && !config_.score_pods_without_gpus) || !pod.error.empty()) {
     for (uint32_t i = 0; i < nodes.size(); ++i) out.push_back({i, 0});
     return out;
   }
@@ -264,9 +267,13 @@ std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<con
   std::vector<NodeView> passing_views;
   std::vector<Candidate> passing_candidates;
   for (uint32_t c = 0; c < reps.size(); ++c) {
-    if (!FilterNode(state, reps[c]).passed()) continue;
+    if (no_gpus) {
+      candidates[c].found = true;  // The empty set: the pod takes CPU and memory only.
+    } else {
+      if (!FilterNode(state, reps[c]).passed()) continue;
+      candidates[c] = state.CandidateFor(reps[c]);
+    }
     passed[c] = 1;
-    candidates[c] = state.CandidateFor(reps[c]);
     passing_views.push_back(reps[c]);
     passing_candidates.push_back(candidates[c]);
   }

@@ -51,6 +51,11 @@ struct PipelineConfig {
   //             BalancedAllocation add, so the node kube-scheduler binds is always of topofit's best
   //             band, and the in-tree scores choose only among nodes topofit rates equal.
   bool relative_levels = true;
+  // Prioritize scores pods that ask for no GPU too (`scoring: {podsWithoutGpus: true}`): every node
+  // passes, the set is empty, and FragmentationGradient puts the pod where its CPU and memory leave
+  // the fewest free GPUs unusable. Only useful when kube-scheduler sends such pods to the extender (an
+  // extender entry without managedResources, in the profile those pods use); off by default.
+  bool score_pods_without_gpus = false;
   // The running workload estimate that FragmentationGradient takes its expectation over.
   WorkloadOptions workload;
 };

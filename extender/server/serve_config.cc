@@ -82,6 +82,8 @@ Status ApplyConfigYaml(const std::string& yaml, ServeConfig& config) {
             if (lv != "relative" && lv != "absolute")
               return Error{fmt::format("config scoring.levels: '{}' is not relative or absolute", lv)};
             config.pipeline.relative_levels = lv == "relative";
+          } else if (sk == "podsWithoutGpus") {
+            config.pipeline.score_pods_without_gpus = s.second.as<bool>();
           } else if (sk == "workloadHalfLife") {
             double h = s.second.as<double>();
             if (!(h >= 1)) return Error{fmt::format("config scoring.workloadHalfLife: {} is not a pod count >= 1", h)};
