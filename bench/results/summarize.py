@@ -65,6 +65,31 @@ def main():
     print("kube-scheduler's pick below topofit's best score (% of prioritized GPU pods): " + ", ".join(
         "%s %s" % (name, "/".join("%.2f" % c[t].get("kube_override_pct", -1) for t in TOPOFIT))
         for name, c in cases if all(t in c for t in TOPOFIT)) + " (deployed/plain)")
+    allpods = [(n, c, load(os.path.join(d, "all-pods"), f)) for (n, c), f in zip(
+        [(n, c) for n, c in cases],
+        ["%s-%s.json" % tuple(n.split()) for n, _ in cases])]
+    allpods = [(n, c, a) for n, c, a in allpods if a and all(t in a for t in TOPOFIT)]
+    if allpods:
+        print()
+        print("With `scoring.podsWithoutGpus: true` (all-pods.yaml: the extender also scores pods without GPUs), "
+              "against the best other policy of the full run:")
+        print()
+        print("| workload | topofit-mostallocated | topofit | best other | ratio deployed | ratio plain "
+              "| best set % (deployed / plain) | GB/s vs kube-default (deployed / plain) | p99 µs (deployed) |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for name, c, a in allpods:
+            others = {k: v for k, v in c.items() if k not in TOPOFIT}
+            best = min(others, key=lambda k: others[k]["unallocated_gpu_pct"])
+            b = others[best]["unallocated_gpu_pct"]
+            dep, plain = a["topofit-mostallocated"], a["topofit"]
+            ratio = lambda v: "%.2fx" % (v / b) if b > 0 else ("1.00x" if v == 0 else "inf")
+            kd = c.get("kube-default", {}).get("multi_gpu_mean_bandwidth_gbps", 0)
+            bw = lambda r: "%.2fx" % (r["multi_gpu_mean_bandwidth_gbps"] / kd) if kd else "-"
+            print("| %s | %.2f | %.2f | %s %.2f | %s | %s | %.1f / %.1f | %s / %s | %.0f |" % (
+                name, dep["unallocated_gpu_pct"], plain["unallocated_gpu_pct"], best, b,
+                ratio(dep["unallocated_gpu_pct"]), ratio(plain["unallocated_gpu_pct"]),
+                dep["multi_gpu_best_set_pct"], plain["multi_gpu_best_set_pct"], bw(dep), bw(plain),
+                dep["decision_us_p99"]))
     if rows and shutil.which("gnuplot"):
         dat = os.path.join(d, "summary-unallocated.dat")
         with open(dat, "w") as f:
