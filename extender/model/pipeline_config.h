@@ -1,10 +1,10 @@
 #pragma once
 // PipelineConfig: the tunables of the placement pipeline; the server fills it from --config YAML
-// (e.g. `scoring: {weights: {SetQuality: 2, Packing: 1, Fragmentation: 1, Stranding: 2}, requestMix: [...]}`).
+// (e.g. `scoring: {weights: {SetQuality: 1, FragmentationGradient: 1}, levels: relative, requestMix: [...]}`).
 //
-// Score formula (each score plugin gives s_p in [0, 1]; see score_plugins.h for each s_p):
-//
-//     score(node) = round( 10 * sum_p w_p * s_p / sum_p w_p )            an integer in 0..10
+// Score formula (each score plugin gives s_p in [0, 1]; see score_plugins.h for each s_p): the node's
+// weighted sum sum_p w_p * s_p, made an integer 0..10 by `relative_levels` below (default: the best
+// sum gets 10, every other node at most 5) or absolutely as round(10 * sum_p w_p s_p / sum_p w_p).
 //
 //   SetQuality    s = ring(set on node) / max over the request's nodes of ring(set there);
 //                 1 for 1-GPU pods and policy none; halved when the set misses a best-effort min-link.
