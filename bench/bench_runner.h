@@ -46,8 +46,9 @@ struct ReplayArgs {
 
 struct SyntheticArgs {
   CommonArgs common;
-  std::string node_mix = "dgx1-v100:16,pcie-8-dual-socket:16,phb-2-workstation:32";  // profile:count
-  std::string size_mix = "1:70,2:10,4:10,8:10";                                       // gpus:weight
+  std::string family;    // synthetic.h: "" (plain), gpu-model, multi-gpu, cpu-heavy
+  std::string node_mix;  // profile:count; "" = the family's
+  std::string size_mix;  // gpus:weight; "" = the family's
   int pods = 2000;
   uint64_t seed = 42;
   std::string seeds = "42-51";

@@ -15,6 +15,7 @@ std::string ClusterSnapshotJson(const SimCluster& cluster) {
                       {k8s::kGpuResource, std::to_string(n.spec->gpus)}};
     json meta = {{"name", n.spec->name}, {"uid", "bench-node-" + n.spec->name}};
     if (n.type >= 0) meta["annotations"] = {{k8s::kTopologyAnnotation, cluster.types()[n.type].annotation}};
+    if (!n.spec->model.empty()) meta["labels"] = {{k8s::kGfdProductLabel, n.spec->model}};  // As GFD labels it.
     items.push_back({{"apiVersion", "v1"},
                      {"kind", "Node"},
                      {"metadata", meta},

@@ -55,6 +55,7 @@ RunMetrics RunPaperOnce(SimCluster& cluster, Policy& policy, const std::vector<P
     prev_x = x;
     prev_unalloc = 100.0 - alloc;
   }
+  m.extender = policy.extender_stats();
   return std::move(m);  // m names start.metrics.
 }
 

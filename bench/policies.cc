@@ -1,6 +1,7 @@
 // The policy registry: every policy the bench compares, in report order.
 #include <sstream>
 
+#include "bench/fgd_policy.h"
 #include "bench/kube_policies.h"
 #include "bench/paper_policies.h"
 #include "bench/policy.h"
@@ -34,6 +35,8 @@ const std::vector<PolicyInfo>& AllPolicies() {
        [](const PolicyOptions&) { return MakeDotProdPolicy(); }},
       {"gpu-packing", "openb paper baseline: fill used nodes first, device-plugin GPU set",
        [](const PolicyOptions&) { return MakeGpuPackingPolicy(); }},
+      {"fgd", "openb paper's Fragmentation Gradient Descent on whole GPUs, online workload estimate, device-plugin GPU set",
+       [](const PolicyOptions&) { return MakeFgdPolicy(); }},
   };
   return all;
 }

@@ -32,6 +32,13 @@ struct Placement {
   bool ok() const { return node >= 0; }
 };
 
+// For a policy that runs an extender under kube-scheduler's scoring: how many of its decisions went to a
+// node other than one the extender ranked best (kube-scheduler's in-tree scores outweighed it).
+struct ExtenderStats {
+  int64_t decisions = 0;   // GPU pods placed after a prioritize.
+  int64_t overridden = 0;  // Of those, placed on a node below the extender's best score.
+};
+
 class Policy {
  public:
   virtual ~Policy() = default;
@@ -41,6 +48,8 @@ class Policy {
   virtual Placement Place(const SimCluster& cluster, const PodSpec& pod, std::span<const int> feasible) = 0;
   virtual void Bound(const SimCluster& cluster, const PodSpec& pod, const Placement& placement) {}
   virtual void Released(const SimCluster& cluster, const PodSpec& pod, const Placement& placement) {}
+  // Since Reset; zero for policies without an extender.
+  virtual ExtenderStats extender_stats() const { return {}; }
 };
 
 // Options some policies read; the CLI fills them.

@@ -82,6 +82,7 @@ int RunReplayBench(const ReplayArgs& a) {
 
 int RunSyntheticBench(const SyntheticArgs& a) {
   SyntheticSpec spec{a.node_mix, a.size_mix, a.pods, a.seed, a.time_ordered};
+  spec.family = a.family;
   auto w = GenerateSynthetic(spec);
   auto seeds = ParseSeeds(a.seeds);
   if (!w || !seeds) {
@@ -94,7 +95,7 @@ int RunSyntheticBench(const SyntheticArgs& a) {
     Log(LogLevel::kError, "bench failed", {{"error", cluster.error()}});
     return 2;
   }
-  return RunCommon("synthetic-" + std::to_string(a.seed), **cluster, w->pods, a.common, *seeds, a.time_ordered, 1.3);
+  return RunCommon("synthetic-" + (a.family.empty() ? std::string() : a.family + "-") + std::to_string(a.seed), **cluster, w->pods, a.common, *seeds, a.time_ordered, 1.3);
 }
 
 }  // namespace topofit::bench

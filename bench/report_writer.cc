@@ -11,17 +11,19 @@ namespace topofit::bench {
 std::string FormatTable(const ReportContext& ctx, const std::vector<PolicySummary>& rows) {
   std::string out = fmt::format("trace {} ({}), {} run(s) per policy\n", ctx.trace, ctx.mode,
                                 rows.empty() ? 0 : rows.front().runs);
-  out += fmt::format("{:<22} {:>14} {:>8} {:>9} {:>10} {:>11} {:>11} {:>9} {:>9}\n", "policy", "unalloc GPU %",
-                     "stddev", "failed", "multi-GPU", "best set %", "mean GB/s", "p50 us", "p99 us");
+  out += fmt::format("{:<22} {:>14} {:>8} {:>9} {:>10} {:>11} {:>11} {:>9} {:>9} {:>10}\n", "policy",
+                     "unalloc GPU %", "stddev", "failed", "multi-GPU", "best set %", "mean GB/s", "p50 us", "p99 us",
+                     "override %");
   for (const auto& r : rows) {
     if (!r.error.empty()) {
       out += fmt::format("{:<22} error: {}\n", r.policy, r.error);
       continue;
     }
-    out += fmt::format("{:<22} {:>14.2f} {:>8.2f} {:>9.1f} {:>10} {:>11.1f} {:>11.1f} {:>9.1f} {:>9.1f}\n", r.policy,
-                       r.unallocated_gpu_pct, r.unallocated_gpu_pct_stddev, r.failed_pods, r.multi_gpu_pods,
+    out += fmt::format("{:<22} {:>14.2f} {:>8.2f} {:>9.1f} {:>10} {:>11.1f} {:>11.1f} {:>9.1f} {:>9.1f} {:>10}\n",
+                       r.policy, r.unallocated_gpu_pct, r.unallocated_gpu_pct_stddev, r.failed_pods, r.multi_gpu_pods,
                        r.multi_gpu_best_set_pct, r.multi_gpu_mean_bandwidth_gbps, r.decision_us_p50,
-                       r.decision_us_p99);
+                       r.decision_us_p99,
+                       r.kube_override_pct < 0 ? std::string("-") : fmt::format("{:.2f}", r.kube_override_pct));
   }
   return out;
 }
@@ -30,13 +32,13 @@ std::string FormatCsv(const ReportContext& ctx, const std::vector<PolicySummary>
   std::string out =
       "trace,mode,policy,runs,unallocated_gpu_pct,unallocated_gpu_pct_stddev,failed_pods,failed_pods_total,"
       "multi_gpu_pods,multi_gpu_best_set_pct,multi_gpu_mean_bandwidth_gbps,multi_gpu_mean_best_gbps,"
-      "decision_us_p50,decision_us_p99\n";
+      "decision_us_p50,decision_us_p99,kube_override_pct\n";
   for (const auto& r : rows) {
-    out += fmt::format("{},{},{},{},{:.4f},{:.4f},{:.2f},{:.2f},{},{:.2f},{:.3f},{:.3f},{:.2f},{:.2f}\n", ctx.trace,
+    out += fmt::format("{},{},{},{},{:.4f},{:.4f},{:.2f},{:.2f},{},{:.2f},{:.3f},{:.3f},{:.2f},{:.2f},{:.3f}\n", ctx.trace,
                        ctx.mode, r.policy, r.runs, r.unallocated_gpu_pct, r.unallocated_gpu_pct_stddev, r.failed_pods,
                        r.failed_pods_total, r.multi_gpu_pods, r.multi_gpu_best_set_pct,
                        r.multi_gpu_mean_bandwidth_gbps, r.multi_gpu_mean_best_gbps, r.decision_us_p50,
-                       r.decision_us_p99);
+                       r.decision_us_p99, r.kube_override_pct);
   }
   return out;
 }
@@ -62,6 +64,7 @@ std::string FormatJson(const ReportContext& ctx, const std::vector<PolicySummary
         {"multi_gpu_mean_best_gbps", r.multi_gpu_mean_best_gbps},
         {"decision_us_p50", r.decision_us_p50},
         {"decision_us_p99", r.decision_us_p99},
+        {"kube_override_pct", r.kube_override_pct},
         {"curve", {{"x", curve_x}, {"allocated_gpu_pct", curve_y}}},
     };
     if (!r.error.empty()) o["error"] = r.error;

@@ -41,6 +41,7 @@ struct RunMetrics {
   std::vector<CurvePoint> curve;         // One point per arrival.
   std::vector<MultiGpuPlacement> multi;  // Placed multi-GPU pods.
   std::vector<float> decision_us;
+  ExtenderStats extender;                // Policy::extender_stats() at the end of the run.
   std::string error;                     // Non-empty when the run could not start (policy Reset failed).
 };
 

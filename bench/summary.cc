@@ -78,6 +78,12 @@ std::vector<PolicySummary> Summarize(const std::vector<RunMetrics>& runs, double
     }
     s.decision_us_p50 = Percentile(decisions, 50);
     s.decision_us_p99 = Percentile(decisions, 99);
+    int64_t ext_decisions = 0, ext_overridden = 0;
+    for (const auto* r : g) {
+      ext_decisions += r->extender.decisions;
+      ext_overridden += r->extender.overridden;
+    }
+    if (ext_decisions > 0) s.kube_override_pct = 100.0 * double(ext_overridden) / double(ext_decisions);
     int points = int(std::min(grid_max, std::floor(max_x))) + 1;
     if (points > 0 && !g.empty()) {
       std::vector<double> acc(points, 0);

@@ -31,6 +31,9 @@ struct PolicySummary {
   double multi_gpu_mean_best_gbps = 0;  // Mean of the cluster-wide best, for context.
   double decision_us_p50 = 0;
   double decision_us_p99 = 0;
+  // Extender policies: % of their prioritized decisions kube-scheduler placed on a node below the
+  // extender's best score (Policy::extender_stats); -1 for other policies.
+  double kube_override_pct = -1;
   std::vector<CurvePoint> curve;        // Grid x = 0, 1, ..., max arrived %.
   std::vector<MultiGpuPlacement> multi; // All runs' multi-GPU placements (for the plots).
   std::string error;

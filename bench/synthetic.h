@@ -8,24 +8,41 @@
 //   Pods ask for 4-12 cores and 16-64 GiB per GPU (uniform), so CPU and memory matter as in openb.
 //   With time: arrivals are a Poisson process (mean gap 60 s) and lifetimes exponential (mean
 //   `mean_lifetime_s`), so the cluster fills and drains; without, all times are 0 and nothing departs.
-// Same seed, same workload.
+// Families (`family`, `topofit bench synthetic --family F`) stress what fragmentation depends on, on a
+// heterogeneous cluster (kHeterogeneousNodeMix: NVLink and PCIe 8-GPU nodes, 4- and 2-GPU nodes; CPU per
+// GPU 12 cores on 8-GPU nodes, 16 on 4-GPU, 24 on smaller, memory 48 GiB per GPU):
+//   gpu-model   sizes 1:70,2:10,4:10,8:10; 40% of GPU pods may run only on one GPU model (a third of
+//               those on either of two), drawn in proportion to the GPUs of each model that has nodes
+//               with enough GPUs for the pod.
+//   multi-gpu   sizes 1:40,2:20,4:20,8:20.
+//   cpu-heavy   sizes 0:25,1:60,2:5,4:5,8:5; 8-32 cores per GPU (CPU-only pods: 8-32 cores), above
+//               the nodes' share, so CPU runs out before GPUs.
+// A node or size mix given explicitly replaces the family's. Same seed, same workload.
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "bench/workload.h"
 
 namespace topofit::bench {
 
+inline constexpr const char* kHeterogeneousNodeMix =
+    "dgx1-v100:12,hgx-a100-8:8,pcie-8-dual-socket:40,pcie-4-single-socket:16,phb-2-workstation:64";
+
 struct SyntheticSpec {
-  std::string node_mix;
-  std::string size_mix;
+  std::string node_mix;   // "" = the family's.
+  std::string size_mix;   // "" = the family's.
   int pods = 1000;
   uint64_t seed = 42;
   bool with_time = false;
   double mean_lifetime_s = 4 * 3600;
+  std::string family;     // "" (the plain mix), gpu-model, multi-gpu, cpu-heavy.
 };
+
+// The family names, for --help and errors.
+const std::vector<std::string>& SyntheticFamilies();
 
 Result<Workload> GenerateSynthetic(const SyntheticSpec& spec);
 

@@ -53,6 +53,7 @@ RunMetrics RunTimeOrdered(SimCluster& cluster, Policy& policy, const std::vector
   double span = double(last_arrival - t0);
   m.unallocated_pct_at_100 = span > 0 ? weighted / span : unalloc;
   m.failed_pods_at_100 = m.failed_pods;
+  m.extender = policy.extender_stats();
   return std::move(m);  // m names start.metrics.
 }
 

@@ -22,10 +22,19 @@ json PodJson(const PodSpec& pod) {
     requests[k8s::kGpuResource] = std::to_string(pod.gpus);
     limits[k8s::kGpuResource] = std::to_string(pod.gpus);
   }
+  json spec = {{"schedulerName", "topofit-scheduler"},
+               {"containers", json::array({{{"name", "main"}, {"resources", {{"requests", requests}, {"limits", limits}}}}})}};
+  if (!pod.gpu_models.empty()) {  // gpu_spec as a required node affinity on the GPU model.
+    spec["affinity"] = {{"nodeAffinity",
+                         {{"requiredDuringSchedulingIgnoredDuringExecution",
+                           {{"nodeSelectorTerms",
+                             json::array({{{"matchExpressions",
+                                            json::array({{{"key", k8s::kGfdProductLabel},
+                                                          {"operator", "In"},
+                                                          {"values", pod.gpu_models}}})}}})}}}}}};
+  }
   return {{"metadata", {{"name", pod.name}, {"namespace", "bench"}, {"uid", pod.name}}},
-          {"spec",
-           {{"schedulerName", "topofit-scheduler"},
-            {"containers", json::array({{{"name", "main"}, {"resources", {{"requests", requests}, {"limits", limits}}}}})}}},
+          {"spec", spec},
           {"status", {{"phase", "Pending"}}}};
 }
 

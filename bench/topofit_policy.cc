@@ -29,8 +29,11 @@ class TopofitPolicy final : public Policy {
       : weight_(o.extender_weight), most_(o.in_tree == "most"), config_(o.pipeline) {}
   std::string name() const override { return most_ ? "topofit-mostallocated" : "topofit"; }
 
+  ExtenderStats extender_stats() const override { return stats_; }
+
   Status Reset(const SimCluster& cluster, uint64_t seed) override {
     rng_.seed(seed);
+    stats_ = {};
     pipeline_.reset();
     model_ = std::make_unique<model::ClusterModel>();
     if (auto st = model::Pipeline::Validate(config_); !st) return Error{"topofit pipeline: " + st.error()};
@@ -43,6 +46,8 @@ class TopofitPolicy final : public Policy {
       obj.allocatable_cpu_milli = n.spec->cpu_milli;
       obj.allocatable_memory_bytes = n.spec->memory_mib << 20;
       if (n.type >= 0) obj.meta.annotations[k8s::kTopologyAnnotation] = cluster.types()[n.type].annotation;
+      // The GPU model as GPU Feature Discovery labels it: what a pod's gpu_spec (node selector) names.
+      if (!n.spec->model.empty()) obj.meta.labels[k8s::kGfdProductLabel] = n.spec->model;
       model_->ApplyNode(obj);
       names_.push_back(n.spec->name);
     }
@@ -52,7 +57,16 @@ class TopofitPolicy final : public Policy {
   Placement Place(const SimCluster& cluster, const PodSpec& pod, std::span<const int> feasible) override {
     Placement p;
     if (pod.gpus <= 0) {
-      p.node = PickMax(cluster, pod, feasible, {});
+      std::vector<int> ext;
+      if (config_.score_pods_without_gpus) {  // The extender sees these pods too (no managedResources).
+        std::vector<std::string_view> names;
+        names.reserve(feasible.size());
+        for (int i : feasible) names.push_back(names_[i]);
+        ext.assign(feasible.size(), 0);
+        for (const auto& s : pipeline_->Prioritize(Request(pod), std::span<const std::string_view>(names)))
+          ext[s.index] = s.score;
+      }
+      p.node = PickMax(cluster, pod, feasible, ext);
       return p;
     }
     model::PodRequest req = Request(pod);
@@ -78,6 +92,16 @@ class TopofitPolicy final : public Policy {
     }
     int choice = PickMax(cluster, pod, passed, ext);
     if (choice < 0) return p;
+    if (!config_.filter_keeps_best && passed.size() > 1) {
+      // Did kube-scheduler's in-tree scores carry the pod off the extender's best band?
+      int best = 0, chosen = 0;
+      for (size_t i = 0; i < passed.size(); ++i) {
+        best = std::max(best, ext[i]);
+        if (passed[i] == choice) chosen = ext[i];
+      }
+      ++stats_.decisions;
+      if (chosen < best) ++stats_.overridden;
+    }
     auto set = pipeline_->ReserveBest(req, names_[choice]);
     if (!set) return p;
     (void)pipeline_->Confirm(req.uid);
@@ -114,6 +138,7 @@ class TopofitPolicy final : public Policy {
     r.gpus = pod.gpus;
     r.cpu_milli = pod.cpu_milli;  // As kube-scheduler's pod carries them: the model holds them with the GPUs.
     r.memory_bytes = pod.memory_mib << 20;
+    r.gpu_products = pod.gpu_models;  // gpu_spec, as a node selector on nvidia.com/gpu.product.
     return r;
   }
 
@@ -127,6 +152,7 @@ class TopofitPolicy final : public Policy {
 
   int weight_;
   bool most_;
+  ExtenderStats stats_;
   model::PipelineConfig config_;
   std::mt19937_64 rng_;
   std::unique_ptr<model::ClusterModel> model_;

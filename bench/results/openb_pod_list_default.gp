@@ -1,5 +1,5 @@
 set terminal pngcairo size 1300,600 font 'DejaVu Sans,10' noenhanced
-set output 'bench/results/openb_pod_list_default-allocation.png'
+set output '/tmp/place-plots/openb_pod_list_default-allocation.png'
 set grid
 set key left top box opaque
 set multiplot layout 1,2
@@ -9,14 +9,14 @@ set ylabel 'GPUs allocated (% of cluster GPUs)'
 set xrange [0:130]
 set yrange [0:105]
 set arrow from 100, graph 0 to 100, graph 1 nohead dt 3 lc rgb 'gray40'
-plot x title 'ideal: every GPU requested is allocated' dt 2 lc rgb 'gray50' lw 1, 'bench/results/openb_pod_list_default-allocation.dat' index 0 using 1:2 with lines lw 3 title 'topofit', 'bench/results/openb_pod_list_default-allocation.dat' index 1 using 1:2 with lines lw 3 title 'topofit-mostallocated', 'bench/results/openb_pod_list_default-allocation.dat' index 2 using 1:2 with lines lw 1.5 title 'kube-default', 'bench/results/openb_pod_list_default-allocation.dat' index 3 using 1:2 with lines lw 1.5 title 'kube-mostallocated', 'bench/results/openb_pod_list_default-allocation.dat' index 4 using 1:2 with lines lw 1.5 title 'random', 'bench/results/openb_pod_list_default-allocation.dat' index 5 using 1:2 with lines lw 1.5 title 'bestfit', 'bench/results/openb_pod_list_default-allocation.dat' index 6 using 1:2 with lines lw 1.5 title 'dotprod', 'bench/results/openb_pod_list_default-allocation.dat' index 7 using 1:2 with lines lw 1.5 title 'gpu-packing'
+plot x title 'ideal: every GPU requested is allocated' dt 2 lc rgb 'gray50' lw 1, '/tmp/place-plots/openb_pod_list_default-allocation.dat' index 0 using 1:2 with lines lw 3 title 'topofit', '/tmp/place-plots/openb_pod_list_default-allocation.dat' index 1 using 1:2 with lines lw 3 title 'topofit-mostallocated', '/tmp/place-plots/openb_pod_list_default-allocation.dat' index 2 using 1:2 with lines lw 1.5 title 'kube-default', '/tmp/place-plots/openb_pod_list_default-allocation.dat' index 3 using 1:2 with lines lw 1.5 title 'kube-mostallocated', '/tmp/place-plots/openb_pod_list_default-allocation.dat' index 4 using 1:2 with lines lw 1.5 title 'random', '/tmp/place-plots/openb_pod_list_default-allocation.dat' index 5 using 1:2 with lines lw 1.5 title 'bestfit', '/tmp/place-plots/openb_pod_list_default-allocation.dat' index 6 using 1:2 with lines lw 1.5 title 'dotprod', '/tmp/place-plots/openb_pod_list_default-allocation.dat' index 7 using 1:2 with lines lw 1.5 title 'gpu-packing', '/tmp/place-plots/openb_pod_list_default-allocation.dat' index 8 using 1:2 with lines lw 1.5 title 'fgd'
 set title 'zoom on 80-130% arrived'
 set xrange [80:130]
 set yrange [90:100]
 set key right bottom box opaque
-plot x title 'ideal: every GPU requested is allocated' dt 2 lc rgb 'gray50' lw 1, 'bench/results/openb_pod_list_default-allocation.dat' index 0 using 1:2 with lines lw 3 title 'topofit', 'bench/results/openb_pod_list_default-allocation.dat' index 1 using 1:2 with lines lw 3 title 'topofit-mostallocated', 'bench/results/openb_pod_list_default-allocation.dat' index 2 using 1:2 with lines lw 1.5 title 'kube-default', 'bench/results/openb_pod_list_default-allocation.dat' index 3 using 1:2 with lines lw 1.5 title 'kube-mostallocated', 'bench/results/openb_pod_list_default-allocation.dat' index 4 using 1:2 with lines lw 1.5 title 'random', 'bench/results/openb_pod_list_default-allocation.dat' index 5 using 1:2 with lines lw 1.5 title 'bestfit', 'bench/results/openb_pod_list_default-allocation.dat' index 6 using 1:2 with lines lw 1.5 title 'dotprod', 'bench/results/openb_pod_list_default-allocation.dat' index 7 using 1:2 with lines lw 1.5 title 'gpu-packing'
+plot x title 'ideal: every GPU requested is allocated' dt 2 lc rgb 'gray50' lw 1, '/tmp/place-plots/openb_pod_list_default-allocation.dat' index 0 using 1:2 with lines lw 3 title 'topofit', '/tmp/place-plots/openb_pod_list_default-allocation.dat' index 1 using 1:2 with lines lw 3 title 'topofit-mostallocated', '/tmp/place-plots/openb_pod_list_default-allocation.dat' index 2 using 1:2 with lines lw 1.5 title 'kube-default', '/tmp/place-plots/openb_pod_list_default-allocation.dat' index 3 using 1:2 with lines lw 1.5 title 'kube-mostallocated', '/tmp/place-plots/openb_pod_list_default-allocation.dat' index 4 using 1:2 with lines lw 1.5 title 'random', '/tmp/place-plots/openb_pod_list_default-allocation.dat' index 5 using 1:2 with lines lw 1.5 title 'bestfit', '/tmp/place-plots/openb_pod_list_default-allocation.dat' index 6 using 1:2 with lines lw 1.5 title 'dotprod', '/tmp/place-plots/openb_pod_list_default-allocation.dat' index 7 using 1:2 with lines lw 1.5 title 'gpu-packing', '/tmp/place-plots/openb_pod_list_default-allocation.dat' index 8 using 1:2 with lines lw 1.5 title 'fgd'
 unset multiplot
-set output 'bench/results/openb_pod_list_default-bandwidth.png'
+set output '/tmp/place-plots/openb_pod_list_default-bandwidth.png'
 set title 'openb_pod_list_default: predicted ring all-reduce bandwidth of the GPU sets given to multi-GPU pods'
 unset arrow
 set key outside top center horizontal
@@ -29,4 +29,4 @@ set xlabel ''
 set ylabel 'mean bandwidth (GB/s per direction)'
 set autoscale x
 set yrange [0:*]
-plot 'bench/results/openb_pod_list_default-bandwidth.dat' using 2:xtic(1) title '2-GPU pods', 'bench/results/openb_pod_list_default-bandwidth.dat' using 3:xtic(1) title '4-GPU pods', 'bench/results/openb_pod_list_default-bandwidth.dat' using 4:xtic(1) title '8-GPU pods', 'bench/results/openb_pod_list_default-bandwidth.dat' using 5 title 'all multi-GPU pods (mean)' lc rgb 'gray40'
+plot '/tmp/place-plots/openb_pod_list_default-bandwidth.dat' using 2:xtic(1) title '2-GPU pods', '/tmp/place-plots/openb_pod_list_default-bandwidth.dat' using 3:xtic(1) title '4-GPU pods', '/tmp/place-plots/openb_pod_list_default-bandwidth.dat' using 4:xtic(1) title '8-GPU pods', '/tmp/place-plots/openb_pod_list_default-bandwidth.dat' using 5 title 'all multi-GPU pods (mean)' lc rgb 'gray40'

@@ -68,8 +68,11 @@ CommandRun SetupBench(CLI::App& sub) {
   AddCommon(r, &replay->common, config.get());
 
   CLI::App* s = sub.add_subcommand("synthetic", "A seeded synthetic cluster and workload");
-  s->add_option("--node-mix", synth->node_mix, "profile:count,...")->capture_default_str();
-  s->add_option("--size-mix", synth->size_mix, "gpus:weight,...")->capture_default_str();
+  s->add_option("--family", synth->family,
+                 "Workload family: gpu-model, multi-gpu or cpu-heavy on a heterogeneous cluster (default: the plain mix)");
+  s->add_option("--node-mix", synth->node_mix,
+                "profile:count,... (default: the family's; plain: dgx1-v100:16,pcie-8-dual-socket:16,phb-2-workstation:32)");
+  s->add_option("--size-mix", synth->size_mix, "gpus:weight,... (default: the family's; plain: 1:70,2:10,4:10,8:10)");
   s->add_option("--pods", synth->pods, "Pods in the generated list")->capture_default_str();
   s->add_option("--seed", synth->seed, "Generator seed")->capture_default_str();
   s->add_option("--seeds", synth->seeds, "Replay seeds")->capture_default_str();

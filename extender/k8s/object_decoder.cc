@@ -1,6 +1,9 @@
 // Single-pass On-Demand decoding of Node and Pod objects.
 #include "extender/k8s/object_decoder.h"
 
+#include <optional>
+#include <set>
+
 #include <fmt/format.h>
 
 #include <optional>
@@ -77,8 +80,72 @@ ContainerRequest DecodeContainer(dom::element v, const Path& path) {
   return c;
 }
 
+// The GPU models one required nodeSelectorTerm allows: the values of its `In` expressions on
+// nvidia.com/gpu.product (intersected when several); nullopt when the term does not constrain the key.
+std::optional<std::set<std::string>> TermProducts(dom::element term, const Path& path) {
+  std::optional<std::set<std::string>> out;
+  ForEachField(term, path, [&](std::string_view key, dom::element exprs) {
+    if (!KeyIs(key, "matchExpressions")) return;
+    Path p = path.Field(key);
+    ForEachElement(exprs, p, [&](int i, dom::element e) {
+      std::string k, op;
+      std::set<std::string> values;
+      Path pe = p.Index(i);
+      ForEachField(e, pe, [&](std::string_view f, dom::element value) {
+        if (KeyIs(f, "key")) k = json::String(value, pe.Field(f));
+        else if (KeyIs(f, "operator")) op = json::String(value, pe.Field(f));
+        else if (KeyIs(f, "values")) ForEachElement(value, pe.Field(f), [&](int j, dom::element s) {
+          values.insert(json::String(s, pe.Field(f).Index(j)));
+        });
+      });
+      if (k != kGfdProductLabel || op != "In") return;
+      if (!out) {
+        out = std::move(values);
+      } else {
+        std::set<std::string> both;
+        for (const auto& x : values)
+          if (out->count(x)) both.insert(x);
+        out = std::move(both);
+      }
+    });
+  });
+  return out;
+}
+
+// spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution: the union over terms,
+// nullopt when any term leaves the GPU model free (or there is no such affinity).
+std::optional<std::set<std::string>> AffinityProducts(dom::element affinity, const Path& path) {
+  std::optional<std::set<std::string>> out;
+  bool unconstrained = false, any_term = false;
+  ForEachField(affinity, path, [&](std::string_view key, dom::element na) {
+    if (!KeyIs(key, "nodeAffinity")) return;
+    Path p = path.Field(key);
+    ForEachField(na, p, [&](std::string_view k2, dom::element req) {
+      if (!KeyIs(k2, "requiredDuringSchedulingIgnoredDuringExecution")) return;
+      Path p2 = p.Field(k2);
+      ForEachField(req, p2, [&](std::string_view k3, dom::element terms) {
+        if (!KeyIs(k3, "nodeSelectorTerms")) return;
+        Path p3 = p2.Field(k3);
+        ForEachElement(terms, p3, [&](int i, dom::element term) {
+          any_term = true;
+          auto t = TermProducts(term, p3.Index(i));
+          if (!t) {
+            unconstrained = true;
+            return;
+          }
+          if (!out) out.emplace();
+          out->insert(t->begin(), t->end());
+        });
+      });
+    });
+  });
+  if (!any_term || unconstrained) return std::nullopt;
+  return out;
+}
+
 void DecodePodSpec(dom::element v, const Path& path, PodObject& pod) {
   std::vector<ContainerRequest> containers, inits;
+  std::optional<std::set<std::string>> selector_products, affinity_products;
   ForEachField(v, path, [&](std::string_view key, dom::element value) {
     Path p = path.Field(key);
     if (KeyIs(key, "containers") || KeyIs(key, "initContainers")) {
@@ -90,6 +157,12 @@ void DecodePodSpec(dom::element v, const Path& path, PodObject& pod) {
       pod.node_name = json::String(value, p);
     } else if (KeyIs(key, "schedulerName")) {
       pod.scheduler_name = json::String(value, p);
+    } else if (KeyIs(key, "nodeSelector")) {
+      std::map<std::string, std::string> selector;
+      json::StringMap(value, p, selector);
+      if (auto it = selector.find(kGfdProductLabel); it != selector.end()) selector_products = {{it->second}};
+    } else if (KeyIs(key, "affinity") && !json::IsNull(value)) {
+      affinity_products = AffinityProducts(value, p);
     } else if (KeyIs(key, "priority")) {
       int64_t prio = json::Int(value, p);
       if (prio < INT32_MIN || prio > INT32_MAX) json::Fail(p, "out of range");
@@ -101,6 +174,20 @@ void DecodePodSpec(dom::element v, const Path& path, PodObject& pod) {
   pod.gpus = eff.gpus;
   pod.cpu_milli = eff.cpu_milli;
   pod.memory_bytes = eff.memory_bytes;
+  // Both must hold: the intersection when both constrain the model.
+  std::optional<std::set<std::string>> products = selector_products;
+  if (affinity_products) {
+    if (!products) {
+      products = affinity_products;
+    } else {
+      std::set<std::string> both;
+      for (const auto& x : *products)
+        if (affinity_products->count(x)) both.insert(x);
+      products = std::move(both);
+    }
+  }
+  pod.gpu_products.clear();
+  if (products) pod.gpu_products.assign(products->begin(), products->end());
 }
 
 std::string Describe(std::string_view kind, const ObjectMeta& meta) {

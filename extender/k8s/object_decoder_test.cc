@@ -70,4 +70,34 @@ TEST_CASE("decode: keys of Kubernetes structs are case-insensitive") {
   CHECK(pod->gpus == 2);
 }
 
+TEST_CASE("decode pod: GPU models from nodeSelector and required node affinity") {
+  auto only = [](const char* spec) {
+    auto pod = DecodePod(std::string(R"({"metadata":{"name":"p"},"spec":)") + spec + "}");
+    REQUIRE(pod.ok());
+    return pod->gpu_products;
+  };
+  CHECK(only(R"({"containers":[]})").empty());
+  CHECK(only(R"({"nodeSelector":{"nvidia.com/gpu.product":"A100-SXM4-80GB","zone":"a"}})") ==
+        std::vector<std::string>{"A100-SXM4-80GB"});
+  const char* affinity = R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":
+      {"nodeSelectorTerms":[
+        {"matchExpressions":[{"key":"nvidia.com/gpu.product","operator":"In","values":["T4","V100"]}]},
+        {"matchExpressions":[{"key":"nvidia.com/gpu.product","operator":"In","values":["A10"]},
+                             {"key":"zone","operator":"In","values":["a"]}]}]}}}})";
+  CHECK(only(affinity) == std::vector<std::string>{"A10", "T4", "V100"});  // Terms are ORed.
+  // A term that leaves the model free makes the pod model-agnostic; NotIn is not a list of models.
+  CHECK(only(R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":
+      {"nodeSelectorTerms":[
+        {"matchExpressions":[{"key":"nvidia.com/gpu.product","operator":"In","values":["T4"]}]},
+        {"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]}]}}}})").empty());
+  CHECK(only(R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":
+      {"nodeSelectorTerms":[{"matchExpressions":[
+        {"key":"nvidia.com/gpu.product","operator":"NotIn","values":["T4"]}]}]}}}})").empty());
+  // nodeSelector and affinity both hold: the models both allow.
+  CHECK(only(R"({"nodeSelector":{"nvidia.com/gpu.product":"T4"},"affinity":{"nodeAffinity":
+      {"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[
+        {"key":"nvidia.com/gpu.product","operator":"In","values":["T4","V100"]}]}]}}}})") ==
+        std::vector<std::string>{"T4"});
+}
+
 }  // namespace topofit::k8s

@@ -56,6 +56,10 @@ struct PodObject {
   std::string scheduler_name;     // spec.schedulerName
   std::string phase;              // status.phase: Pending, Running, Succeeded, Failed, Unknown
   int32_t priority = 0;           // spec.priority (0 when absent)
+  // GPU models the pod may run on, sorted and unique; empty = any: spec.nodeSelector
+  // nvidia.com/gpu.product, or the values of `In` expressions on that key in required node affinity
+  // (the union over nodeSelectorTerms, which are ORed; any term without such an expression = any).
+  std::vector<std::string> gpu_products;
   bool terminated() const { return phase == "Succeeded" || phase == "Failed"; }
 };
 

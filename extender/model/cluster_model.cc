@@ -18,7 +18,8 @@ std::string ResolutionInputs(const k8s::NodeObject& node) {
   };
   return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", node.allocatable_gpus, node.allocatable_cpu_milli,
                      node.allocatable_memory_bytes, get(node.meta.annotations, k8s::kTopologyAnnotation),
-                     get(node.meta.labels, k8s::kGfdProductLabel), get(node.meta.labels, k8s::kGfdCountLabel));
+                     get(node.meta.labels, k8s::kGfdProductLabel), get(node.meta.labels, k8s::kGfdCountLabel))
+         + "\x1f" + get(node.meta.labels, k8s::kGkeAcceleratorLabel);
 }
 
 // "0,1,2,3" -> {0,1,2,3}. Spaces around entries are tolerated; duplicates, negatives, >= 64 are not.
@@ -77,8 +78,11 @@ void ClusterModel::ApplyNode(const k8s::NodeObject& node) {
     return;
   }
   ResolvedTopology spec = resolver_.Resolve(node);  // Outside the lock: parsing may take a while.
+  auto product = node.meta.labels.find(k8s::kGfdProductLabel);
+  if (product == node.meta.labels.end()) product = node.meta.labels.find(k8s::kGkeAcceleratorLabel);
   auto fresh = std::make_shared<NodeState>(
-      name, std::move(spec), NodeResources{node.allocatable_cpu_milli, node.allocatable_memory_bytes});
+      name, std::move(spec), NodeResources{node.allocatable_cpu_milli, node.allocatable_memory_bytes},
+      product == node.meta.labels.end() ? std::string_view() : std::string_view(product->second));
   std::unique_lock lock(nodes_mu_);
   auto it = nodes_.find(name);
   if (it != nodes_.end()) {

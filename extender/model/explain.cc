@@ -14,6 +14,7 @@ Explanation Explain(const Pipeline& pipeline, const PodRequest& pod, std::span<c
   out.policy = std::string(ToString(pod.intent.policy));
   if (auto min = pod.intent.EffectiveMinLink()) out.min_link = std::string(ToString(*min));
   out.error = pod.error;
+  out.workload = DescribeWorkload(*pipeline.workload().SnapshotWith(pod));
 
   std::vector<std::string> all;
   if (nodes.empty()) {

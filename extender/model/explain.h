@@ -36,6 +36,7 @@ struct Explanation {
   std::string error;                // Invalid annotations; every node then fails with it.
   std::vector<NodeExplanation> nodes;  // Sorted: passing first by score descending, then by name.
   std::optional<std::string> chosen;   // Highest score (ties: first by name); nullopt if none pass.
+  std::string workload;                // DescribeWorkload of the estimate FragmentationGradient used.
 };
 
 // nodes empty: every node of the model.
@@ -43,7 +44,7 @@ Explanation Explain(const Pipeline& pipeline, const PodRequest& pod, std::span<c
 
 // One sentence on a placement, for the pod's event at bind:
 //   "GPUs 0,1,2,3 on dgx-v100-1 over NV2 and NV1 links, 150.0 GB/s predicted ring all-reduce; node
-//    scores: Packing 0.88, Fragmentation 0.74, Stranding 0.50"
+//    scores: FragmentationGradient 0.53"
 // `gpus` is the set given (the explanation's own set may differ if the node changed in between). The
 // node scores are the parts other than SetQuality (relative to the other candidates, which a bind does
 // not see; the bandwidth says it), by weighted contribution, highest first.

@@ -36,7 +36,13 @@ TEST_CASE("explain: verdicts - sets - bandwidth and links for every node - best 
   CHECK(dgx.bandwidth_gbps > 0);
   CHECK(dgx.worst_link.rfind("NV", 0) == 0);
   CHECK_FALSE(dgx.links.empty());
-  CHECK(dgx.parts.size() == 4);  // SetQuality, Packing, Fragmentation, Stranding
+  REQUIRE(dgx.parts.size() == 2);  // The default parts: SetQuality, FragmentationGradient.
+  CHECK(dgx.parts[1].plugin == "FragmentationGradient");
+  // Explain scores with the estimate as prioritize would (the pod counted) but observes nothing.
+  CHECK(e.workload == "1 GPU pod seen (half-life 2000): 4 GPUs 100%");
+  CHECK(pipeline.workload().Snapshot()->observed == 0);
+  pipeline.workload().Observe(Request("seen", 8));
+  CHECK(Explain(pipeline, Request("p", 4)).workload == "2 GPU pods seen (half-life 2000): 4 GPUs 50%, 8 GPUs 50%");
   CHECK(dgx.score > e.nodes[1].score);
   const NodeExplanation& small = e.nodes[2];
   CHECK(small.node == "small");
@@ -95,7 +101,7 @@ TEST_CASE("placement summary: GPUs, links, bandwidth, then the node's score part
   CHECK(s.find(" links, ") != std::string::npos);
   CHECK(s.find(" GB/s predicted ring all-reduce; node scores: ") != std::string::npos);
   CHECK(s.find("SetQuality") == std::string::npos);
-  for (const char* part : {"Packing", "Fragmentation", "Stranding"}) CHECK(s.find(part) != std::string::npos);
+  CHECK(s.find("FragmentationGradient") != std::string::npos);
 
   std::vector<std::string> one{"one"};
   Explanation single = Explain(pipeline, Request("q", 1), one);

@@ -5,7 +5,7 @@
 // costs one hash per node.
 //
 // The contract that makes this sound is in plugin.h: filter plugins read only a node's GPU state
-// (NodeKey: topology, usable, free), score plugins that plus its CPU and memory (ResourceKey)
+// (NodeKey: topology, usable, free, GPU model), score plugins that plus its CPU and memory (ResourceKey)
 // unless they say otherwise, never its name. Within one cycle, nodes with equal keys get equal
 // verdicts, candidates and scores.
 //
@@ -23,8 +23,11 @@ namespace topofit::model {
 struct NodeKey {
   const Topology* topology = nullptr;
   uint64_t usable = 0, free = 0;
+  uint32_t product = 0;  // NodeState::product_id(): the workload's GPU-model constraints read it.
 
-  static NodeKey Of(const NodeView& v) { return {v.topology(), v.usable().mask(), v.free.mask()}; }
+  static NodeKey Of(const NodeView& v) {
+    return {v.topology(), v.usable().mask(), v.free.mask(), v.node->product_id()};
+  }
   uint64_t Hash() const;
   friend bool operator==(const NodeKey&, const NodeKey&) = default;
 };

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <mutex>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -24,17 +26,45 @@ std::string_view ToString(HoldingKind kind) {
   return "?";
 }
 
-NodeState::NodeState(std::string name, ResolvedTopology spec, NodeResources allocatable)
+namespace {
+struct ProductRegistry {
+  std::mutex mu;
+  std::unordered_map<std::string, uint32_t> ids;
+  std::vector<std::string> names{""};
+};
+ProductRegistry& Products() {
+  static ProductRegistry* r = new ProductRegistry();  // Never destroyed: ids outlive every model.
+  return *r;
+}
+}  // namespace
+
+uint32_t GpuProductId(std::string_view product) {
+  if (product.empty()) return 0;
+  ProductRegistry& r = Products();
+  std::lock_guard lock(r.mu);
+  auto [it, added] = r.ids.try_emplace(std::string(product), uint32_t(r.names.size()));
+  if (added) r.names.emplace_back(product);
+  return it->second;
+}
+
+std::string GpuProductName(uint32_t id) {
+  ProductRegistry& r = Products();
+  std::lock_guard lock(r.mu);
+  return id < r.names.size() ? r.names[id] : std::string();
+}
+
+NodeState::NodeState(std::string name, ResolvedTopology spec, NodeResources allocatable, std::string_view gpu_product)
     : free_(spec.usable.mask()),
       next_expiry_(kNever),
       usable_(spec.usable),
       topology_(spec.topology.get()),
       name_size_(static_cast<uint32_t>(name.size())),
+      product_id_(GpuProductId(gpu_product)),
       allocatable_(allocatable),
       name_(std::move(name)),
       spec_(std::move(spec)) {
   if (name_.size() <= kInlineName) std::copy(name_.begin(), name_.end(), name_inline_);
-  static_assert(sizeof(std::atomic<uint64_t>) * 2 + sizeof(GpuSet) + sizeof(void*) + sizeof(uint32_t) + kInlineName +
+  static_assert(sizeof(std::atomic<uint64_t>) * 2 + sizeof(GpuSet) + sizeof(void*) + 2 * sizeof(uint32_t) + kInlineName +
                         3 * sizeof(int64_t) + sizeof(NodeResources) <= 128,
                 "the hot and warm fields must fit the two lines FindAll prefetches");
 }

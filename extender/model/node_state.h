@@ -37,14 +37,19 @@ struct NodeResources {
   friend bool operator==(const NodeResources&, const NodeResources&) = default;
 };
 
+// A small stable id per distinct GPU model name ("" -> 0), and the name back. Thread-safe.
+uint32_t GpuProductId(std::string_view product);
+std::string GpuProductName(uint32_t id);
+
 class alignas(64) NodeState {
  public:
-  NodeState(std::string name, ResolvedTopology spec, NodeResources allocatable = {});
+  // gpu_product: the node's GPU model (label nvidia.com/gpu.product; "" when unknown).
+  NodeState(std::string name, ResolvedTopology spec, NodeResources allocatable = {}, std::string_view gpu_product = {});
   NodeState(const NodeState&) = delete;
   NodeState& operator=(const NodeState&) = delete;
 
   const std::string& name() const { return name_; }
-  // The same bytes, read from the node's first two cache lines when the name fits there (52 bytes:
+  // The same bytes, read from the node's first two cache lines when the name fits there (48 bytes:
   // EC2, GKE and AKS names do), so a lookup that compares names touches no other memory.
   std::string_view name_view() const {
     return name_size_ <= kInlineName ? std::string_view(name_inline_, name_size_) : std::string_view(name_);
@@ -52,6 +57,8 @@ class alignas(64) NodeState {
   const ResolvedTopology& spec() const { return spec_; }
   const Topology* topology() const { return topology_; }
   GpuSet usable() const { return usable_; }
+  // The GPU model, interned (GpuProductId); 0 when unknown.
+  uint32_t product_id() const { return product_id_; }
 
   // Lock-free.
   GpuSet free() const { return GpuSet(free_.load(std::memory_order_acquire)); }
@@ -90,7 +97,7 @@ class alignas(64) NodeState {
  private:
   void RecountLocked();  // Recomputes every holding's gpus and publishes free/next_expiry/version.
 
-  static constexpr uint32_t kInlineName = 52;
+  static constexpr uint32_t kInlineName = 48;
   // Hot: what a lookup and a filter read for every node, in the first two cache lines (the class
   // is 64-aligned; NodeIndex::FindAll prefetches both): the GPU state, then the name's bytes.
   std::atomic<uint64_t> free_;
@@ -98,6 +105,7 @@ class alignas(64) NodeState {
   const GpuSet usable_;
   const Topology* const topology_;
   const uint32_t name_size_;
+  const uint32_t product_id_;
   char name_inline_[kInlineName] = {};  // name_'s bytes when they fit.
   // Warm, the rest of the second line: what resource-aware score plugins read for every node.
   std::atomic<int64_t> used_cpu_{0};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -24,7 +25,7 @@ Pipeline::Pipeline(ClusterModel* model, PipelineConfig config)
     : Pipeline(model, std::move(config), AllScorePlugins()) {}
 
 Pipeline::Pipeline(ClusterModel* model, PipelineConfig config, std::vector<std::unique_ptr<ScorePlugin>> plugins)
-    : model_(model), config_(std::move(config)), placer_(config_.mix) {
+    : model_(model), config_(std::move(config)), placer_(config_.mix), workload_(config_.workload) {
   filters_.push_back(std::make_unique<GpuCountFilter>());
   filters_.push_back(std::make_unique<TopologyRequirementFilter>());
   double weight_sum = 0;
@@ -44,6 +45,28 @@ int Pipeline::ToScore(double total) const {
   // total >= 0 (weights > 0, parts in [0, 1]), so adding 0.5 and truncating rounds half up, as
   // lround would, without a libm call per node; Evaluate and Prioritize round alike.
   return std::clamp(static_cast<int>(total * score_scale_ + 0.5), 0, 10);
+}
+
+void Pipeline::ToLevels(std::span<const double> totals, std::span<int> out) const {
+  if (!config_.relative_levels) {
+    for (size_t i = 0; i < totals.size(); ++i) out[i] = std::isnan(totals[i]) ? 0 : ToScore(totals[i]);
+    return;
+  }
+  constexpr int kBelowBest = 5;
+  constexpr double kTie = 1e-9;
+  double best = -1, lowest = 1e300;
+  for (double t : totals) {
+    if (std::isnan(t)) continue;
+    best = std::max(best, t);
+    lowest = std::min(lowest, t);
+  }
+  const double span = best - lowest;
+  for (size_t i = 0; i < totals.size(); ++i) {
+    const double t = totals[i];
+    if (std::isnan(t)) out[i] = 0;
+    else if (t >= best - kTie) out[i] = 10;
+    else out[i] = std::clamp(static_cast<int>(kBelowBest * (t - lowest) / span + 0.5), 0, kBelowBest);
+  }
 }
 
 Pipeline::~Pipeline() = default;
@@ -101,6 +124,7 @@ FilterOutcome Pipeline::Filter(const PodRequest& pod, std::span<const std::strin
     return out;
   }
   out.passed.reserve(nodes.size());
+  workload_.Observe(pod);
   CycleState state(pod, placer_);
   // Verdicts depend only on a node's GPU state (plugin.h): each distinct state is filtered once,
   // and its reason formatted once, however many of the 5,000 nodes share it.
@@ -161,6 +185,7 @@ std::vector<NodeEvaluation> Pipeline::Evaluate(const PodRequest& pod, std::span<
     return out;
   }
   CycleState state(pod, placer_);
+  state.workload = workload_.SnapshotWith(pod);  // As prioritize would see it.
   auto reader = model_->Read();
   std::vector<const NodeState*> found(nodes.size());
   reader.FindEach(nodes, [&](uint32_t i, const NodeState* node) { found[i] = node; });
@@ -184,27 +209,34 @@ std::vector<NodeEvaluation> Pipeline::Evaluate(const PodRequest& pod, std::span<
     candidates.push_back(out[i].candidate);
   }
   for (const auto& s : scores_) s.plugin->PreScore(state, views, candidates);
+  std::vector<double> totals(passing.size(), 0.0);
   for (size_t j = 0; j < passing.size(); ++j) {
     NodeEvaluation& e = out[passing[j]];
-    double total = 0;
     for (const auto& s : scores_) {
       double v = s.plugin->Score(state, views[j], candidates[j]);
-      total += s.weight * v;
+      totals[j] += s.weight * v;
       e.parts.push_back({s.plugin->Name(), v, s.weight});
     }
-    e.score = ToScore(total);
   }
+  std::vector<int> levels(passing.size(), 0);
+  ToLevels(totals, levels);
+  for (size_t j = 0; j < passing.size(); ++j) out[passing[j]].score = levels[j];
   return out;
 }
 
 std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<const std::string_view> nodes) const {
   std::vector<NodeScore> out;
   out.reserve(nodes.size());
-  if (!pod.wants_gpus() || !pod.error.empty()) {
+  // A pod without GPUs takes no set: with score_pods_without_gpus it is scored where its CPU and
+  // memory cost the GPU workload least (FragmentationGradient), every node passing; else 0 everywhere.
+  const bool no_gpus = !pod.wants_gpus();
+  if ((no_gpus && !config_.score_pods_without_gpus) || !pod.error.empty()) {
     for (uint32_t i = 0; i < nodes.size(); ++i) out.push_back({i, 0});
     return out;
   }
+  workload_.Observe(pod);
   CycleState state(pod, placer_, /*reasons=*/false);
+  state.workload = workload_.Snapshot();
   // The filters, the candidate set and the score plugins that read only GPUs run once per distinct
   // GPU state (plugin.h) - a few hundred at most, even in a busy cluster. Plugins that read CPU and
   // memory run once per GPU state too for the nodes whose CPU and memory equal the first node's of
@@ -235,9 +267,13 @@ std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<con
   std::vector<NodeView> passing_views;
   std::vector<Candidate> passing_candidates;
   for (uint32_t c = 0; c < reps.size(); ++c) {
-    if (!FilterNode(state, reps[c]).passed()) continue;
+    if (no_gpus) {
+      candidates[c].found = true;  // The empty set: the pod takes CPU and memory only.
+    } else {
+      if (!FilterNode(state, reps[c]).passed()) continue;
+      candidates[c] = state.CandidateFor(reps[c]);
+    }
     passed[c] = 1;
-    candidates[c] = state.CandidateFor(reps[c]);
     passing_views.push_back(reps[c]);
     passing_candidates.push_back(candidates[c]);
   }
@@ -253,11 +289,14 @@ std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<con
     double total = partial[c];
     for (const auto& s : scores_)
       if (s.resources) total += s.weight * s.plugin->Score(state, view, candidates[c]);
-    return ToScore(total);
+    return total;
   };
-  std::vector<int> class_scores(reps.size(), 0);
+  constexpr double kFails = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> class_scores(reps.size(), kFails);
   for (uint32_t c = 0; c < reps.size(); ++c)
     if (passed[c]) class_scores[c] = score_of(reps[c], c);
+  std::vector<double> totals;
+  totals.reserve(nodes.size());
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     constexpr uint32_t kAhead = 16;  // Nodes scored alone left the cache since FindEach.
     if (per_node_ && i + kAhead < nodes.size() && !like_class[i + kAhead] && found[i + kAhead]) {
@@ -265,10 +304,13 @@ std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<con
       __builtin_prefetch(reinterpret_cast<const char*>(found[i + kAhead]) + 64);
     }
     const uint32_t c = class_of[i];
-    if (c == kUnknown || !passed[c]) out.push_back({i, 0});
-    else if (like_class[i] || !per_node_) out.push_back({i, class_scores[c]});
-    else out.push_back({i, score_of(NodeView{nodes[i], found[i], reps[c].free}, c)});  // Free as classified.
+    if (c == kUnknown || !passed[c]) totals.push_back(kFails);
+    else if (like_class[i] || !per_node_) totals.push_back(class_scores[c]);
+    else totals.push_back(score_of(NodeView{nodes[i], found[i], reps[c].free}, c));  // Free as classified.
   }
+  std::vector<int> levels(nodes.size(), 0);
+  ToLevels(totals, levels);
+  for (uint32_t i = 0; i < nodes.size(); ++i) out.push_back({i, levels[i]});
   return out;
 }
 

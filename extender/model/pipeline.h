@@ -28,6 +28,7 @@
 #include "extender/model/pipeline_config.h"
 #include "extender/model/placer.h"
 #include "extender/model/plugin.h"
+#include "extender/model/workload_estimate.h"
 
 namespace topofit::model {
 
@@ -96,12 +97,16 @@ class Pipeline {
   static FilterStatus PreFilter(const PodRequest& pod);
 
   ClusterModel& model() const { return *model_; }
+  // The running estimate of the GPU pods seen (Filter and Prioritize observe each pod once).
+  WorkloadEstimate& workload() const { return workload_; }
   const Placer& placer() const { return placer_; }
   const PipelineConfig& config() const { return config_; }
 
  private:
   // A node's 0..10 score from its weighted sum of plugin parts: round(10 x total / sum of weights).
   int ToScore(double total) const;
+  // Totals (NaN: not passing, score 0) to 0..10, absolute or relative (pipeline_config.h).
+  void ToLevels(std::span<const double> totals, std::span<int> out) const;
   // filter_keeps_best: keeps the passing nodes of the best score, fails the rest.
   void KeepBest(const PodRequest& pod, std::span<const std::string_view> nodes, FilterOutcome& out) const;
   struct Weighted {
@@ -112,6 +117,7 @@ class Pipeline {
   ClusterModel* model_;
   PipelineConfig config_;
   Placer placer_;
+  mutable WorkloadEstimate workload_;
   std::vector<std::unique_ptr<FilterPlugin>> filters_;
   std::vector<Weighted> scores_;
   double score_scale_ = 0;  // 10 / the sum of the weights.

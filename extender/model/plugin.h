@@ -7,12 +7,13 @@
 // plugin sees a node through one NodeView taken once per cycle (the same free mask for all of them).
 //
 // What a plugin may read of a node (node_classes.h): filter plugins its GPU state (NodeKey: topology,
-// usable, free); score plugins that plus allocatable and used CPU and memory (ResourceKey), unless
+// usable, free, GPU model); score plugins that plus allocatable and used CPU and memory (ResourceKey), unless
 // they say ReadsResources() == false. Never its name or anything else: the pipeline evaluates each
 // distinct state once per cycle and gives every node of that state the same verdict and score. A
 // plugin needing more extends those keys.
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,8 +21,11 @@
 #include "extender/model/node_state.h"
 #include "extender/model/placer.h"
 #include "extender/model/pod_intent.h"
+#include "extender/model/workload_estimate.h"
 
 namespace topofit::model {
+
+struct FragmentationCycle;  // score_plugins.h: FragmentationGradientScore's per-cycle tables.
 
 enum class FilterCode : uint8_t {
   kPass,
@@ -71,6 +75,10 @@ class CycleState {
 
   // Filled by PreScore: the best ring bandwidth the pod could get on any node of the request.
   uint32_t best_ring_mbps = 0;
+  // The workload estimate at the start of the cycle (set by the pipeline; null: none known).
+  std::shared_ptr<const WorkloadSnapshot> workload;
+  // Filled by FragmentationGradientScore::PreScore.
+  std::shared_ptr<FragmentationCycle> fragmentation;
 
  private:
   struct MemoSlot {

@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "extender/k8s/objects.h"
@@ -67,6 +68,10 @@ struct PodRequest {
   int64_t cpu_milli = 0;       // Effective requests, for resource-aware score plugins.
   int64_t memory_bytes = 0;
   PodIntent intent;
+  // GPU models (nvidia.com/gpu.product values) the pod may run on, sorted; empty = any. From its
+  // nodeSelector / required node affinity (k8s::PodObject::gpu_products); kube-scheduler enforces it,
+  // the pipeline only learns the workload from it (workload_estimate.h).
+  std::vector<std::string> gpu_products;
   std::string error;       // Non-empty when the pod's annotations are invalid (see above).
 
   bool wants_gpus() const { return gpus > 0; }

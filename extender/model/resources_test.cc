@@ -71,6 +71,7 @@ TEST_CASE("resources: a score plugin given to the pipeline is enabled by its wei
   plugins.push_back(std::make_unique<FreeCpuScore>());
   PipelineConfig config;
   config.weights = {{"TestFreeCpu", 1.0}};
+  config.relative_levels = false;  // The plugin's own value, rounded: round(10 * s).
   CHECK(Pipeline::Validate(config, plugins).ok());
   ClusterModel model;
   Pipeline pipeline(&model, config, std::move(plugins));

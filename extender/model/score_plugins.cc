@@ -1,6 +1,7 @@
 #include "extender/model/score_plugins.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace topofit::model {
 
@@ -10,6 +11,7 @@ std::vector<std::unique_ptr<ScorePlugin>> AllScorePlugins() {
   out.push_back(std::make_unique<PackingScore>());
   out.push_back(std::make_unique<FragmentationScore>());
   out.push_back(std::make_unique<StrandingScore>());
+  out.push_back(std::make_unique<FragmentationGradientScore>());
   return out;
 }
 
@@ -73,6 +75,131 @@ double StrandingScore::Score(const CycleState& state, const NodeView& node, cons
                                   gpus_per_cpu, gpus_per_byte);
   const double waste = before - after - pod.gpus;
   return std::clamp(0.5 - waste / (2.0 * pod.gpus), 0.0, 1.0);
+}
+
+namespace {
+
+// GPU-side terms of one workload shape on free GPUs F: n = floor(|F| / k) pods of the shape fit
+// (0 when none, or a required shape finds no set meeting it; only n > 0 is used), q = the ring of its
+// best set there relative to the best on the whole node.
+void GpuTerms(const Placer& placer, const Topology& topology, GpuSet usable, GpuSet free,
+              const FragmentationCycle::Group& shape, float* n, float* q) {
+  const int k = shape.k, f = free.size();
+  *n = 0;
+  *q = 1;
+  if (k <= 0 || f < k) return;
+  if (k == 1) {
+    *n = float(f);
+    return;
+  }
+  const PodIntent intent{shape.policy, std::nullopt};
+  const Candidate here = placer.Choose(topology, free, k, intent);
+  if (!here.found) return;
+  *n = float(f / k);
+  if (shape.policy == TopologyPolicy::kNone) return;
+  const Candidate whole = placer.Choose(topology, usable, k, intent);
+  if (whole.ring_mbps > 0) *q = std::min(1.0f, float(here.ring_mbps) / float(whole.ring_mbps));
+}
+
+double FragOf(const FragmentationCycle& fc, int free, uint64_t allowed, const std::vector<float>& n,
+              const std::vector<float>& q, double cpu, double mem) {
+  double usable = 0;
+  for (size_t i = 0; i < fc.shapes.size(); ++i) {
+    if (!((allowed >> i) & 1)) continue;
+    const auto& s = fc.shapes[i];
+    if (n[s.group] <= 0) continue;                      // Too few GPUs, or no set meeting its policy.
+    if (s.inv_cpu > 0 && cpu * s.inv_cpu < 1) continue;  // Too little CPU beside them.
+    if (s.inv_mem > 0 && mem * s.inv_mem < 1) continue;  // Too little memory.
+    usable += s.weight * free * q[s.group];
+  }
+  return double(free) - usable;
+}
+
+}  // namespace
+
+void FragmentationGradientScore::PreScore(CycleState& state, std::span<const NodeView> nodes,
+                                          std::span<const Candidate> candidates) const {
+  auto fc = std::make_shared<FragmentationCycle>();
+  const PodRequest& pod = state.pod();
+  std::vector<PodShape> self;
+  const std::vector<PodShape>* shapes = state.workload ? &state.workload->shapes : nullptr;
+  if (!shapes || shapes->empty()) {
+    PodShape own;
+    own.gpus = pod.gpus;
+    own.cpu_milli = pod.cpu_milli;
+    own.memory_bytes = pod.memory_bytes;
+    own.policy = pod.intent.policy;
+    for (const auto& p : pod.gpu_products) own.product_ids.push_back(GpuProductId(p));
+    own.weight = 1;
+    self.push_back(std::move(own));
+    shapes = &self;
+  }
+  const size_t m = std::min<size_t>(shapes->size(), 64);
+  for (size_t j = 0; j < m; ++j) {
+    const PodShape& sh = (*shapes)[j];
+    uint32_t g = 0;
+    while (g < fc->groups.size() && !(fc->groups[g].k == sh.gpus && fc->groups[g].policy == sh.policy)) ++g;
+    if (g == fc->groups.size()) fc->groups.push_back({sh.gpus, sh.policy});
+    fc->shapes.push_back({sh.weight, sh.gpus, sh.cpu_milli > 0 ? 1.0 / double(sh.cpu_milli) : 0.0,
+                          sh.memory_bytes > 0 ? 1.0 / double(sh.memory_bytes) : 0.0, g});
+  }
+  const size_t groups = fc->groups.size();
+  int most_gpus = 1;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const NodeView& v = nodes[i];
+    const Candidate& c = candidates[i];
+    if (c.found) fc->best_ring_mbps = std::max(fc->best_ring_mbps, c.ring_mbps);
+    if (!v.topology()) continue;
+    most_gpus = std::max(most_gpus, v.usable().size());
+    FragmentationCycle::Key key{v.topology(), v.free.mask(), v.node->product_id()};
+    auto [it, added] = fc->terms.try_emplace(key);
+    if (!added) continue;
+    FragmentationCycle::Terms& t = it->second;
+    const GpuSet after = c.found ? GpuSet(v.free.mask() & ~c.gpus.mask()) : v.free;
+    t.free_before = v.free.size();
+    t.free_after = after.size();
+    t.n_before.assign(groups, 0);
+    t.q_before.assign(groups, 1);
+    t.n_after.assign(groups, 0);
+    t.q_after.assign(groups, 1);
+    for (size_t j = 0; j < m; ++j) {
+      const PodShape& sh = (*shapes)[j];
+      // The wrong model: every free GPU is lost to this shape (its bit stays 0).
+      if (sh.product_ids.empty() ||
+          std::find(sh.product_ids.begin(), sh.product_ids.end(), key.product) != sh.product_ids.end())
+        t.allowed |= uint64_t{1} << j;
+    }
+    for (size_t g = 0; g < groups; ++g) {
+      GpuTerms(state.placer(), *v.topology(), v.usable(), v.free, fc->groups[g], &t.n_before[g], &t.q_before[g]);
+      GpuTerms(state.placer(), *v.topology(), v.usable(), after, fc->groups[g], &t.n_after[g], &t.q_after[g]);
+    }
+  }
+  fc->scale = 1.0 / (2.0 * most_gpus);
+  state.fragmentation = std::move(fc);
+}
+
+std::pair<double, double> FragmentationGradientScore::Frag(const CycleState& state, const NodeView& node,
+                                                           const Candidate& c) {
+  const FragmentationCycle* fc = state.fragmentation.get();
+  if (!fc || !node.topology()) return {0, 0};
+  auto it = fc->terms.find({node.topology(), node.free.mask(), node.node->product_id()});
+  if (it == fc->terms.end()) return {0, 0};
+  const FragmentationCycle::Terms& t = it->second;
+  const PodRequest& pod = state.pod();
+  const double cpu = double(node.free_cpu_milli()), mem = double(node.free_memory_bytes());
+  const double before = FragOf(*fc, t.free_before, t.allowed, t.n_before, t.q_before, cpu, mem);
+  const double after = FragOf(*fc, t.free_after, t.allowed, t.n_after, t.q_after, cpu - double(pod.cpu_milli),
+                              mem - double(pod.memory_bytes));
+  return {before, after};
+}
+
+double FragmentationGradientScore::Score(const CycleState& state, const NodeView& node, const Candidate& c) const {
+  const FragmentationCycle* fc = state.fragmentation.get();
+  if (!fc || !c.found) return 0.0;
+  const PodRequest& pod = state.pod();
+  if (pod.gpus >= 2 && pod.intent.policy != TopologyPolicy::kNone && c.ring_mbps < fc->best_ring_mbps) return 0.0;
+  auto [before, after] = Frag(state, node, c);
+  return std::clamp(0.5 - (after - before) * fc->scale, 0.0, 1.0);
 }
 
 }  // namespace topofit::model

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "extender/model/plugin.h"
@@ -63,6 +64,75 @@ class StrandingScore final : public ScorePlugin {
   std::string_view Name() const override { return "Stranding"; }
   bool ReadsResources() const override { return true; }
   double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
+};
+
+// FragmentationGradient: place where the cluster loses least of what its coming pods can use - the
+// Fragmentation Gradient Descent rule of Weng et al. (USENIX ATC'23), over topofit's own node model.
+// The workload is the running estimate of the pods seen (CycleState::workload, workload_estimate.h):
+// shapes s with share p_s, k_s GPUs, CPU c_s, memory m_s, allowed GPU models, topology policy.
+// On a node with free GPUs F, free CPU C and memory M, a shape s can use the free GPUs when it fits:
+//   fits_s = the node's GPU model is among s's (or s allows any), k_s <= |F|, c_s <= C, m_s <= M,
+//            and, for a `required` s, F holds a set of k_s meeting its min-link
+//   q_s    = best ring of k_s GPUs in F / best ring of k_s GPUs on the whole node
+//            (1 for k_s = 1 and policy none): a free set is worth what its best ring offers
+//   frag   = sum_s p_s |F| (1 - q_s [fits_s])      free GPUs a pod drawn from the workload can't use
+//   delta = frag(after placing the pod on its set) - frag(before)         (may be negative)
+//   s     = clamp(0.5 - delta / (2 G), 0, 1), G = the most usable GPUs of any node scored, so that
+//           delta compares across node sizes; 0 for a multi-GPU pod (policy not none) on a node
+//           whose set is slower than the best any node offers, so that with SetQuality beside it
+//           every node of the best set ranks above every other.
+// This is the paper's whole-GPU definition (a shape that fits can use every free GPU) plus ring
+// quality. It reads CPU and memory (it subsumes Stranding: GPUs left without CPU or memory for a pod
+// count as lost), keeps free sets for the sizes in demand (Fragmentation) and fills nodes whose
+// leftovers no pod of the workload can use (Packing). Without a workload estimate (no pod seen) the pod itself
+// is the workload.
+class FragmentationGradientScore final : public ScorePlugin {
+ public:
+  std::string_view Name() const override { return "FragmentationGradient"; }
+  bool ReadsResources() const override { return true; }
+  void PreScore(CycleState& state, std::span<const NodeView> nodes,
+                std::span<const Candidate> candidates) const override;
+  double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
+  // frag before and after placing the cycle's pod on `c`, in GPUs (for tests and explain).
+  static std::pair<double, double> Frag(const CycleState& state, const NodeView& node, const Candidate& c);
+};
+
+// FragmentationGradientScore's tables for one cycle: per workload shape, and per GPU state of the
+// nodes scored (topology, free, GPU model) the GPU-side terms n and q before and after.
+struct FragmentationCycle {
+  struct Shape {
+    double weight;
+    int k;
+    double inv_cpu, inv_mem;  // 1 / request; 0 when not requested.
+    uint32_t group;           // Index into groups.
+  };
+  struct Group {              // Shapes of one GPU count and policy share their GPU-side terms.
+    int k;
+    TopologyPolicy policy;
+  };
+  struct Terms {
+    int free_before, free_after;
+    uint64_t allowed = 0;     // Bit j: shape j may use this node's GPU model.
+    std::vector<float> n_before, q_before, n_after, q_after;  // Per group; n > 0: k GPUs (meeting the policy) fit.
+  };
+  struct Key {
+    const Topology* topology;
+    uint64_t free;
+    uint32_t product;
+    friend bool operator==(const Key&, const Key&) = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      uint64_t h = (reinterpret_cast<uintptr_t>(k.topology) >> 4) ^ (k.free * 0x9E3779B97F4A7C15ull) ^
+                   (uint64_t(k.product) << 40);
+      return h ^ (h >> 29);
+    }
+  };
+  std::vector<Shape> shapes;  // At most 64.
+  std::vector<Group> groups;
+  std::unordered_map<Key, Terms, KeyHash> terms;
+  double scale = 1;           // 1 / (2 G)
+  uint32_t best_ring_mbps = 0;
 };
 
 }  // namespace topofit::model

@@ -27,6 +27,9 @@ TEST_CASE("score: a 1-GPU pod prefers the half-used DGX-1 over an empty one (pac
   model.ApplyNode(MakeNode("half", 8, "dgx1-v100"));
   model.ApplyNode(MakeNode("empty", 8, "dgx1-v100"));
   model.ApplyPod(MakePod("a", 4, "half", "0,1,2,3"));
+  // Packing follows from the workload: once an 8-GPU pod has been seen, opening the empty node costs
+  // it its 8 free GPUs. (With 1-GPU pods alone, every free GPU stays usable and both nodes tie.)
+  pipeline.workload().Observe(Request("eight", 8));
   auto s = Scores(pipeline, Request("p", 1), {"half", "empty"});
   CHECK(s["half"] > s["empty"]);
   for (auto [name, score] : s) {
@@ -65,7 +68,10 @@ TEST_CASE("score: failing and unknown nodes score 0 - pods without GPUs score 0 
 
 TEST_CASE("score: evaluation exposes the parts and the weighted formula") {
   ClusterModel model;
-  Pipeline pipeline(&model);
+  PipelineConfig config;  // Every built-in part, absolute levels: the formula of pipeline_config.h.
+  config.weights = {{"SetQuality", 2.0}, {"Packing", 1.0}, {"Fragmentation", 1.0}, {"Stranding", 2.0}};
+  config.relative_levels = false;
+  Pipeline pipeline(&model, config);
   model.ApplyNode(MakeNode("n", 8, "hgx-a100-8"));
   std::vector<std::string_view> names{"n"};
   auto evals = pipeline.Evaluate(Request("p", 2), names);
@@ -93,6 +99,7 @@ TEST_CASE("score: weights are configurable and validated") {
   ClusterModel model;
   PipelineConfig packing_only;
   packing_only.weights = {{"Packing", 1.0}};
+  packing_only.relative_levels = false;
   CHECK(Pipeline::Validate(packing_only).ok());
   Pipeline pipeline(&model, packing_only);
   model.ApplyNode(MakeNode("n", 4, "pcie-4-single-socket"));

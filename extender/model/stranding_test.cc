@@ -86,12 +86,15 @@ TEST_CASE("stranding: a CPU-hungry pod is kept off nodes it would strand and sen
   CHECK(s[0] == doctest::Approx(0.25));
 }
 
-TEST_CASE("stranding: with the default weights the node score follows it") {
+TEST_CASE("stranding: weighted beside the other parts, the node score follows it") {
   ClusterModel model;
   AddNode(model, "starved", 8, "pcie-8-dual-socket", 96, 384);
   AddNode(model, "fresh", 8, "pcie-8-dual-socket", 96, 384);
   AddCpuPod(model, "cpu", "starved", 84, 0);
-  Pipeline pipeline(&model);  // Default weights: Stranding is enabled.
+  PipelineConfig config;  // The weights Stranding was designed beside (no longer the default).
+  config.weights = {{"SetQuality", 2.0}, {"Packing", 1.0}, {"Fragmentation", 1.0}, {"Stranding", 2.0}};
+  config.relative_levels = false;
+  Pipeline pipeline(&model, config);
   std::vector<std::string> names{"starved", "fresh"};
   auto scores = pipeline.Prioritize(Pod(1, 4, 16), names);
   REQUIRE(scores.size() == 2);

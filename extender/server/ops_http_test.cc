@@ -243,6 +243,38 @@ TEST_CASE("config: filterKeepsBest turns on the filter that passes only the best
   CHECK(j["FailedNodes"]["dgx-v100-1"].get<std::string>().starts_with("another node fits better: score "));
 }
 
+TEST_CASE("config: scoring levels and workload half-life; GET /api/v1/workload shows what filter saw") {
+  ServeConfig cfg;
+  CHECK(cfg.pipeline.relative_levels);
+  REQUIRE(ApplyConfigYaml("scoring:\n  levels: absolute\n  workloadHalfLife: 500\n", cfg).ok());
+  CHECK_FALSE(cfg.pipeline.relative_levels);
+  CHECK(cfg.pipeline.workload.half_life == 500);
+  Status bad = ApplyConfigYaml("scoring:\n  levels: loud\n", cfg);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error() == "config scoring.levels: 'loud' is not relative or absolute");
+  CHECK(ApplyConfigYaml("scoring:\n  workloadHalfLife: 0\n", cfg).error() ==
+        "config scoring.workloadHalfLife: 0 is not a pod count >= 1");
+
+  LiveServer srv;
+  json empty = json::parse(srv.client->Get("/api/v1/workload")->body);
+  CHECK(empty["observedGpuPods"] == 0);
+  CHECK(empty["shapes"].empty());
+  for (int i = 0; i < 2; ++i) {  // The same pod twice (a retried filter) counts once.
+    auto res = srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod("w", 4) + R"(,"NodeNames":)" + kDemoNames + "}");
+    REQUIRE(res);
+  }
+  auto res = srv.client->Get("/api/v1/workload");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  json w = json::parse(res->body);
+  CHECK(w["observedGpuPods"] == 1);
+  REQUIRE(w["shapes"].size() == 1);
+  CHECK(w["shapes"][0]["gpus"] == 4);
+  CHECK(w["shapes"][0]["share"] == 1.0);
+  CHECK(w["shapes"][0]["gpuProducts"] == json::array());
+  CHECK(w["summary"] == "1 GPU pod seen (half-life 2000): 4 GPUs 100%");
+}
+
 TEST_CASE("web view: /ui files with their types and no-cache, /api/v1/ui/nodes has every node in full") {
   LiveServer srv;
   struct { const char* path; const char* type; const char* marker; } files[] = {

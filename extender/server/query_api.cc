@@ -115,6 +115,23 @@ Reply QueryApi::Pod(std::string_view ns, std::string_view name) const {
   return Json(200, PodJson(*p));
 }
 
+Reply QueryApi::Workload() const {
+  auto snap = pipeline_->workload().Snapshot();
+  json shapes = json::array();
+  for (const auto& s : snap->shapes) {
+    shapes.push_back({{"gpus", s.gpus},
+                      {"cpuMilli", s.cpu_milli},
+                      {"memoryBytes", s.memory_bytes},
+                      {"gpuProducts", s.products},
+                      {"topologyPolicy", std::string(model::ToString(s.policy))},
+                      {"share", s.weight}});
+  }
+  return Json(200, {{"observedGpuPods", snap->observed},
+                    {"halfLifePods", snap->half_life},
+                    {"summary", model::DescribeWorkload(*snap)},
+                    {"shapes", shapes}});
+}
+
 Reply QueryApi::Explain(std::string_view body, std::string_view nodes) const {
   std::string converted;
   std::string_view text = body;
@@ -136,7 +153,8 @@ Reply QueryApi::Explain(std::string_view body, std::string_view nodes) const {
   }
   model::Explanation e = model::Explain(*pipeline_, request, names);
   json out = {{"pod", e.pod}, {"gpus", e.gpus}, {"policy", e.policy}, {"minLink", e.min_link},
-              {"error", e.error}, {"chosen", e.chosen ? json(*e.chosen) : json(nullptr)}};
+              {"error", e.error}, {"chosen", e.chosen ? json(*e.chosen) : json(nullptr)},
+              {"workload", e.workload}};
   json items = json::array();
   for (const auto& n : e.nodes) {
     json parts = json::array();

@@ -87,6 +87,17 @@ Status ApplyConfigYaml(const std::string& yaml, ServeConfig& config) {
             config.pipeline.mix.entries.clear();
             for (const auto& e : s.second)
               config.pipeline.mix.entries.push_back({e["size"].as<int>(), e["weight"].as<uint32_t>()});
+          } else if (sk == "levels") {
+            std::string lv = s.second.as<std::string>();
+            if (lv != "relative" && lv != "absolute")
+              return Error{fmt::format("config scoring.levels: '{}' is not relative or absolute", lv)};
+            config.pipeline.relative_levels = lv == "relative";
+          } else if (sk == "podsWithoutGpus") {
+            config.pipeline.score_pods_without_gpus = s.second.as<bool>();
+          } else if (sk == "workloadHalfLife") {
+            double h = s.second.as<double>();
+            if (!(h >= 1)) return Error{fmt::format("config scoring.workloadHalfLife: {} is not a pod count >= 1", h)};
+            config.pipeline.workload.half_life = h;
           } else {
             return Error{fmt::format("config: unknown key scoring.{}", sk)};
           }

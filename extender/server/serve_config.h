@@ -13,7 +13,11 @@
 //   reservationTTL: 30s            # or a number of seconds
 //   filterKeepsBest: false         # true: filter passes only the best-scored nodes (run without prioritizeVerb)
 //   scoring:
-//     weights: {SetQuality: 2, Packing: 1, Fragmentation: 1, Stranding: 2}
+//     weights: {SetQuality: 1, FragmentationGradient: 1}   (the default; Packing, Fragmentation,
+//              Stranding are the older parts, off unless named)
+//     levels: relative            (or absolute: pipeline_config.h)
+//     workloadHalfLife: 2000      (pods; the workload estimate's decay, workload_estimate.h)
+//     podsWithoutGpus: false      (true: prioritize scores GPU-less pods too, pipeline_config.h)
 //     requestMix: [{size: 1, weight: 1}, {size: 2, weight: 1}, {size: 4, weight: 1}, {size: 8, weight: 1}]
 // Unknown keys are errors (a typo must not silently keep a default). Never throws.
 
