@@ -243,7 +243,7 @@ TEST_CASE("config: filterKeepsBest turns on the filter that passes only the best
   CHECK(j["FailedNodes"]["dgx-v100-1"].get<std::string>().starts_with("another node fits better: score "));
 }
 
-TEST_CASE("config: scoring levels and workload half-life; GET /api/v1/workload shows what filter saw") {
+TEST_CASE("config: scoring levels and workload half-life, and GET /api/v1/workload shows what filter saw") {
   ServeConfig cfg;
   CHECK(cfg.pipeline.relative_levels);
   REQUIRE(ApplyConfigYaml("scoring:\n  levels: absolute\n  workloadHalfLife: 500\n", cfg).ok());

@@ -1,5 +1,8 @@
 #include "extender/node/plugin/podresources_client.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "extender/node/plugin/grpc_util.h"
 #include "podresources/v1/api.grpc.pb.h"
 
@@ -21,13 +24,23 @@ PodResourcesClient::~PodResourcesClient() = default;
 KubeletView PodResourcesClient::View(const std::string& namespace_, const std::string& name,
                                      const std::string& container, std::chrono::milliseconds timeout) const {
   if (!impl_->stub) return KubeletView::kUnknown;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(After(timeout));
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   v1::GetPodResourcesRequest req;
   req.set_pod_name(name);
   req.set_pod_namespace(namespace_);
   v1::GetPodResourcesResponse resp;
-  grpc::Status st = impl_->stub->Get(&ctx, req, &resp);
+  grpc::Status st;
+  // kubelet rate-limits the PodResources API (a token bucket, 100 per second, burst 10) and answers
+  // RESOURCE_EXHAUSTED past it: that says nothing about the pod, so wait for a token and ask again.
+  for (auto pause = std::chrono::milliseconds(5);; pause = std::min(pause * 2, std::chrono::milliseconds(40))) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(deadline);
+    resp.Clear();
+    st = impl_->stub->Get(&ctx, req, &resp);
+    if (st.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) break;
+    if (std::chrono::steady_clock::now() + pause >= deadline) return KubeletView::kUnknown;
+    std::this_thread::sleep_for(pause);
+  }
   if (!st.ok()) {
     if (st.error_code() == grpc::StatusCode::NOT_FOUND || st.error_message().find("not found") != std::string::npos) {
       return KubeletView::kNotFound;

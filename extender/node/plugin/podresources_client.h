@@ -2,7 +2,8 @@
 // PodResourcesClient: kubelet's PodResources v1 API over its unix socket.
 //   View()  Get(namespace, name) with a deadline, as the matcher's KubeletView of one container:
 //           NOT_FOUND (or any "not found" error) is kNotFound; the pod with devices of `resource` on
-//           that container is kHasDevices, without is kAdmitting; any other failure is kUnknown.
+//           that container is kHasDevices, without is kAdmitting; RESOURCE_EXHAUSTED (kubelet's rate
+//           limit) is asked again after a pause while `timeout` lasts; any other failure is kUnknown.
 //           Get does not touch kubelet's allocation books (List does: never call it from an RPC).
 //   List()  every pod's containers and their devices of `resource`, for the reconciler only.
 //   Allocatable() the devices of `resource` kubelet can allocate (GetAllocatableResources).
