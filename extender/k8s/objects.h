@@ -45,6 +45,15 @@ struct NodeObject {
   int64_t allocatable_memory_bytes = 0;
 };
 
+// One container's nvidia.com/gpu request, for splitting the pod's GPUs among its containers.
+struct ContainerGpus {
+  std::string name;
+  int64_t gpus = 0;
+  bool init = false;         // An init container (kubelet admits these first, in order).
+  bool restartable = false;  // An init container with restartPolicy Always (a sidecar: keeps its GPUs).
+  friend bool operator==(const ContainerGpus&, const ContainerGpus&) = default;
+};
+
 struct PodObject {
   ObjectMeta meta;
   // Effective nvidia.com/gpu request, computed as upstream does for extended resources:
@@ -56,6 +65,8 @@ struct PodObject {
   std::string scheduler_name;     // spec.schedulerName
   std::string phase;              // status.phase: Pending, Running, Succeeded, Failed, Unknown
   int32_t priority = 0;           // spec.priority (0 when absent)
+  // The containers that request GPUs: init containers in order, then app containers in order.
+  std::vector<ContainerGpus> gpu_containers;
   bool terminated() const { return phase == "Succeeded" || phase == "Failed"; }
 };
 

@@ -58,6 +58,7 @@ PodRequest MakePodRequest(const k8s::PodObject& pod) {
   r.priority = pod.priority;
   r.cpu_milli = pod.cpu_milli;
   r.memory_bytes = pod.memory_bytes;
+  r.containers = pod.gpu_containers;
   auto intent = ParsePodIntent(pod.meta.annotations);
   if (intent.ok()) {
     r.intent = *intent;

@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "extender/k8s/objects.h"
@@ -68,6 +69,7 @@ struct PodRequest {
   int64_t memory_bytes = 0;
   PodIntent intent;
   std::string error;       // Non-empty when the pod's annotations are invalid (see above).
+  std::vector<k8s::ContainerGpus> containers;  // Its GPU containers, for the per-container plan.
 
   bool wants_gpus() const { return gpus > 0; }
   std::string key() const { return namespace_ + "/" + name; }
