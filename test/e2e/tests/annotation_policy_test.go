@@ -116,24 +116,9 @@ func TestAnnotationPolicy(t *testing.T) {
 	if _, err := c.Client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// The API server type-checks the policy's CEL against Pod and Binding: no warnings.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		p, err := c.Client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, policy.Name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p.Status.ObservedGeneration == p.Generation {
-			if p.Status.TypeChecking != nil && len(p.Status.TypeChecking.ExpressionWarnings) > 0 {
-				t.Fatalf("type checking: %+v", p.Status.TypeChecking.ExpressionWarnings)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the policy was never type-checked")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	// The policy's status (type checking) is written by kube-controller-manager, which the harness
+	// does not run; a CEL error would show here as a refusal without the policy's message (its
+	// failurePolicy is Fail), and as refused writes that only touch other annotations.
 
 	admin := clientAs(t, c, "")
 	extender := clientAs(t, c, extenderSA)

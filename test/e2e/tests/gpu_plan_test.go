@@ -27,7 +27,6 @@ import (
 const (
 	annotationPlan   = "topofit.io/gpu-plan"
 	annotationActual = "topofit.io/gpu-actual"
-	annotationUUIDs  = "topofit.io/gpu-uuids"
 	annotationPCI    = "topofit.io/gpu-pci-bus-ids"
 	annotationHealth = "topofit.io/gpu-health"
 	followWithin     = 5 * time.Second
