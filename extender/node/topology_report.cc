@@ -59,6 +59,24 @@ Result<GpuIds> ParseUuidCsv(std::string_view csv, int gpu_count) {
   return GpuIds{std::move(uuids), std::move(pci)};
 }
 
+// nvidia-smi underlines the matrix's header row with terminal escapes (ESC [ 4 m ... ESC [ 0 m), even
+// when its output is not a terminal (seen with driver 580.159.04: testdata/h100-1gpu-topo-m.txt).
+// Removes every CSI sequence: ESC '[', parameter and intermediate bytes, one final byte @..~.
+std::string StripTerminalEscapes(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\x1b' && i + 1 < text.size() && text[i + 1] == '[') {
+      size_t j = i + 2;
+      while (j < text.size() && !(text[j] >= '@' && text[j] <= '~')) ++j;
+      i = j;  // The final byte (or the end).
+      continue;
+    }
+    out += text[i];
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string Sha256Hex(std::string_view data) {
@@ -79,6 +97,8 @@ std::map<std::string, std::string> TopologyReport::Annotations() const {
 Result<TopologyReport> BuildTopologyReport(std::string_view topo_text, std::string_view uuid_csv,
                                            ReportFailure* failure) {
   if (failure) *failure = ReportFailure::kNone;
+  const std::string clean = StripTerminalEscapes(topo_text);
+  topo_text = clean;
   auto matrix = ParseTopoMatrix(topo_text);
   if (!matrix.ok()) {
     if (failure) *failure = ReportFailure::kTopology;

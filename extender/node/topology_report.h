@@ -3,7 +3,8 @@
 //
 // BuildTopologyReport validates `topo_text` (the output of `nvidia-smi topo -m`) with
 // ParseTopoMatrix and `uuid_csv` (the output of `nvidia-smi --query-gpu=index,uuid,pci.bus_id
-// --format=csv,noheader`): one "index, uuid, bus id" line per GPU, indexes 0..n-1, n equal to the
+// --format=csv,noheader`), after removing the terminal escapes nvidia-smi puts around the matrix's
+// header row even when writing to a pipe (the published text has none): one "index, uuid, bus id" line per GPU, indexes 0..n-1, n equal to the
 // matrix's GPU count. The published index -> UUID -> PCI bus id map (topofit.io/gpu-uuids and
 // topofit.io/gpu-pci-bus-ids, both in index order) is what the extender resolves per-container
 // plans (topofit.io/gpu-plan, by UUID) with; a node without it gets index-only placements. Errors carry the parser's "line L, column C: ..." message. The hash is the

@@ -68,6 +68,10 @@ TEST_CASE("BuildTopologyReport reads real nvidia-smi output: index, UUID and PCI
   auto annotations = report->Annotations();
   CHECK(annotations.at(kUuidsAnnotation) == report->uuids);
   CHECK(annotations.at(kPciBusIdsAnnotation) == "00000000:00:06.0");
+  // The terminal escapes around the header row are not published.
+  CHECK(topo.find('\x1b') != std::string::npos);
+  CHECK(report->topology.find('\x1b') == std::string::npos);
+  CHECK(report->topology.find("GPU0\tCPU Affinity") != std::string::npos);
 }
 
 TEST_CASE("BuildTopologyReport orders PCI bus ids by index and hashes them") {
