@@ -254,6 +254,7 @@ func TestTopofitGPUPlanAndActual(t *testing.T) {
 	// free and kubelet took the free one instead.
 	setActual(t, c, "p1", "u1", map[string][]int{"main": ids["p1"]})
 	moved := append([]int{free}, ids["p2"][1:]...)
+	start := time.Now()
 	setActual(t, c, "p2", "u1", map[string][]int{"main": moved})
 	want = map[int]string{ids["p2"][0]: "free", free: "in-use p2"}
 	for _, i := range ids["p1"] {
@@ -265,8 +266,32 @@ func TestTopofitGPUPlanAndActual(t *testing.T) {
 	for _, i := range ids["mc"] {
 		want[i] = "planned mc"
 	}
-	took := waitStates(t, c, "u1", followWithin, "the model following gpu-actual", expect(c, want))
-	t.Logf("the model followed gpu-actual in %v", took)
+	waitStates(t, c, "u1", followWithin, "the model following gpu-actual", expect(c, want))
+	// How long the model takes to follow a changed gpu-actual, from before the patch is sent until the
+	// query API shows it: p2 moves between its planned set and the other one, 20 times.
+	lags := []time.Duration{time.Since(start)}
+	for k := 0; k < 20; k++ {
+		to := ids["p2"] // k even: back to the plan; odd: to the moved set (the last, k = 19).
+		if k%2 == 1 {
+			to = moved
+		}
+		start := time.Now()
+		setActual(t, c, "p2", "u1", map[string][]int{"main": to})
+		waitStates(t, c, "u1", followWithin, "the model following gpu-actual", func(s []gpuState) error {
+			for _, i := range to {
+				if s[i].State != "in-use" || s[i].Pod != c.Namespace+"/p2" {
+					return fmt.Errorf("GPU %d is %+v", i, s[i])
+				}
+			}
+			return nil
+		})
+		lags = append(lags, time.Since(start))
+	}
+	sort.Slice(lags, func(i, j int) bool { return lags[i] < lags[j] })
+	t.Logf("the model followed gpu-actual (patch sent -> query API shows it), %d changes: median %v, p95 %v, max %v",
+		len(lags), lags[len(lags)/2], lags[len(lags)*95/100], lags[len(lags)-1])
+	// p2 ends on `moved`: its first planned GPU is free again.
+	waitStates(t, c, "u1", followWithin, "p2 back on the moved set", expect(c, want))
 
 	// A pod bound by someone else (spec.nodeName set directly): foreign, first a guess, then observed.
 	f := harness.PodObject(c.Namespace, harness.PodSpec{Name: "f", GPUs: 1, SchedulerName: "default-scheduler"})
