@@ -2,6 +2,10 @@
 // between them, driven by the annotations the extender and the node side write.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
+#include <random>
+
 #include "extender/k8s/gpu_plan.h"
 #include "extender/model/cluster_model.h"
 #include "extender/model/model_test_util.h"
@@ -315,6 +319,74 @@ TEST_CASE("gpu states: the node's UUID map is checked - a wrong count means inde
     warned += w.find("topofit.io/gpu-health needs topofit.io/gpu-uuids") != std::string::npos;
   }
   CHECK(warned == 2);
+}
+
+TEST_CASE("gpu states: random plans, observations, health and deletions never count a GPU for two pods") {
+  // Property: whatever the annotations say - overlapping plans, actuals that contradict plans or each
+  // other, partial actuals, GPUs going unhealthy, pods terminating - the model's holdings stay pairwise
+  // disjoint subsets of the usable GPUs, no pod counts more than it requests, free is exactly the
+  // rest, and each GPU's state agrees with it.
+  std::mt19937 rng(20261123);
+  auto pick = [&](int n, int k) {  // k distinct GPUs of 0..n-1
+    std::vector<int> all(n);
+    for (int i = 0; i < n; ++i) all[i] = i;
+    std::shuffle(all.begin(), all.end(), rng);
+    all.resize(k);
+    std::sort(all.begin(), all.end());
+    return all;
+  };
+  for (int round = 0; round < 40; ++round) {
+    ClusterModel model;
+    model.ApplyNode(UuidNode(std::vector<int>{}));
+    std::map<std::string, k8s::PodObject> pods;
+    for (int step = 0; step < 60; ++step) {
+      const int op = std::uniform_int_distribution<int>(0, 9)(rng);
+      const std::string uid = "p" + std::to_string(std::uniform_int_distribution<int>(0, 7)(rng));
+      if (op <= 3) {  // A bound pod with a plan (maybe a stale or overlapping one).
+        int count = std::uniform_int_distribution<int>(1, 3)(rng);
+        pods[uid] = Planned(uid, {{"c", pick(8, count)}});
+      } else if (op == 4) {  // A foreign pod, no annotations.
+        pods[uid] = MakePod(uid, std::uniform_int_distribution<int>(1, 3)(rng), "n");
+      } else if (op <= 6 && pods.count(uid)) {  // An observation, sometimes partial.
+        int count = static_cast<int>(pods[uid].gpus);
+        int seen = std::max(1, count - std::uniform_int_distribution<int>(0, 1)(rng));
+        pods[uid].meta.annotations[k8s::kGpuActualAnnotation] = Assignment({{"c", pick(8, seen)}});
+      } else if (op == 7 && pods.count(uid)) {  // Terminating, then maybe gone.
+        pods[uid].meta.deleting = true;
+        if (rng() % 2) {
+          model.DeletePod(uid);
+          pods.erase(uid);
+          continue;
+        }
+      } else if (op == 8) {  // Health changes.
+        model.ApplyNode(UuidNode(pick(8, std::uniform_int_distribution<int>(0, 2)(rng)), 8));
+        continue;
+      } else {  // A bind through the model.
+        PodRequest req = MakePodRequest(MakePod("bind-" + uid, 1));
+        (void)model.Reserve(req, "n", [](const NodeState&, GpuSet free) -> std::optional<GpuSet> {
+          if (free.empty()) return std::nullopt;
+          return GpuSet::Of({free.Indices()[0]});
+        });
+        continue;
+      }
+      if (pods.count(uid)) model.ApplyPod(pods[uid]);
+
+      auto info = model.Node("n");
+      REQUIRE(info);
+      GpuSet held;
+      for (const PodGpuInfo& p : info->pods) {
+        CHECK_MESSAGE(!p.gpus.Intersects(held), "round ", round, " step ", step, ": ", p.pod, " shares a GPU");
+        CHECK(p.gpus.IsSubsetOf(info->usable));
+        CHECK(p.gpus.size() <= p.count);
+        held = held | p.gpus;
+      }
+      CHECK(info->free == info->usable - held);
+      for (const GpuStateInfo& g : info->gpus) {
+        const bool is_free = info->free.contains(g.index);
+        CHECK_MESSAGE((g.state == GpuState::kFree) == is_free, "GPU ", g.index, " state ", ToString(g.state));
+      }
+    }
+  }
 }
 
 }  // namespace
