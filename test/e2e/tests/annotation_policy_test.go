@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,8 +140,10 @@ func TestAnnotationPolicy(t *testing.T) {
 			t.Fatalf("write as %s refused with %q, want the policy's message", who, err)
 		}
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		err := annotate(admin, ns, "p", map[string]any{annotationPlan: plan})
+	deadline := time.Now().Add(30 * time.Second)
+	for attempt := 0; ; attempt++ {
+		// A new value each time: always a change, even if an undo below was already refused.
+		err := annotate(admin, ns, "p", map[string]any{annotationPlan: strings.Replace(plan, `"t":1`, fmt.Sprintf(`"t":%d`, 100+attempt), 1)})
 		if err != nil {
 			refused(err, "admin")
 			t.Logf("admin setting %s: %v", annotationPlan, err)
@@ -150,6 +153,7 @@ func TestAnnotationPolicy(t *testing.T) {
 			t.Fatal("the policy never took effect: admin still sets topofit.io/gpu-plan")
 		}
 		_ = annotate(admin, ns, "p", map[string]any{annotationPlan: nil}) // Not yet enforced: undo.
+		time.Sleep(200 * time.Millisecond)
 	}
 
 	// Other annotations are anyone's.
