@@ -158,6 +158,7 @@ TEST_CASE("gpu states: an observed set wins over another pod's plan - that plan 
   CHECK(pa.unknown_identity);
   CHECK(pa.conflict.find("already held by default/pod-b") != std::string::npos);
   CHECK(pa.gpus.size() == 2);
+  CHECK(pa.gpus.contains(0));  // What b did not take of a's plan stays a's: no later plan gets it.
   CHECK_FALSE(pa.gpus.Intersects(pb.gpus));
   CHECK(info->free.size() == 4);
 }

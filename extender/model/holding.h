@@ -6,7 +6,8 @@
 // chose). `gpus` is what the model counts against the node: `claimed` when it is valid and no
 // earlier holding has any of those GPUs; otherwise a pessimistic placement of `count` GPUs (the best
 // free set of that size - the GPUs whose loss hurts most), with `unknown_identity` set and, for an
-// invalid or conflicting claim, `conflict` saying why. NodeState recomputes `gpus` on every change.
+// invalid or conflicting claim, `conflict` saying why. A claim that collides with an earlier holder
+// keeps its uncontested GPUs; only the ones it lost are placed pessimistically. NodeState recomputes `gpus` on every change.
 //
 // Plans and observations (per container, by GPU UUID; extender/k8s/gpu_plan.h): `plan` is
 // topofit.io/gpu-plan, `actual` is topofit.io/gpu-actual, written by the node side from kubelet's

@@ -61,6 +61,7 @@ TEST_CASE("holdings: two pods claiming the same GPU - the first keeps it - the s
   CHECK(b.conflict == "names GPU 3 already held by default/pod-a");
   CHECK(b.gpus.size() == 2);
   CHECK_FALSE(b.gpus.Intersects(GpuSet::Of({2, 3})));  // Never a double grant.
+  CHECK(b.gpus.contains(4));  // The part of its claim nobody holds stays its own.
   CHECK(info->free.size() == 4);
   CHECK(Contains(info->warnings, "pod default/pod-b names GPU 3 already held by default/pod-a; counted as 2 GPUs of unknown identity"));
   // When the first pod goes, the second's claim is honoured.

@@ -181,6 +181,11 @@ void NodeState::RecountLocked() {
         }
       }
       h.conflict = fmt::format("names {} already held by {}", GpuList(clash), holder);
+      // The rest of the claim stays the pod's: kubelet gives it what is still available of its plan,
+      // and no later plan may name those GPUs. Only the GPUs it lost are guessed (pass 3).
+      fixed[i] = claim - held;
+      held = held | fixed[i];
+      continue;
     } else {
       fixed[i] = claim;
       settled[i] = true;
