@@ -58,7 +58,8 @@ k8s::PodObject Planned(const std::string& uid, std::vector<std::pair<std::string
 
 std::vector<GpuState> States(const ClusterModel& model) {
   std::vector<GpuState> out;
-  for (const auto& g : model.Node("n")->gpus) out.push_back(g.state);
+  auto info = model.Node("n");
+  for (const auto& g : info->gpus) out.push_back(g.state);
   return out;
 }
 
