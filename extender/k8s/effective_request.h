@@ -6,6 +6,7 @@
 //   runs beside the sidecars started before it, so its peak is its own request plus theirs.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace topofit::k8s {
@@ -15,6 +16,7 @@ struct ContainerRequest {
   int64_t cpu_milli = 0;
   int64_t memory_bytes = 0;
   bool restartable = false;  // Init container with restartPolicy: Always.
+  std::string name;
 };
 
 struct EffectiveRequest {

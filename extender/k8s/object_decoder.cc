@@ -55,6 +55,7 @@ Resources DecodeResourceList(dom::element v, const Path& path) {
 ContainerRequest DecodeContainer(dom::element v, const Path& path) {
   Resources requests, limits;
   bool restartable = false;
+  std::string name;
   ForEachField(v, path, [&](std::string_view key, dom::element value) {
     Path p = path.Field(key);
     if (KeyIs(key, "resources")) {
@@ -64,6 +65,8 @@ ContainerRequest DecodeContainer(dom::element v, const Path& path) {
       });
     } else if (KeyIs(key, "restartPolicy")) {
       restartable = KeyIs(json::String(value, p), "Always");
+    } else if (KeyIs(key, "name")) {
+      name = json::String(value, p);
     }
   });
   if (requests.gpus && limits.gpus && *requests.gpus != *limits.gpus) {
@@ -77,6 +80,7 @@ ContainerRequest DecodeContainer(dom::element v, const Path& path) {
   c.cpu_milli = requests.cpu_milli.value_or(limits.cpu_milli.value_or(0));
   c.memory_bytes = requests.memory_bytes.value_or(limits.memory_bytes.value_or(0));
   c.restartable = restartable;
+  c.name = std::move(name);
   return c;
 }
 
@@ -170,6 +174,11 @@ void DecodePodSpec(dom::element v, const Path& path, PodObject& pod) {
     }
   });
   for (auto& c : containers) c.restartable = false;
+  pod.gpu_containers.clear();
+  for (const auto& c : inits)
+    if (c.gpus > 0) pod.gpu_containers.push_back({c.name, c.gpus, true, c.restartable});
+  for (const auto& c : containers)
+    if (c.gpus > 0) pod.gpu_containers.push_back({c.name, c.gpus, false, false});
   EffectiveRequest eff = ComputeEffectiveRequest(containers, inits);
   pod.gpus = eff.gpus;
   pod.cpu_milli = eff.cpu_milli;

@@ -45,6 +45,15 @@ struct NodeObject {
   int64_t allocatable_memory_bytes = 0;
 };
 
+// One container's nvidia.com/gpu request, for splitting the pod's GPUs among its containers.
+struct ContainerGpus {
+  std::string name;
+  int64_t gpus = 0;
+  bool init = false;         // An init container (kubelet admits these first, in order).
+  bool restartable = false;  // An init container with restartPolicy Always (a sidecar: keeps its GPUs).
+  friend bool operator==(const ContainerGpus&, const ContainerGpus&) = default;
+};
+
 struct PodObject {
   ObjectMeta meta;
   // Effective nvidia.com/gpu request, computed as upstream does for extended resources:
@@ -60,6 +69,8 @@ struct PodObject {
   // nvidia.com/gpu.product, or the values of `In` expressions on that key in required node affinity
   // (the union over nodeSelectorTerms, which are ORed; any term without such an expression = any).
   std::vector<std::string> gpu_products;
+  // The containers that request GPUs: init containers in order, then app containers in order.
+  std::vector<ContainerGpus> gpu_containers;
   bool terminated() const { return phase == "Succeeded" || phase == "Failed"; }
 };
 

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "extender/k8s/gpu_plan.h"
+
 namespace topofit::model {
 
 namespace {
@@ -16,10 +18,12 @@ std::string ResolutionInputs(const k8s::NodeObject& node) {
     auto it = m.find(key);
     return it == m.end() ? std::string("\x01") : it->second;
   };
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", node.allocatable_gpus, node.allocatable_cpu_milli,
-                     node.allocatable_memory_bytes, get(node.meta.annotations, k8s::kTopologyAnnotation),
-                     get(node.meta.labels, k8s::kGfdProductLabel), get(node.meta.labels, k8s::kGfdCountLabel))
-         + "\x1f" + get(node.meta.labels, k8s::kGkeAcceleratorLabel);
+  const auto& ann = node.meta.annotations;
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", node.allocatable_gpus,
+                     node.allocatable_cpu_milli, node.allocatable_memory_bytes, get(ann, k8s::kTopologyAnnotation),
+                     get(node.meta.labels, k8s::kGfdProductLabel), get(node.meta.labels, k8s::kGfdCountLabel),
+                     get(node.meta.labels, k8s::kGkeAcceleratorLabel), get(ann, k8s::kGpuUuidsAnnotation),
+                     get(ann, k8s::kGpuPciAnnotation), get(ann, k8s::kGpuHealthAnnotation));
 }
 
 // "0,1,2,3" -> {0,1,2,3}. Spaces around entries are tolerated; duplicates, negatives, >= 64 are not.
@@ -130,7 +134,9 @@ void ClusterModel::DeleteNode(std::string_view name) {
 void ClusterModel::ApplyPod(const k8s::PodObject& pod) {
   const std::string& uid = pod.meta.uid;
   if (uid.empty()) return;
-  if (pod.terminated() || pod.meta.deleting || (pod.gpus <= 0 && pod.node_name.empty())) {
+  // A terminating pod (deletionTimestamp) still holds its GPUs: kubelet frees them only when the
+  // pod is terminal or gone. Only a pending one is dropped.
+  if (pod.terminated() || (pod.meta.deleting && pod.node_name.empty()) || (pod.gpus <= 0 && pod.node_name.empty())) {
     DeletePod(uid);
     return;
   }
@@ -156,6 +162,22 @@ void ClusterModel::ApplyPod(const k8s::PodObject& pod) {
     } else {
       h.claim_error = fmt::format("{} {}", k8s::kGpuIdsAnnotation, ids.error());
     }
+  }
+  h.terminating = pod.meta.deleting;
+  if (h.count > 0) {
+    auto read = [&](const char* key, std::optional<k8s::GpuAssignment>& out, std::string& error) {
+      auto it = pod.meta.annotations.find(key);
+      if (it == pod.meta.annotations.end()) return;
+      auto a = k8s::ParseGpuAssignment(it->second);
+      if (a.ok()) {
+        out = std::move(*a);
+      } else {
+        error = fmt::format("{} {}", key, a.error());
+      }
+    };
+    read(k8s::kGpuPlanAnnotation, h.plan, h.plan_error);
+    read(k8s::kGpuActualAnnotation, h.actual, h.actual_error);
+    if (h.plan || !h.claimed.empty()) h.plan_deadline = clock_->Now() + options_.plan_ttl;
   }
 
   std::shared_lock lock(nodes_mu_);

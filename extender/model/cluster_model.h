@@ -5,10 +5,13 @@
 // Writers: ApplyNode / DeleteNode / ApplyPod / DeletePod (snapshot loader, watch events) and the
 // bind path (Reserve / Confirm / Release). They are idempotent: applying the same object twice
 // changes nothing, so a watch re-list is just more Apply calls.
-//   ApplyPod: a terminated (Succeeded/Failed) or deleting pod holds nothing. An unbound GPU pod goes
-//   to the pending cache. A bound pod becomes a holding: its topofit.io/gpu-ids annotation names its
-//   GPUs; without it (or with an invalid or conflicting one) it holds `gpus` GPUs of unknown
-//   identity, counted pessimistically (see holding.h). Bound pods without GPUs hold only their CPU
+//   ApplyPod: a terminated (Succeeded/Failed) pod holds nothing; a terminating one (deletionTimestamp)
+//   holds what it held until it is terminal or deleted, as kubelet does. An unbound GPU pod goes to
+//   the pending cache. A bound pod becomes a holding: what the node observed (topofit.io/gpu-actual)
+//   names its GPUs, else its plan (topofit.io/gpu-plan) or topofit.io/gpu-ids; without any (or
+//   with an invalid or conflicting one) it holds `gpus` GPUs of unknown identity, counted
+//   pessimistically (see holding.h). On a node that reports observations, a plan not observed
+//   within plan_ttl is dropped: the pod keeps its GPU count, of unknown identity. Bound pods without GPUs hold only their CPU
 //   and memory requests (for resource-aware scores; views of "who holds which GPU" skip them). Pods
 //   bound to a node the model does not know yet are parked and attached when the node arrives.
 // Readers: Read() gives a Reader that holds the node map's shared lock; looking a node up is one
@@ -48,6 +51,11 @@ struct ModelOptions {
   // How long a reservation made by bind holds its GPUs without Confirm or Release. Longer than the
   // bind's own API writes can take; short enough that an abandoned bind frees its GPUs soon.
   Duration reservation_ttl = std::chrono::seconds(30);
+  // How long a bound pod's plan waits to be observed (topofit.io/gpu-actual) on a node that reports
+  // observations. kubelet admits a bound pod within seconds; image pulls come after admission, and
+  // the node side publishes what it saw within its resync period. Past this, something is wrong
+  // (the node side is down, or the pod never got admitted), and the plan is no longer trusted.
+  Duration plan_ttl = std::chrono::minutes(3);
   const Clock* clock = nullptr;  // nullptr: SystemClock.
   size_t pending_capacity = PendingPods::kDefaultCapacity;
   Duration pending_ttl = PendingPods::kDefaultTtl;

@@ -20,6 +20,10 @@ PodGpuInfo ToInfo(const Holding& h, const std::string& node) {
   p.unknown_identity = h.unknown_identity;
   p.conflict = h.conflict;
   p.priority = h.priority;
+  p.state = h.state;
+  p.terminating = h.terminating;
+  p.observed = !h.observed.empty();
+  p.containers = h.containers;
   return p;
 }
 
@@ -43,6 +47,8 @@ NodeInfo ClusterModel::InfoOf(const NodeState& node) const {
     if (h.count > 0) info.pods.push_back(ToInfo(h, node.name()));
   }
   info.free = node.free();
+  info.gpus = node.GpuStates();
+  info.observed = spec.observed;
   info.warnings = node.Warnings();
   if (auto labels = node_labels_.find(node.name()); labels != node_labels_.end()) info.labels = labels->second;
   info.free_shapes = shapes_.Count(spec.topology, info.free);

@@ -61,6 +61,7 @@ TEST_CASE("holdings: two pods claiming the same GPU - the first keeps it - the s
   CHECK(b.conflict == "names GPU 3 already held by default/pod-a");
   CHECK(b.gpus.size() == 2);
   CHECK_FALSE(b.gpus.Intersects(GpuSet::Of({2, 3})));  // Never a double grant.
+  CHECK(b.gpus.contains(4));  // The part of its claim nobody holds stays its own.
   CHECK(info->free.size() == 4);
   CHECK(Contains(info->warnings, "pod default/pod-b names GPU 3 already held by default/pod-a; counted as 2 GPUs of unknown identity"));
   // When the first pod goes, the second's claim is honoured.
@@ -96,7 +97,7 @@ TEST_CASE("holdings: over-commitment is reported and free never goes negative") 
   CHECK(Contains(info->warnings, "over-committed: pods hold 1 more GPUs than the node's 2 usable"));
 }
 
-TEST_CASE("holdings: terminated - deleting and GPU-less pods hold nothing") {
+TEST_CASE("holdings: terminated and GPU-less pods hold nothing - a deleting pod holds until it is gone") {
   ClusterModel model;
   model.ApplyNode(MakeNode("n", 4, "pcie-4-single-socket"));
   auto pod = MakePod("a", 2, "n", "0,1");
@@ -111,6 +112,8 @@ TEST_CASE("holdings: terminated - deleting and GPU-less pods hold nothing") {
   model.ApplyPod(b);
   b.meta.deleting = true;
   model.ApplyPod(b);
+  CHECK(model.Node("n")->free.size() == 2);  // kubelet frees devices only when the pod is terminal or gone.
+  model.DeletePod("b");
   CHECK(model.Node("n")->free.size() == 4);
 
   model.ApplyPod(MakePod("c", 0, "n"));

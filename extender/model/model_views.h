@@ -8,6 +8,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "extender/model/free_shapes.h"
@@ -17,6 +19,32 @@
 #include "topology/topology.h"
 
 namespace topofit::model {
+
+// One GPU's state on its node, as the model sees it:
+//   free       no pod holds it.
+//   planned    topofit placed a pod on it (plan, gpu-ids or a bind in flight); not observed yet.
+//   in-use     the node side observed a topofit-placed pod's container holding it (gpu-actual).
+//   foreign    held by a pod topofit did not place: observed without a plan, or bound by another
+//              scheduler with a GPU request (then `guessed`: which GPUs is not known).
+//   unhealthy  the node reports it unhealthy (a pod may still hold it: `pod` says which).
+//   unusable   the node does not report health and allocatable is below the GPU count: topofit
+//              guesses the first allocatable GPUs are the usable ones and this is not one of them.
+// A GPU of a pod that is terminating keeps its state (with `terminating`) until the pod is terminal
+// or gone: kubelet frees devices only then.
+enum class GpuState : uint8_t { kFree, kPlanned, kInUse, kForeign, kUnhealthy, kUnusable };
+std::string_view ToString(GpuState state);  // "free", "planned", "in-use", "foreign", "unhealthy", "unusable"
+
+struct GpuStateInfo {
+  int index = 0;
+  std::string uuid;        // "" when the node publishes no UUID map.
+  std::string pci_bus_id;  // "" when not published.
+  GpuState state = GpuState::kFree;
+  std::string pod;         // "namespace/name" of the holder; "" when none.
+  std::string uid;
+  std::string container;   // The holder's container, when its plan or actual names it.
+  bool terminating = false;
+  bool guessed = false;    // The holder's GPUs are of unknown identity; this is the model's guess.
+};
 
 // One pod's GPUs on one node. `gpus` is what the model counts (see holding.h).
 struct PodGpuInfo {
@@ -29,6 +57,10 @@ struct PodGpuInfo {
   bool unknown_identity = false;  // `gpus` is a pessimistic guess.
   std::string conflict;           // Why the pod's own claim was not honoured.
   int32_t priority = 0;
+  HoldState state = HoldState::kPlanned;
+  bool terminating = false;
+  bool observed = false;          // The node side reported the pod's GPUs (gpu-actual).
+  std::vector<std::pair<std::string, GpuSet>> containers;  // Per container: actual, else plan.
 };
 
 struct NodeInfo {
@@ -41,6 +73,8 @@ struct NodeInfo {
   GpuSet usable;
   GpuSet free;
   std::vector<PodGpuInfo> pods;      // Who holds which GPU, in arrival order.
+  std::vector<GpuStateInfo> gpus;    // One per GPU of the topology, by index.
+  bool observed = false;             // The node reports health and gpu-actual.
   std::vector<std::string> warnings; // Topology resolution, annotation conflicts, over-commitment.
   std::map<std::string, std::string> labels;  // The Node's labels, as last seen.
   FreeShapes free_shapes;

@@ -17,6 +17,27 @@ constexpr Duration::rep kNever = std::numeric_limits<Duration::rep>::max();
 std::string GpuList(GpuSet s) { return s.size() == 1 ? "GPU " + s.ToString() : "GPUs " + s.ToString(); }
 }  // namespace
 
+std::string_view ToString(HoldState state) {
+  switch (state) {
+    case HoldState::kPlanned: return "planned";
+    case HoldState::kInUse: return "in-use";
+    case HoldState::kForeign: return "foreign";
+  }
+  return "?";
+}
+
+std::string_view ToString(GpuState state) {
+  switch (state) {
+    case GpuState::kFree: return "free";
+    case GpuState::kPlanned: return "planned";
+    case GpuState::kInUse: return "in-use";
+    case GpuState::kForeign: return "foreign";
+    case GpuState::kUnhealthy: return "unhealthy";
+    case GpuState::kUnusable: return "unusable";
+  }
+  return "?";
+}
+
 std::string_view ToString(HoldingKind kind) {
   switch (kind) {
     case HoldingKind::kBound: return "bound";
@@ -69,78 +90,178 @@ NodeState::NodeState(std::string name, ResolvedTopology spec, NodeResources allo
                 "the hot and warm fields must fit the two lines FindAll prefetches");
 }
 
+namespace {
+
+// Placed by topofit: a plan, a gpu-ids claim (valid or not), or our own bind in flight.
+bool ByTopofit(const Holding& h) {
+  return h.plan || !h.claimed.empty() || !h.claim_error.empty() || h.kind != HoldingKind::kBound;
+}
+
+struct ResolvedAssignment {
+  GpuSet all;
+  std::vector<std::pair<std::string, GpuSet>> containers;
+};
+
+// Maps an assignment's UUIDs to the node's GPU indices. Errors name what does not fit.
+Result<ResolvedAssignment> ResolveAssignment(const ResolvedTopology& spec, const std::string& node,
+                                             const k8s::GpuAssignment& a) {
+  if (a.node != node) return Error{fmt::format("names node {}, not {}", a.node, node)};
+  if (spec.uuids.empty()) return Error{fmt::format("cannot be read: the node publishes no {}", k8s::kGpuUuidsAnnotation)};
+  ResolvedAssignment out;
+  for (const auto& [name, uuids] : a.containers) {
+    GpuSet mine;
+    for (const std::string& uuid : uuids) {
+      int i = spec.IndexOf(uuid);
+      if (i < 0) return Error{fmt::format("names {}, which is not one of the node's GPUs", uuid)};
+      mine.Add(i);
+    }
+    out.all = out.all | mine;
+    out.containers.emplace_back(name, mine);
+  }
+  return out;
+}
+
+}  // namespace
+
 void NodeState::RecountLocked() {
   const GpuSet usable = spec_.usable;
   GpuSet held;
   holding_warnings_.clear();
-  // Pass 1: claims, first come first served.
-  for (Holding& h : holdings_) {
-    GpuSet previous = h.unknown_identity ? h.gpus : GpuSet();
+  const size_t n = holdings_.size();
+  std::vector<GpuSet> fixed(n);        // GPUs of known identity counted for each holding.
+  std::vector<bool> settled(n, false);  // Observed or claim honoured.
+  std::vector<GpuSet> hint(n);         // The previous guess, kept if still free.
+  for (size_t i = 0; i < n; ++i) {
+    Holding& h = holdings_[i];
+    hint[i] = h.unknown_identity ? h.gpus : GpuSet();
     h.conflict.clear();
     h.unknown_identity = false;
-    h.gpus = previous;  // Kept only as a hint for pass 2.
-    if (h.count == 0) continue;  // CPU/memory only.
-    if (!h.claim_error.empty()) {
-      h.conflict = h.claim_error;
-    } else if (h.claimed.empty()) {
-      h.unknown_identity = true;
+    h.gpus = GpuSet();
+    h.observed = GpuSet();
+    h.containers.clear();
+    h.state = ByTopofit(h) ? HoldState::kPlanned : HoldState::kForeign;
+  }
+  // Pass 1: observed sets (actual beats plan), first come first served.
+  for (size_t i = 0; i < n; ++i) {
+    Holding& h = holdings_[i];
+    if (h.count == 0) continue;
+    if (!h.actual_error.empty()) {
+      holding_warnings_.push_back(fmt::format("pod {} {}; ignored", h.pod, h.actual_error));
       continue;
-    } else if (!h.claimed.IsSubsetOf(usable)) {
-      h.conflict = fmt::format("names {} but the node's usable GPUs are {}", GpuList(h.claimed - usable),
-                               usable.empty() ? "none" : usable.ToString());
-    } else if (h.claimed.size() != h.count) {
-      h.conflict = fmt::format("names {} GPUs ({}) but requests {}", h.claimed.size(), h.claimed.ToString(),
+    }
+    if (!h.actual) continue;
+    auto r = ResolveAssignment(spec_, name_, *h.actual);
+    if (!r.ok()) {
+      holding_warnings_.push_back(fmt::format("pod {} {} {}; ignored", h.pod, k8s::kGpuActualAnnotation, r.error()));
+      continue;
+    }
+    GpuSet mine = r->all & usable;  // An unhealthy GPU stays the pod's but nobody else can get it.
+    if (mine.Intersects(held)) {
+      holding_warnings_.push_back(fmt::format("pod {} {} names {} also observed for another pod; ignored", h.pod,
+                                              k8s::kGpuActualAnnotation, GpuList(mine & held)));
+      continue;
+    }
+    h.observed = r->all;
+    h.containers = std::move(r->containers);
+    if (h.state == HoldState::kPlanned) h.state = HoldState::kInUse;
+    fixed[i] = mine;
+    held = held | mine;
+    settled[i] = r->all.size() >= h.count;
+    if (!settled[i]) {
+      h.conflict = fmt::format("{} names {} GPUs but the pod requests {}", k8s::kGpuActualAnnotation, r->all.size(),
                                h.count);
-    } else if (h.claimed.Intersects(held)) {
-      GpuSet clash = h.claimed & held;
+    }
+  }
+  // Pass 2: claims - the plan (by UUID) where the node has a UUID map, else gpu-ids.
+  for (size_t i = 0; i < n; ++i) {
+    Holding& h = holdings_[i];
+    if (h.count == 0 || !h.observed.empty()) continue;
+    GpuSet claim = h.claimed;
+    std::string error = h.claim_error;
+    if (h.plan_expired) {
+      error = "was not observed on the node in time (plan dropped)";
+    } else if (h.plan && !spec_.uuids.empty()) {
+      auto r = ResolveAssignment(spec_, name_, *h.plan);
+      if (r.ok()) {
+        claim = r->all;
+        h.containers = std::move(r->containers);
+        error.clear();
+      } else {
+        error = fmt::format("{} {}", k8s::kGpuPlanAnnotation, r.error());
+      }
+    } else if (!h.plan_error.empty() && claim.empty() && error.empty()) {
+      error = h.plan_error;
+    }
+    if (!error.empty()) {
+      h.conflict = error;
+    } else if (claim.empty()) {
+      continue;  // No identity claimed: pass 3.
+    } else if (!claim.IsSubsetOf(usable)) {
+      h.conflict = fmt::format("names {} but the node's usable GPUs are {}", GpuList(claim - usable),
+                               usable.empty() ? "none" : usable.ToString());
+    } else if (claim.size() != h.count) {
+      h.conflict = fmt::format("names {} GPUs ({}) but requests {}", claim.size(), claim.ToString(), h.count);
+    } else if (claim.Intersects(held)) {
+      GpuSet clash = claim & held;
       std::string holder;
-      for (const Holding& o : holdings_) {
-        if (&o == &h) break;
-        if (!o.unknown_identity && o.gpus.Intersects(clash)) {
-          holder = o.pod;
+      for (size_t j = 0; j < n; ++j) {
+        if (j != i && fixed[j].Intersects(clash)) {
+          holder = holdings_[j].pod;
           break;
         }
       }
       h.conflict = fmt::format("names {} already held by {}", GpuList(clash), holder);
+      // The rest of the claim stays the pod's: kubelet gives it what is still available of its plan,
+      // and no later plan may name those GPUs. Only the GPUs it lost are guessed (pass 3).
+      fixed[i] = claim - held;
+      held = held | fixed[i];
+      continue;
     } else {
-      h.gpus = h.claimed;
-      held = held | h.claimed;
+      fixed[i] = claim;
+      settled[i] = true;
+      held = held | claim;
+      continue;
+    }
+    h.containers.clear();
+  }
+  // Pass 3: GPUs of unknown identity, pessimistically the best set still free (the GPUs whose loss
+  // hurts most). A previous guess that is still free stays put, so guesses do not wander.
+  int overcommitted = 0;
+  for (size_t i = 0; i < n; ++i) {
+    Holding& h = holdings_[i];
+    if (settled[i] || h.count == 0) {
+      h.gpus = fixed[i];
       continue;
     }
     h.unknown_identity = true;
-  }
-  // Pass 2: GPUs of unknown identity, pessimistically the best set still free (the GPUs whose loss
-  // hurts most). A previous guess that is still free stays put, so guesses do not wander.
-  int overcommitted = 0;
-  for (Holding& h : holdings_) {
-    if (!h.unknown_identity || h.count == 0) continue;
+    const int need = h.count - fixed[i].size();
     GpuSet free = usable - held;
     GpuSet take;
-    if (h.count > free.size()) {
+    if (need > free.size()) {
       take = free;
-      overcommitted += h.count - free.size();
-    } else if (!h.gpus.empty() && h.gpus.IsSubsetOf(free) && h.gpus.size() == h.count) {
-      take = h.gpus;
+      overcommitted += need - free.size();
+    } else if (GpuSet prev = hint[i] - fixed[i]; !prev.empty() && prev.IsSubsetOf(free) && prev.size() == need) {
+      take = prev;
     } else {
       std::optional<SetChoice> best;
-      if (spec_.topology && h.count >= 1) best = spec_.topology->selector().Best(free, h.count);
+      if (spec_.topology && need >= 1) best = spec_.topology->selector().Best(free, need);
       if (best) {
         take = best->gpus;
       } else {
-        for (int i : free.Indices()) {
-          if (take.size() == h.count) break;
-          take.Add(i);
+        for (int g : free.Indices()) {
+          if (take.size() == need) break;
+          take.Add(g);
         }
       }
     }
-    h.gpus = take;
+    h.gpus = fixed[i] | take;
     held = held | take;
     if (!h.conflict.empty()) {
       holding_warnings_.push_back(fmt::format("pod {} {}; counted as {} GPUs of unknown identity ({})", h.pod,
-                                              h.conflict, h.count, take.ToString()));
+                                              h.conflict, h.count, h.gpus.ToString()));
     } else {
       holding_warnings_.push_back(fmt::format("pod {} holds {} GPUs of unknown identity (no {}); counted as {}",
-                                              h.pod, h.count, k8s::kGpuIdsAnnotation, take.ToString()));
+                                              h.pod, h.count, k8s::kGpuIdsAnnotation, h.gpus.ToString()));
     }
   }
   if (overcommitted > 0) {
@@ -151,6 +272,7 @@ void NodeState::RecountLocked() {
   int64_t cpu = 0, memory = 0;
   for (const Holding& h : holdings_) {
     if (h.kind == HoldingKind::kReserved) next = std::min(next, h.expires.time_since_epoch().count());
+    if (PlanMayExpire(h)) next = std::min(next, h.plan_deadline.time_since_epoch().count());
     cpu += h.cpu_milli;
     memory += h.memory_bytes;
   }
@@ -159,6 +281,11 @@ void NodeState::RecountLocked() {
   free_.store((usable - held).mask(), std::memory_order_release);
   next_expiry_.store(next, std::memory_order_release);
   version_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+bool NodeState::PlanMayExpire(const Holding& h) const {
+  return spec_.observed && h.kind == HoldingKind::kBound && h.count > 0 && h.observed.empty() && !h.plan_expired &&
+         (h.plan || !h.claimed.empty()) && h.plan_deadline != TimePoint::max();
 }
 
 void NodeState::Upsert(Holding h) {
@@ -170,12 +297,17 @@ void NodeState::Upsert(Holding h) {
     h.unknown_identity = false;
     holdings_.push_back(std::move(h));
   } else {
-    if (h.kind == HoldingKind::kBound && it->kind != HoldingKind::kBound && h.claimed.empty()) {
+    if (h.kind == HoldingKind::kBound && it->kind != HoldingKind::kBound && h.claimed.empty() && !h.plan) {
       h.claimed = it->claimed;  // Our bind chose them; the annotation has not arrived (yet).
     }
+    // The plan's deadline runs from when the model first saw it; an expired plan stays dropped.
+    if (it->plan_deadline < h.plan_deadline) h.plan_deadline = it->plan_deadline;
+    if (it->plan == h.plan && it->claimed == h.claimed) h.plan_expired = it->plan_expired;
     if (it->kind == h.kind && it->claimed == h.claimed && it->count == h.count && it->priority == h.priority &&
         it->pod == h.pod && it->claim_error == h.claim_error && it->cpu_milli == h.cpu_milli &&
-        it->memory_bytes == h.memory_bytes) {
+        it->memory_bytes == h.memory_bytes && it->plan == h.plan && it->actual == h.actual &&
+        it->plan_error == h.plan_error && it->actual_error == h.actual_error && it->terminating == h.terminating &&
+        it->plan_deadline == h.plan_deadline) {
       return;  // Nothing changed (status update, re-list).
     }
     h.seq = it->seq;
@@ -199,6 +331,10 @@ void NodeState::Expire(TimePoint now, std::vector<std::string>* expired) {
   std::lock_guard lock(mu_);
   bool any = false;
   for (auto it = holdings_.begin(); it != holdings_.end();) {
+    if (PlanMayExpire(*it) && it->plan_deadline <= now) {
+      it->plan_expired = true;
+      any = true;
+    }
     if (it->kind == HoldingKind::kReserved && it->expires <= now) {
       if (expired) expired->push_back(it->uid);
       it = holdings_.erase(it);
@@ -278,6 +414,44 @@ std::optional<Holding> NodeState::Find(std::string_view uid) const {
   for (const Holding& h : holdings_)
     if (h.uid == uid) return h;
   return std::nullopt;
+}
+
+std::vector<GpuStateInfo> NodeState::GpuStates() const {
+  const int count = topology_ ? topology_->gpu_count() : 0;
+  std::vector<GpuStateInfo> out(count);
+  std::lock_guard lock(mu_);
+  for (int g = 0; g < count; ++g) {
+    GpuStateInfo& s = out[g];
+    s.index = g;
+    if (g < static_cast<int>(spec_.uuids.size())) s.uuid = spec_.uuids[g];
+    if (g < static_cast<int>(spec_.pci_bus_ids.size())) s.pci_bus_id = spec_.pci_bus_ids[g];
+    const Holding* holder = nullptr;
+    for (const Holding& h : holdings_) {
+      if (h.gpus.contains(g) || h.observed.contains(g)) {
+        holder = &h;
+        break;
+      }
+    }
+    if (spec_.unhealthy.contains(g)) {
+      s.state = GpuState::kUnhealthy;
+    } else if (!usable_.contains(g)) {
+      s.state = GpuState::kUnusable;
+    } else if (!holder) {
+      s.state = GpuState::kFree;
+    } else {
+      s.state = holder->state == HoldState::kInUse     ? GpuState::kInUse
+                : holder->state == HoldState::kForeign ? GpuState::kForeign
+                                                       : GpuState::kPlanned;
+    }
+    if (!holder) continue;
+    s.pod = holder->pod;
+    s.uid = holder->uid;
+    s.terminating = holder->terminating;
+    s.guessed = holder->unknown_identity && !holder->observed.contains(g);
+    for (const auto& [name, gpus] : holder->containers)
+      if (gpus.contains(g)) s.container = name;  // The last: an app container reusing an init container's GPU.
+  }
+  return out;
 }
 
 std::vector<std::string> NodeState::Warnings() const {

@@ -10,7 +10,9 @@
 //     recording a reservation happen in one critical section (Reserve), so two binds can never be
 //     given the same GPU.
 // Invariant (under mu_): the `gpus` of all holdings are pairwise disjoint subsets of usable(), and
-// free() == usable() minus their union.
+// free() == usable() minus their union. Observed sets (gpu-actual) are counted first, then plans
+// and gpu-ids claims, then GPUs of unknown identity: actual beats plan, and a plan that collides
+// with an observed set loses its identity (it is counted pessimistically), never the GPU's owner.
 
 #include <atomic>
 #include <cstdint>
@@ -24,6 +26,7 @@
 #include "base/status.h"
 #include "extender/model/clock.h"
 #include "extender/model/holding.h"
+#include "extender/model/model_views.h"
 #include "extender/model/pod_intent.h"
 #include "extender/model/topology_resolver.h"
 #include "topology/gpu_set.h"
@@ -75,7 +78,9 @@ class alignas(64) NodeState {
   void Upsert(Holding h);
   // Removes uid's holding; false when there was none.
   bool Remove(std::string_view uid);
-  // Removes reservations that expired at `now`; appends their uids to `expired`.
+  // Removes reservations that expired at `now`; appends their uids to `expired`. Drops the plans
+  // of bound pods not observed by their plan_deadline (the pods keep their GPU count, of unknown
+  // identity); those are not removed and not listed.
   void Expire(TimePoint now, std::vector<std::string>* expired);
 
   // Picks GPUs with `choose(*this, free)` and records a kReserved holding, atomically. If uid already holds
@@ -91,10 +96,13 @@ class alignas(64) NodeState {
   // Copies, under mu_.
   std::vector<Holding> Holdings() const;
   std::optional<Holding> Find(std::string_view uid) const;
+  // Every GPU of the topology and its state (model_views.h), by index.
+  std::vector<GpuStateInfo> GpuStates() const;
   // Resolution warnings plus holding conflicts and over-commitment, one line each.
   std::vector<std::string> Warnings() const;
 
  private:
+  bool PlanMayExpire(const Holding& h) const;  // A bound pod's plan awaits observation on an observing node.
   void RecountLocked();  // Recomputes every holding's gpus and publishes free/next_expiry/version.
 
   static constexpr uint32_t kInlineName = 48;

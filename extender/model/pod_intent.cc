@@ -59,6 +59,7 @@ PodRequest MakePodRequest(const k8s::PodObject& pod) {
   r.cpu_milli = pod.cpu_milli;
   r.memory_bytes = pod.memory_bytes;
   r.gpu_products = pod.gpu_products;
+  r.containers = pod.gpu_containers;
   auto intent = ParsePodIntent(pod.meta.annotations);
   if (intent.ok()) {
     r.intent = *intent;

@@ -73,6 +73,7 @@ struct PodRequest {
   // the pipeline only learns the workload from it (workload_estimate.h).
   std::vector<std::string> gpu_products;
   std::string error;       // Non-empty when the pod's annotations are invalid (see above).
+  std::vector<k8s::ContainerGpus> containers;  // Its GPU containers, for the per-container plan.
 
   bool wants_gpus() const { return gpus > 0; }
   std::string key() const { return namespace_ + "/" + name; }

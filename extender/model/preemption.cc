@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace topofit::model {
 
@@ -43,12 +44,22 @@ PreemptOutcome Preempt(const Pipeline& pipeline, const PodRequest& pod, const No
     const NodeState* node = reader.Find(name);
     if (!node) continue;
     std::unordered_map<std::string, Holding> held;
-    for (Holding& h : node->Holdings()) held.emplace(h.uid, std::move(h));
+    GpuSet leaving;  // GPUs of pods already terminating: freed without evicting anyone.
+    std::unordered_set<std::string> terminating;
+    for (Holding& h : node->Holdings()) {
+      if (h.terminating && h.kind == HoldingKind::kBound) {
+        leaving = leaving | h.gpus;
+        terminating.insert(h.uid);
+        continue;
+      }
+      held.emplace(h.uid, std::move(h));
+    }
 
     std::vector<Victim> kept;        // No GPU here: kept as the scheduler chose them.
     std::vector<Victim> gpu_victims;
     auto add = [&](const std::string& uid, std::optional<int32_t> priority) {
       Victim v{uid, 0, {}};
+      if (terminating.count(uid)) return;  // Already on its way out.
       auto it = held.find(uid);
       if (it != held.end()) {
         v.gpus = it->second.gpus;
@@ -69,7 +80,7 @@ PreemptOutcome Preempt(const Pipeline& pipeline, const PodRequest& pod, const No
     std::sort(gpu_victims.begin(), gpu_victims.end(),
               [](const Victim& a, const Victim& b) { return a.priority != b.priority ? a.priority < b.priority : a.uid < b.uid; });
 
-    const GpuSet free = node->free();
+    const GpuSet free = node->free() | leaving;
     auto fits = [&](uint64_t mask) {
       GpuSet f = free;
       for (size_t i = 0; i < gpu_victims.size(); ++i)

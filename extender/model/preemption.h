@@ -9,6 +9,10 @@
 // victims would not help are dropped; so are unknown nodes. A node sent with an empty victim list
 // (recent schedulers) is filled from the pods bound there. Victims come back by decreasing priority,
 // as the protocol asks. Exact for up to 16 GPU victims per node, greedy beyond. Read-only.
+// Pods already terminating (deletionTimestamp) still hold their GPUs in the model - kubelet frees
+// them only when the pod is gone, so nothing is planned onto them before - but they are leaving:
+// their GPUs count as freed without evicting anyone, and they are never returned as victims. The
+// preemptor is nominated and binds once they are gone.
 
 #include <cstdint>
 #include <map>

@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "extender/model/cluster_model.h"
 #include "extender/model/model_test_util.h"
 
@@ -83,6 +85,23 @@ TEST_CASE("preempt: read-only") {
   (void)Preempt(f.pipeline, Request("p", 4, Required(), 100), {{"dgx", f.All()}});
   CHECK(f.model.Node("dgx")->free == before);
   CHECK(f.model.Node("dgx")->pods.size() == 4);
+}
+
+TEST_CASE("preempt: a victim already terminating frees its GPUs without another eviction, and is not returned") {
+  Fixture f;
+  // v1 (GPUs 0,1) is being deleted: it still holds them (nothing is planned there), but it is leaving.
+  k8s::PodObject v1 = MakePod("v1", 2, "dgx", "0,1", 1);
+  v1.meta.deleting = true;
+  f.model.ApplyPod(v1);
+  CHECK(f.model.Node("dgx")->free.empty());
+  auto out = Preempt(f.pipeline, Request("p", 2, {}, 100), {{"dgx", f.All()}});
+  REQUIRE(out.victims.count("dgx"));
+  CHECK(out.victims["dgx"].empty());  // Wait for v1; evict nobody.
+  // 4 GPUs: v1's two plus the one lowest-priority victim that completes a good set.
+  out = Preempt(f.pipeline, Request("q", 4, {}, 100), {{"dgx", f.All()}});
+  REQUIRE(out.victims.count("dgx"));
+  CHECK(std::find(out.victims["dgx"].begin(), out.victims["dgx"].end(), "v1") == out.victims["dgx"].end());
+  CHECK(out.victims["dgx"].size() == 1);
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <optional>
+
+#include "extender/k8s/gpu_plan.h"
 
 #include <fmt/format.h>
 
@@ -70,7 +73,70 @@ Result<std::shared_ptr<const Topology>> TopologyResolver::FromText(const std::st
   return Memoized("text:" + text, [&] { return ParseTopoMatrix(text); });
 }
 
+int ResolvedTopology::IndexOf(std::string_view uuid) const {
+  for (size_t i = 0; i < uuids.size(); ++i)
+    if (uuids[i] == uuid) return static_cast<int>(i);
+  return -1;
+}
+
+namespace {
+
+// "a,b,c" -> {"a","b","c"}; nullopt (with a warning) unless it names `count` distinct non-empty items.
+std::optional<std::vector<std::string>> IndexList(const k8s::NodeObject& node, const char* key, int count,
+                                                  std::vector<std::string>& warnings) {
+  auto it = node.meta.annotations.find(key);
+  if (it == node.meta.annotations.end()) return std::nullopt;
+  std::vector<std::string> out;
+  for (std::string_view item : Split(it->second, ',')) out.emplace_back(Trim(item));
+  std::vector<std::string> sorted = out;
+  std::sort(sorted.begin(), sorted.end());
+  bool bad = std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end() ||
+             std::any_of(out.begin(), out.end(), [](const std::string& s) { return s.empty(); });
+  if (static_cast<int>(out.size()) != count || bad) {
+    warnings.push_back(fmt::format("{} lists {} entries{} but the topology has {} GPUs; ignored", key, out.size(),
+                                   bad ? " (empty or repeated)" : "", count));
+    return std::nullopt;
+  }
+  return out;
+}
+
+}  // namespace
+
 ResolvedTopology TopologyResolver::Resolve(const k8s::NodeObject& node) {
+  ResolvedTopology r = ResolveSource(node);
+  if (!r.topology) return r;
+  const int count = r.topology->gpu_count();
+  if (auto uuids = IndexList(node, k8s::kGpuUuidsAnnotation, count, r.warnings)) r.uuids = std::move(*uuids);
+  if (auto pci = IndexList(node, k8s::kGpuPciAnnotation, count, r.warnings)) r.pci_bus_ids = std::move(*pci);
+  auto health = node.meta.annotations.find(k8s::kGpuHealthAnnotation);
+  if (health == node.meta.annotations.end()) return r;
+  if (r.uuids.empty()) {
+    r.warnings.push_back(fmt::format("{} needs {}; ignored", k8s::kGpuHealthAnnotation, k8s::kGpuUuidsAnnotation));
+    return r;
+  }
+  auto report = k8s::ParseGpuHealth(health->second);
+  if (!report.ok()) {
+    r.warnings.push_back(fmt::format("{}: {}; ignored", k8s::kGpuHealthAnnotation, report.error()));
+    return r;
+  }
+  for (const std::string& uuid : report->unhealthy) {
+    int i = r.IndexOf(uuid);
+    if (i < 0) {
+      r.warnings.push_back(fmt::format("{} names {}, which is not one of the node's GPUs", k8s::kGpuHealthAnnotation, uuid));
+    } else {
+      r.unhealthy.Add(i);
+    }
+  }
+  r.observed = true;
+  r.usable = GpuSet::FirstN(count) - r.unhealthy;
+  if (r.usable.size() != r.allocatable) {
+    r.warnings.push_back(fmt::format("{} healthy GPUs reported but the node has {} allocatable", r.usable.size(),
+                                     r.allocatable));
+  }
+  return r;
+}
+
+ResolvedTopology TopologyResolver::ResolveSource(const k8s::NodeObject& node) {
   ResolvedTopology r;
   int64_t alloc = std::max<int64_t>(node.allocatable_gpus, 0);
   if (alloc > GpuSet::kMaxGpus) {

@@ -24,6 +24,14 @@
 //   - allocatable == 0: no topology, no usable GPUs; no warning (most nodes of a cluster have no GPU).
 //   - allocatable > 64 (GpuSet::kMaxGpus): capped at 64 with a warning.
 //
+// GPU identity, from what the node side publishes (extender/node/topology_report.h):
+//   - topofit.io/gpu-uuids (and topofit.io/gpu-pci-bus-ids) in index order: the index <-> UUID map
+//     that plans and observations are resolved with. Taken only when it lists exactly the
+//     topology's GPU count of distinct UUIDs (else a warning, and the node gets index-only plans).
+//   - topofit.io/gpu-health ({"v":1,"unhealthy":[UUIDs],...}, needs the UUID map): the node reports
+//     health, so the "first allocatable GPUs" guess above is replaced by every GPU of the topology
+//     but the unhealthy ones; `observed` is set (the node side also publishes gpu-actual there).
+//
 // Topologies are interned in the TopologyRegistry, so nodes of one machine type share one Topology
 // and its SetSelector cache. Results of parsing each distinct annotation text are memoised, so node
 // updates (heartbeats) do not re-parse. Thread-safe.
@@ -64,10 +72,17 @@ struct ResolvedTopology {
   int allocatable = 0;             // As the node reports it (capped at 64).
   GpuSet usable;                   // GPUs that may be granted: FirstN(min(allocatable, gpu_count)).
   std::vector<std::string> warnings;
+  std::vector<std::string> uuids;        // Index -> UUID; empty when the node published no usable map.
+  std::vector<std::string> pci_bus_ids;  // Index -> PCI bus id; empty when not published.
+  bool observed = false;                 // The node reports health (and gpu-actual).
+  GpuSet unhealthy;                      // As the node reports it; empty when it does not.
+
+  // The index of `uuid` in `uuids`, or -1.
+  int IndexOf(std::string_view uuid) const;
 
   // Equal when placement would not change: same interned topology and usable GPUs.
   bool SamePlacement(const ResolvedTopology& o) const {
-    return topology == o.topology && usable == o.usable;
+    return topology == o.topology && usable == o.usable && uuids == o.uuids;
   }
 };
 
@@ -79,6 +94,7 @@ class TopologyResolver {
   ResolvedTopology Resolve(const k8s::NodeObject& node);
 
  private:
+  ResolvedTopology ResolveSource(const k8s::NodeObject& node);
   Result<std::shared_ptr<const Topology>> FromProfile(const std::string& name);
   Result<std::shared_ptr<const Topology>> FromText(const std::string& text);
   // Memoises load() -> Intern() under `key`, errors included, so a bad annotation is parsed once.

@@ -43,7 +43,8 @@ PassOutcome Agent::RunOnce() {
   if (!current.ok()) return Fail(kReasonUnavailable, fmt::format("cannot read node: {}", current.error()));
   auto it = current->find(kHashAnnotation);
   bool same = it != current->end() && it->second == report->hash &&
-              current->count(kTopologyAnnotation) && current->count(kUuidsAnnotation);
+              current->count(kTopologyAnnotation) && current->count(kUuidsAnnotation) &&
+              current->count(kPciBusIdsAnnotation);
   last_event_.clear();  // The node is healthy again: a recurring failure deserves a new event.
   if (same) return PassOutcome::kUnchanged;
 

@@ -13,9 +13,13 @@
 namespace topofit::node {
 namespace {
 
-// "0, GPU-8f6e..., 00000000:07:00.0" lines -> UUIDs in index order.
-Result<std::vector<std::string>> ParseUuidCsv(std::string_view csv, int gpu_count) {
-  std::vector<std::string> uuids(gpu_count);
+struct GpuIds {
+  std::vector<std::string> uuids, pci_bus_ids;  // In index order.
+};
+
+// "0, GPU-8f6e..., 00000000:07:00.0" lines -> UUIDs and PCI bus ids in index order.
+Result<GpuIds> ParseUuidCsv(std::string_view csv, int gpu_count) {
+  std::vector<std::string> uuids(gpu_count), pci(gpu_count);
   std::vector<bool> seen(gpu_count, false);
   int line_no = 0;
   int rows = 0;
@@ -41,14 +45,36 @@ Result<std::vector<std::string>> ParseUuidCsv(std::string_view csv, int gpu_coun
     if (fields[1].empty() || fields[1].find_first_of(" \t") != std::string_view::npos) {
       return Error{fmt::format("gpu query line {}: bad uuid '{}'", line_no, fields[1])};
     }
+    if (fields[2].empty() || fields[2].find_first_of(" \t") != std::string_view::npos) {
+      return Error{fmt::format("gpu query line {}: bad PCI bus id '{}'", line_no, fields[2])};
+    }
     seen[index] = true;
     uuids[index] = std::string(fields[1]);
+    pci[index] = std::string(fields[2]);
     ++rows;
   }
   if (rows != gpu_count) {
     return Error{fmt::format("gpu query lists {} GPUs but the topology matrix has {}", rows, gpu_count)};
   }
-  return uuids;
+  return GpuIds{std::move(uuids), std::move(pci)};
+}
+
+// nvidia-smi underlines the matrix's header row with terminal escapes (ESC [ 4 m ... ESC [ 0 m), even
+// when its output is not a terminal (seen with driver 580.159.04: testdata/h100-1gpu-topo-m.txt).
+// Removes every CSI sequence: ESC '[', parameter and intermediate bytes, one final byte @..~.
+std::string StripTerminalEscapes(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\x1b' && i + 1 < text.size() && text[i + 1] == '[') {
+      size_t j = i + 2;
+      while (j < text.size() && !(text[j] >= '@' && text[j] <= '~')) ++j;
+      i = j;  // The final byte (or the end).
+      continue;
+    }
+    out += text[i];
+  }
+  return out;
 }
 
 }  // namespace
@@ -64,12 +90,15 @@ std::string Sha256Hex(std::string_view data) {
 }
 
 std::map<std::string, std::string> TopologyReport::Annotations() const {
-  return {{kTopologyAnnotation, topology}, {kUuidsAnnotation, uuids}, {kHashAnnotation, hash}};
+  return {{kTopologyAnnotation, topology}, {kUuidsAnnotation, uuids}, {kPciBusIdsAnnotation, pci_bus_ids},
+          {kHashAnnotation, hash}};
 }
 
 Result<TopologyReport> BuildTopologyReport(std::string_view topo_text, std::string_view uuid_csv,
                                            ReportFailure* failure) {
   if (failure) *failure = ReportFailure::kNone;
+  const std::string clean = StripTerminalEscapes(topo_text);
+  topo_text = clean;
   auto matrix = ParseTopoMatrix(topo_text);
   if (!matrix.ok()) {
     if (failure) *failure = ReportFailure::kTopology;
@@ -84,12 +113,13 @@ Result<TopologyReport> BuildTopologyReport(std::string_view topo_text, std::stri
   std::string_view text = topo_text;
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
   report.topology = std::string(text);
-  for (size_t i = 0; i < uuids->size(); ++i) {
-    if (i) report.uuids += ',';
-    report.uuids += (*uuids)[i];
+  for (size_t i = 0; i < uuids->uuids.size(); ++i) {
+    if (i) report.uuids += ',', report.pci_bus_ids += ',';
+    report.uuids += uuids->uuids[i];
+    report.pci_bus_ids += uuids->pci_bus_ids[i];
   }
   report.gpu_count = matrix->gpu_count();
-  report.hash = Sha256Hex(report.topology + "\n\x1e" + report.uuids);
+  report.hash = Sha256Hex(report.topology + "\n\x1e" + report.uuids + "\n\x1e" + report.pci_bus_ids);
   return report;
 }
 

@@ -8,6 +8,10 @@ namespace topofit::node {
 namespace {
 
 std::string Fixture(const std::string& name) { return testing::ReadTopoFixture(name); }
+std::string Testdata(const std::string& name) {
+  auto text = ReadFile(std::string(TOPOFIT_SOURCE_DIR) + "/extender/node/testdata/" + name);
+  return text.ok() ? *text : std::string();
+}
 
 const char* kTwoIds = "0, GPU-aaa, 00000000:01:00.0\n1, GPU-bbb, 00000000:02:00.0\n";
 
@@ -48,6 +52,39 @@ TEST_CASE("BuildTopologyReport refuses GPU lists that disagree with the matrix")
   CHECK(!BuildTopologyReport(topo, "0, GPU-aaa, x\n0, GPU-bbb, y\n").ok());
   CHECK(!BuildTopologyReport(topo, "0, GPU-aaa\n1, GPU-bbb\n").ok());
   CHECK(!BuildTopologyReport(topo, "0, GPU-aaa, x\n7, GPU-bbb, y\n").ok());
+}
+
+TEST_CASE("BuildTopologyReport reads real nvidia-smi output: index, UUID and PCI bus id") {
+  // testdata/README.md: both files verbatim from one H100 machine.
+  std::string topo = Testdata("h100-1gpu-topo-m.txt");
+  std::string csv = Testdata("h100-1gpu-query-gpu.csv");
+  REQUIRE(!topo.empty());
+  REQUIRE(!csv.empty());
+  auto report = BuildTopologyReport(topo, csv);
+  REQUIRE_MESSAGE(report.ok(), report.error());
+  CHECK(report->gpu_count == 1);
+  CHECK(report->uuids == "GPU-a122a93b-af46-5c47-6e46-4b8a1ad68a94");
+  CHECK(report->pci_bus_ids == "00000000:00:06.0");
+  auto annotations = report->Annotations();
+  CHECK(annotations.at(kUuidsAnnotation) == report->uuids);
+  CHECK(annotations.at(kPciBusIdsAnnotation) == "00000000:00:06.0");
+  // The terminal escapes around the header row are not published.
+  CHECK(topo.find('\x1b') != std::string::npos);
+  CHECK(report->topology.find('\x1b') == std::string::npos);
+  CHECK(report->topology.find("GPU0\tCPU Affinity") != std::string::npos);
+}
+
+TEST_CASE("BuildTopologyReport orders PCI bus ids by index and hashes them") {
+  std::string topo = Fixture("rtx5090-2-phb.txt");
+  auto a = BuildTopologyReport(topo, "1, GPU-bbb, 00000000:02:00.0\n0, GPU-aaa, 00000000:01:00.0\n");
+  REQUIRE(a.ok());
+  CHECK(a->pci_bus_ids == "00000000:01:00.0,00000000:02:00.0");
+  auto b = BuildTopologyReport(topo, "0, GPU-aaa, 00000000:03:00.0\n1, GPU-bbb, 00000000:02:00.0\n");
+  REQUIRE(b.ok());
+  CHECK(b->hash != a->hash);
+  ReportFailure failure;
+  CHECK(!BuildTopologyReport(topo, "0, GPU-aaa, \n1, GPU-bbb, 00000000:02:00.0\n", &failure).ok());
+  CHECK(failure == ReportFailure::kUuids);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <chrono>
 
 #include "base/log.h"
+#include "extender/k8s/gpu_plan.h"
+#include "extender/model/container_plan.h"
 #include "extender/model/explain.h"
 #include "extender/model/preemption.h"
 #include "extender/protocol/extender_args.h"
@@ -195,8 +197,25 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
   auto gpus = pipeline_->ReserveBest(*pod, args->node);
   if (!gpus) return fail(fmt::format("cannot reserve GPUs for {} on {}: {}", label, args->node, gpus.error()));
   std::string ids = gpus->ToString();
-  Status bound = writer_->Bind(args->pod_namespace, args->pod_name, args->pod_uid, args->node,
-                               {{k8s::kGpuIdsAnnotation, ids}});
+  std::map<std::string, std::string> annotations{{k8s::kGpuIdsAnnotation, ids}};
+  // The per-container plan by UUID, for the node side; index-only (gpu-ids alone) where it cannot be made.
+  std::string plan_note;
+  {
+    std::vector<std::string> uuids;
+    {
+      auto reader = pipeline_->model().Read();
+      if (const model::NodeState* node = reader.Find(args->node)) uuids = node->spec().uuids;
+    }
+    auto unix_now = std::chrono::duration_cast<std::chrono::seconds>(
+                        std::chrono::system_clock::now().time_since_epoch()).count();
+    auto plan = model::MakeGpuPlan(pod->containers, *gpus, args->node, uuids, unix_now);
+    if (plan.ok()) {
+      annotations.emplace(k8s::kGpuPlanAnnotation, k8s::EncodeGpuAssignment(*plan));
+    } else {
+      plan_note = plan.error();
+    }
+  }
+  Status bound = writer_->Bind(args->pod_namespace, args->pod_name, args->pod_uid, args->node, annotations);
   if (!bound.ok()) {
     (void)pipeline_->Release(args->pod_uid);
     return fail(fmt::format("binding {} to {}: {}", label, args->node, bound.error()));
@@ -209,8 +228,9 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
   }
   if (metrics_) metrics_->CountDecision(Verb::kBind, "bound");
   if (log_) {
-    LogDecision(LogLevel::kInfo, "bind", {{"pod", label}, {"node", args->node}, {"gpus", ids},
-                                 {"took_us", std::to_string(MicrosSince(start))}});
+    LogFields f = {{"pod", label}, {"node", args->node}, {"gpus", ids}, {"took_us", std::to_string(MicrosSince(start))}};
+    if (!plan_note.empty()) f.push_back({"no_plan", plan_note});
+    LogDecision(LogLevel::kInfo, "bind", f);
   }
   return Reply{200, protocol::EncodeBindingResult("")};
 }

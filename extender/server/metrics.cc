@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+
 namespace topofit::server {
 
 std::string_view ToString(Verb verb) {
@@ -131,6 +133,21 @@ std::string Metrics::Render(const model::ClusterModel& model) const {
   for (size_t i = 0; i < model::FreeShapes::kSizes.size(); ++i)
     out += fmt::format("topofit_free_nvlink_sets{{size=\"{}\"}} {}\n", model::FreeShapes::kSizes[i],
                        totals.free_shapes.nvlink_sets[i]);
+  // Every GPU of every topology by its state (docs/node-states.md): free, planned, in-use, foreign,
+  // unhealthy, unusable.
+  {
+    constexpr model::GpuState kStates[] = {model::GpuState::kFree,    model::GpuState::kPlanned,
+                                           model::GpuState::kInUse,   model::GpuState::kForeign,
+                                           model::GpuState::kUnhealthy, model::GpuState::kUnusable};
+    int count[std::size(kStates)] = {};
+    for (const auto& n : nodes)
+      for (const auto& g : n.gpus) ++count[static_cast<size_t>(g.state)];
+    out += "# HELP topofit_gpus GPUs of the cluster's topologies by state: free, planned (placed by topofit, not "
+           "observed yet), in-use (observed), foreign (held by pods topofit did not place), unhealthy, unusable.\n"
+           "# TYPE topofit_gpus gauge\n";
+    for (model::GpuState st : kStates)
+      out += fmt::format("topofit_gpus{{state=\"{}\"}} {}\n", model::ToString(st), count[static_cast<size_t>(st)]);
+  }
   out += "# HELP topofit_nodes Nodes in the model.\n# TYPE topofit_nodes gauge\n";
   out += fmt::format("topofit_nodes {}\n", totals.nodes);
   out += "# HELP topofit_pending_pods Pods in the pending-pod cache.\n# TYPE topofit_pending_pods gauge\n";

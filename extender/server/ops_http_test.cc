@@ -91,6 +91,11 @@ TEST_CASE("metrics: Prometheus text with verbs, decisions, free GPUs and free se
   CHECK(m.find("topofit_free_gpus 27") != std::string::npos);
   CHECK(m.find("topofit_node_free_nvlink_sets{node=\"dgx-v100-2\",size=\"4\"} 2") != std::string::npos);
   CHECK(m.find("topofit_free_nvlink_sets{size=\"8\"}") != std::string::npos);
+  // GPUs by state: the demo's annotated pods are planned, its unannotated notebook foreign.
+  CHECK(m.find("topofit_gpus{state=\"free\"} 27") != std::string::npos);
+  CHECK(m.find("topofit_gpus{state=\"planned\"} 8") != std::string::npos);
+  CHECK(m.find("topofit_gpus{state=\"foreign\"} 1") != std::string::npos);
+  CHECK(m.find("topofit_gpus{state=\"in-use\"} 0") != std::string::npos);
 }
 
 TEST_CASE("metrics: API watch state and each node's topology source") {

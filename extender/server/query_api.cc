@@ -22,9 +22,24 @@ json Shapes(const model::FreeShapes& s) {
 }
 
 json PodJson(const model::PodGpuInfo& p) {
+  json containers = json::object();
+  for (const auto& [name, gpus] : p.containers) containers[name] = gpus.Indices();
   return {{"uid", p.uid},       {"pod", p.pod},       {"node", p.node},
           {"gpus", p.gpus.Indices()}, {"count", p.count}, {"kind", std::string(model::ToString(p.kind))},
-          {"unknownIdentity", p.unknown_identity}, {"conflict", p.conflict}, {"priority", p.priority}};
+          {"unknownIdentity", p.unknown_identity}, {"conflict", p.conflict}, {"priority", p.priority},
+          {"state", std::string(model::ToString(p.state))}, {"observed", p.observed},
+          {"terminating", p.terminating}, {"containers", containers}};
+}
+
+// Per GPU: {index, uuid, pciBusId, state, pod, uid, container, terminating, guessed}.
+json GpuStatesJson(const model::NodeInfo& n) {
+  json out = json::array();
+  for (const auto& g : n.gpus) {
+    out.push_back({{"index", g.index}, {"uuid", g.uuid}, {"pciBusId", g.pci_bus_id},
+                   {"state", std::string(model::ToString(g.state))}, {"pod", g.pod}, {"uid", g.uid},
+                   {"container", g.container}, {"terminating", g.terminating}, {"guessed", g.guessed}});
+  }
+  return out;
 }
 
 json NodeSummary(const model::NodeInfo& n) {
@@ -64,6 +79,8 @@ json NodeDetail(const model::NodeInfo& n) {
   json pods = json::array();
   for (const auto& p : n.pods) pods.push_back(PodJson(p));
   out["pods"] = pods;
+  out["gpuStates"] = GpuStatesJson(n);
+  out["observed"] = n.observed;
   if (n.topology) {
     const Topology& t = *n.topology;
     json links = json::array(), bw = json::array();
@@ -160,8 +177,14 @@ Reply QueryApi::Explain(std::string_view body, std::string_view nodes) const {
     json parts = json::array();
     for (const auto& p : n.parts)
       parts.push_back({{"plugin", std::string(p.plugin)}, {"value", p.value}, {"weight", p.weight}});
+    // Why GPUs are not free: each GPU's state (free, planned, in-use, foreign, unhealthy, unusable).
+    json states = json::array();
+    if (auto info = pipeline_->model().Node(n.node)) {
+      for (const auto& g : info->gpus) states.push_back(std::string(model::ToString(g.state)));
+    }
     items.push_back({{"node", n.node},
                      {"result", std::string(model::ToString(n.code))},
+                     {"gpuStates", states},
                      {"reason", n.reason},
                      {"freeGpus", n.free.Indices()},
                      {"set", n.set ? json(n.set->Indices()) : json(nullptr)},

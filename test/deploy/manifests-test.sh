@@ -31,7 +31,8 @@ done
 base=$work/manifests.yaml
 count() { grep -cE -- "$1" "$base" || true; }
 for kind in Namespace ServiceAccount ClusterRole ClusterRoleBinding Role RoleBinding ConfigMap \
-            Deployment DaemonSet PodDisruptionBudget Service; do
+            Deployment DaemonSet PodDisruptionBudget Service ValidatingAdmissionPolicy \
+            ValidatingAdmissionPolicyBinding; do
   [ "$(count "^kind: $kind\$")" -ge 1 ] || fail "no $kind in the rendered base"
 done
 grep -qw secrets "$base" && fail "RBAC names secrets"

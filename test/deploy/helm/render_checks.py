@@ -91,12 +91,16 @@ def primary(primary_path, base_path):
     ns = "topofit-system"
     want = {("Namespace", "", ns), ("ServiceAccount", ns, "topofit-scheduler"),
             ("ClusterRole", "", "topofit-extender"), ("ClusterRoleBinding", "", "topofit-extender"),
-            ("Deployment", ns, "topofit-extender"), ("Service", ns, "topofit-metrics")}
+            ("Deployment", ns, "topofit-extender"), ("Service", ns, "topofit-metrics"),
+            ("ValidatingAdmissionPolicy", "", "topofit-gpu-annotations"),
+            ("ValidatingAdmissionPolicyBinding", "", "topofit-gpu-annotations")}
     require(set(got) == want, f"primary mode renders {sorted(fmt(k) for k in got)}, "
                               f"want exactly {sorted(fmt(k) for k in want)}")
     # What it shares with the base is the base's, unchanged: the identity and topofit's own RBAC.
     for key in [("Namespace", "", ns), ("ServiceAccount", ns, "topofit-scheduler"),
-                ("ClusterRole", "", "topofit-extender"), ("ClusterRoleBinding", "", "topofit-extender")]:
+                ("ClusterRole", "", "topofit-extender"), ("ClusterRoleBinding", "", "topofit-extender"),
+                ("ValidatingAdmissionPolicy", "", "topofit-gpu-annotations"),
+                ("ValidatingAdmissionPolicyBinding", "", "topofit-gpu-annotations")]:
         require(got[key] == base[key], f"{fmt(key)} differs from the base:\n{diff(base[key], got[key], 'base', 'primary')}")
     dep = got[("Deployment", ns, "topofit-extender")]
     pod = dep["spec"]["template"]["spec"]
@@ -161,8 +165,12 @@ def namespace(render_path, ns):
     got = load(render_path)
     require(("Namespace", "", ns) in got, f"no Namespace {ns}")
     for (kind, obj_ns, name), obj in got.items():
-        if kind in ("Namespace", "ClusterRole", "ClusterRoleBinding"):
+        if kind in ("Namespace", "ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicyBinding"):
             pass
+        elif kind == "ValidatingAdmissionPolicy":
+            users = [v["expression"] for v in obj["spec"]["variables"] if v["name"] in ("extender", "node")]
+            require(len(users) == 2 and all(f"system:serviceaccount:{ns}:" in u for u in users),
+                    f"{fmt((kind, obj_ns, name))} names service accounts outside {ns}: {users}")
         elif (kind, name) == ("RoleBinding", "topofit-scheduler-auth-reader"):
             require(obj_ns == "kube-system", "the authentication reader binding must stay in kube-system")
         else:
