@@ -345,9 +345,18 @@ std::string MissingNicRowsWarning(const Header& h, int rows, int lineno) {
       lineno, h.devices[rows], h.devices[n - 1], ends);
 }
 
+Result<TopoMatrix> ParseClean(std::string_view text);
+
 }  // namespace
 
 Result<TopoMatrix> ParseTopoMatrix(std::string_view text) {
+  if (text.find('\x1b') == std::string_view::npos) return ParseClean(text);
+  return ParseClean(StripTerminalEscapes(text));  // Line and column numbers are those of the text without them.
+}
+
+namespace {
+
+Result<TopoMatrix> ParseClean(std::string_view text) {
   std::vector<std::string_view> lines = SplitLines(text);
   size_t i = 0;
   while (i < lines.size() && IsBlank(lines[i])) ++i;
@@ -411,5 +420,7 @@ Result<TopoMatrix> ParseTopoMatrix(std::string_view text) {
   if (Status s = ParseTrailer(lines, i + 1 + rows, rows, h, &m); !s) return Error{s.error()};
   return m;
 }
+
+}  // namespace
 
 }  // namespace topofit

@@ -15,7 +15,8 @@
 // missing. Anything else truncated (a GPU row missing, a row with fewer cells than the header has
 // columns), asymmetric or otherwise malformed (a cell that is not a link class, a value that is not a
 // list) is refused with an Error whose message starts "line L, column C: " and says what was
-// expected. Never throws.
+// expected. Terminal control sequences (the ESC[4m ... ESC[0m that nvidia-smi puts around the header
+// row) are removed first; line and column numbers are those of the text without them. Never throws.
 
 #include <string_view>
 

@@ -58,6 +58,20 @@ TEST_CASE("K40m with mlx4_0, an older driver: SOC cells read as SYS, the SOC leg
   CHECK(t->bandwidth_gbps(0, 1) > t->bandwidth_gbps(0, 2));
 }
 
+TEST_CASE("H100 cloud VM, driver 580: the header row wrapped in terminal underline escapes is read") {
+  const std::string text = ReadRepoTopoFixture("h100-1gpu-underlined-header.txt");
+  REQUIRE(text.find("\x1b[4mGPU0") != std::string::npos);  // The escapes are in the file as captured.
+  TopoMatrix m = ParseOk(text);
+  REQUIRE(m.gpu_count() == 1);
+  CHECK(m.nic_count() == 0);
+  CHECK(Cell(m.gpu_links, 0, 0) == "X");
+  CHECK(m.cpu_affinity[0] == "0-15");
+  CHECK(m.numa_affinity[0] == 0);
+  CHECK(m.warnings.empty());
+  // An escape elsewhere is stripped the same way; errors count columns without the escapes.
+  CHECK(ParseError("\x1b[1m        GPU1\x1b[0m    GPU0\n").find("line 1, column 9: ") == 0);
+}
+
 TEST_CASE("DGX-1 P100 as published: the header lost its separators, refused at line 1") {
   const std::string text = ReadRepoTopoFixture("dgx1-p100-soc-header-tabs-lost.txt");
   CHECK(ParseError(text) ==

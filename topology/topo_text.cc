@@ -72,4 +72,19 @@ bool ParseIdList(std::string_view text, int limit, std::vector<std::pair<int, in
   return true;
 }
 
+std::string StripTerminalEscapes(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\x1b' && i + 1 < text.size() && text[i + 1] == '[') {
+      size_t j = i + 2;
+      while (j < text.size() && !(text[j] >= '@' && text[j] <= '~')) ++j;
+      i = j;  // The final byte (or the end).
+      continue;
+    }
+    out += text[i];
+  }
+  return out;
+}
+
 }  // namespace topofit

@@ -7,6 +7,7 @@
 //   SplitOnWhitespace: fields are runs of non-blank characters (spaces and tabs both separate).
 //   SplitOnTabs:       every tab separates, empty fields are kept, each field is trimmed of spaces.
 
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -23,6 +24,11 @@ std::vector<TextField> SplitOnWhitespace(std::string_view line);
 std::vector<TextField> SplitOnTabs(std::string_view line);
 
 bool IsBlank(std::string_view line);
+
+// `text` without terminal control sequences (CSI: ESC '[', parameter and intermediate bytes, one final
+// byte @..~). nvidia-smi underlines the matrix's header row with ESC[4m ... ESC[0m, even when its output
+// is not a terminal (driver 580.159.04). A lone ESC not followed by '[' is kept.
+std::string StripTerminalEscapes(std::string_view text);
 
 // Display column of byte offset `offset` in `line` (tab stops every 8).
 int VisualColumn(std::string_view line, size_t offset);

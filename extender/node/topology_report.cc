@@ -9,6 +9,7 @@
 
 #include "base/strings.h"
 #include "topology/topo_parser.h"
+#include "topology/topo_text.h"
 
 namespace topofit::node {
 namespace {
@@ -57,24 +58,6 @@ Result<GpuIds> ParseUuidCsv(std::string_view csv, int gpu_count) {
     return Error{fmt::format("gpu query lists {} GPUs but the topology matrix has {}", rows, gpu_count)};
   }
   return GpuIds{std::move(uuids), std::move(pci)};
-}
-
-// nvidia-smi underlines the matrix's header row with terminal escapes (ESC [ 4 m ... ESC [ 0 m), even
-// when its output is not a terminal (seen with driver 580.159.04: testdata/h100-1gpu-topo-m.txt).
-// Removes every CSI sequence: ESC '[', parameter and intermediate bytes, one final byte @..~.
-std::string StripTerminalEscapes(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\x1b' && i + 1 < text.size() && text[i + 1] == '[') {
-      size_t j = i + 2;
-      while (j < text.size() && !(text[j] >= '@' && text[j] <= '~')) ++j;
-      i = j;  // The final byte (or the end).
-      continue;
-    }
-    out += text[i];
-  }
-  return out;
 }
 
 }  // namespace

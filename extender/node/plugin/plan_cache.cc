@@ -36,18 +36,27 @@ void PodCache::Set(std::vector<NodePod> pods) {
   Publish();
 }
 
-void PodCache::Replace(std::vector<nlohmann::json>& items) {
+void PodCache::BeginList() {
   std::lock_guard lock(mu_);
-  by_uid_.clear();
-  for (const auto& item : items) {
-    auto p = DecodeNodePod(item, resource_);
-    if (!p) {
-      Log(LogLevel::kWarn, "pod skipped", {{"error", p.error()}});
-      continue;
-    }
-    Note(*p);
-    by_uid_[p->uid] = std::move(*p);
+  listing_.clear();
+}
+
+void PodCache::ListItem(std::string_view json) {
+  auto item = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  auto p = DecodeNodePod(item, resource_);
+  if (!p) {
+    Log(LogLevel::kWarn, "pod skipped", {{"error", p.error()}});
+    return;
   }
+  std::lock_guard lock(mu_);
+  Note(*p);
+  listing_[p->uid] = std::move(*p);
+}
+
+void PodCache::EndList() {
+  std::lock_guard lock(mu_);
+  by_uid_ = std::move(listing_);
+  listing_.clear();
   Publish();
 }
 

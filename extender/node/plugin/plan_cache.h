@@ -27,7 +27,11 @@ class PodCache : public apiclient::ReflectorStore {
   std::shared_ptr<const std::vector<NodePod>> Snapshot() const;
   void Set(std::vector<NodePod> pods);  // Replaces all (tests, the file source).
 
-  void Replace(std::vector<nlohmann::json>& items) override;
+  // A list's pods are gathered and replace the cache at EndList (a list that fails part way and
+  // begins again drops what it had gathered).
+  void BeginList() override;
+  void ListItem(std::string_view json) override;
+  void EndList() override;
   void Upsert(const nlohmann::json& object) override;
   void Remove(const nlohmann::json& object) override;
 
@@ -41,6 +45,7 @@ class PodCache : public apiclient::ReflectorStore {
   std::string resource_;
   mutable std::mutex mu_;
   std::map<std::string, NodePod> by_uid_;
+  std::map<std::string, NodePod> listing_;  // The list in progress.
   std::shared_ptr<const std::vector<NodePod>> snapshot_ = std::make_shared<std::vector<NodePod>>();
   std::set<std::string> logged_errors_;
   std::string file_stamp_;

@@ -24,7 +24,7 @@ PodResourcesClient::~PodResourcesClient() = default;
 KubeletView PodResourcesClient::View(const std::string& namespace_, const std::string& name,
                                      const std::string& container, std::chrono::milliseconds timeout) const {
   if (!impl_->stub) return KubeletView::kUnknown;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = std::chrono::system_clock::now() + timeout;  // gRPC deadlines are system_clock
   v1::GetPodResourcesRequest req;
   req.set_pod_name(name);
   req.set_pod_namespace(namespace_);
@@ -38,7 +38,7 @@ KubeletView PodResourcesClient::View(const std::string& namespace_, const std::s
     resp.Clear();
     st = impl_->stub->Get(&ctx, req, &resp);
     if (st.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) break;
-    if (std::chrono::steady_clock::now() + pause >= deadline) return KubeletView::kUnknown;
+    if (std::chrono::system_clock::now() + pause >= deadline) return KubeletView::kUnknown;
     std::this_thread::sleep_for(pause);
   }
   if (!st.ok()) {
