@@ -65,12 +65,6 @@ func uuidsOf(node string, ids []int) []string {
 	return out
 }
 
-func sorted(s []string) []string {
-	out := append([]string(nil), s...)
-	sort.Strings(out)
-	return out
-}
-
 func planOf(t *testing.T, c *harness.Cluster, name string) (*gpuAssignment, bool) {
 	t.Helper()
 	p, err := c.GetPod(context.Background(), name)
