@@ -23,11 +23,12 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/status.h"
+#include "extender/k8s/gpu_plan.h"
 
 namespace topofit::node {
 
-inline constexpr const char* kGpuPlanAnnotation = "topofit.io/gpu-plan";
-inline constexpr const char* kGpuActualAnnotation = "topofit.io/gpu-actual";
+using k8s::kGpuActualAnnotation;  // The annotation names are defined once, in extender/k8s/gpu_plan.h.
+using k8s::kGpuPlanAnnotation;
 
 using DeviceList = std::vector<std::string>;
 

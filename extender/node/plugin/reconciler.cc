@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include <nlohmann/json.hpp>
 
 #include "extender/node/plugin/matcher.h"
 
@@ -67,11 +66,7 @@ bool NeedsPublish(const ActualReport& report) {
 }
 
 std::string EncodeGpuHealth(const std::vector<std::string>& unhealthy, int64_t unix_seconds) {
-  nlohmann::ordered_json j;
-  j["v"] = 1;
-  j["unhealthy"] = Sorted(unhealthy);
-  j["t"] = unix_seconds;
-  return j.dump();
+  return k8s::EncodeGpuHealth({Sorted(unhealthy), unix_seconds});
 }
 
 }  // namespace topofit::node

@@ -25,7 +25,7 @@
 
 namespace topofit::node {
 
-inline constexpr const char* kGpuHealthAnnotation = "topofit.io/gpu-health";  // node
+using k8s::kGpuHealthAnnotation;  // node
 inline constexpr const char* kReasonMismatch = "TopofitGpuSetMismatch";
 
 struct ActualReport {
@@ -39,7 +39,7 @@ std::vector<ActualReport> ComputeActuals(std::string_view node, const std::vecto
                                          const std::vector<PodDevices>& truth, int64_t unix_seconds);
 bool NeedsPublish(const ActualReport& report);
 
-// {"v":1,"unhealthy":["GPU-..."],"t":<unix seconds>}
+// k8s::EncodeGpuHealth of `unhealthy` sorted: {"v":1,"unhealthy":["GPU-..."],"t":<unix seconds>}
 std::string EncodeGpuHealth(const std::vector<std::string>& unhealthy, int64_t unix_seconds);
 
 // Where the reconciler's results go: the API server in production (KubeActualPublisher), a
