@@ -47,12 +47,23 @@ KubeletView PodResourcesClient::View(const std::string& namespace_, const std::s
     }
     return KubeletView::kUnknown;
   }
-  for (const auto& c : resp.pod_resources().containers()) {
-    if (c.name() != container) continue;
+  auto holds = [&](const auto& c) {
     for (const auto& d : c.devices()) {
-      if (d.resource_name() == impl_->resource && d.device_ids_size() > 0) return KubeletView::kHasDevices;
+      if (d.resource_name() == impl_->resource && d.device_ids_size() > 0) return true;
     }
+    return false;
+  };
+  bool listed = false, pod_holds = false;
+  for (const auto& c : resp.pod_resources().containers()) {
+    if (c.name() == container) {
+      listed = true;
+      if (holds(c)) return KubeletView::kHasDevices;
+    }
+    pod_holds = pod_holds || holds(c);
   }
+  // Kubelet never reports a regular init container; it admits one before the pod's app containers,
+  // so it is past admission once any of them holds devices.
+  if (!listed && pod_holds) return KubeletView::kHasDevices;
   return KubeletView::kAdmitting;
 }
 
