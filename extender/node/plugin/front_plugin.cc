@@ -105,7 +105,11 @@ DeviceList FrontPlugin::Preferred(const v1beta1::ContainerPreferredAllocationReq
   ViewFn view = [&](const NodePod& pod, const std::string& container) {
     auto remaining = left();
     if (remaining.count() <= 0) return KubeletView::kUnknown;
-    return kubelet_.View(pod.namespace_, pod.name, container, std::min(options_.get_timeout, remaining));
+    bool regular_init = false;
+    for (const auto& c : pod.containers) {
+      if (c.name == container) regular_init = c.init && !c.restartable;
+    }
+    return kubelet_.View(pod.namespace_, pod.name, container, std::min(options_.get_timeout, remaining), regular_init);
   };
   BackendFn ask_backend = [&](const PreferredRequest& b) -> std::optional<DeviceList> {
     if (!backend_.options().get_preferred_allocation_available() || left().count() <= 0) return std::nullopt;

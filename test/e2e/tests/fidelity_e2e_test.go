@@ -513,19 +513,21 @@ func (e *e2eRun) bursts() {
 			}
 			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 				missing := 0
-				got := map[string]bool{}
+				got := map[string]nodesim.Admission{}
 				for _, a := range e.admissions(n) {
-					got[a.Namespace+"/"+a.Name] = true
-					if want[a.Namespace+"/"+a.Name] && !a.Admit {
-						t.Errorf("round %d: %s/%s rejected on %s: %s: %s", round, a.Namespace, a.Name, n.name, a.Reason, a.Message)
-					}
+					got[a.Namespace+"/"+a.Name] = a
 				}
 				for k := range want {
-					if !got[k] {
+					if _, ok := got[k]; !ok {
 						missing++
 					}
 				}
 				if missing == 0 {
+					for k := range want {
+						if a := got[k]; !a.Admit {
+							t.Errorf("round %d: %s rejected on %s: %s: %s", round, k, n.name, a.Reason, a.Message)
+						}
+					}
 					break
 				}
 				if time.Now().After(deadline) {
@@ -680,6 +682,7 @@ func (e *e2eRun) deviations() {
 	var foreign, unhealthy, healthy, moved []time.Duration
 	for rep := 0; rep < e2eReps; rep++ {
 		n := e.nodes[rep%len(e.nodes)]
+		e.randomPhase()
 		// (a) A foreign pod: bound by spec.nodeName, no plan; kubelet admits it at once.
 		name := e.newPodName("foreign-")
 		e.foreign[ns+"/"+name] = true
@@ -715,10 +718,12 @@ func (e *e2eRun) deviations() {
 				}
 			}
 		}
+		e.randomPhase()
 		at := e.setHealth(n, gpu, false)
 		lag = e.follow(n, e.truth(n, false), at, "GPU "+gpu+" unhealthy")
 		unhealthy = append(unhealthy, lag)
 		t.Logf("(b) %s: %s unhealthy (held: %v); model equal after %v", n.name, gpu, rep%2 == 1, lag.Round(time.Millisecond))
+		e.randomPhase()
 		at = e.setHealth(n, gpu, true)
 		lag = e.follow(n, e.truth(n, false), at, "GPU "+gpu+" healthy again")
 		healthy = append(healthy, lag)
@@ -739,6 +744,7 @@ func (e *e2eRun) deviations() {
 		lost := planned[0]
 		e.setHealth(n, lost, false)
 		e.settle("planned GPU unhealthy")
+		e.randomPhase()
 		if err := n.call("POST", "/pause?on=0", nil); err != nil {
 			t.Fatal(err)
 		}
@@ -780,6 +786,13 @@ func (e *e2eRun) deviations() {
 	report("(b) GPU unhealthy -> model", unhealthy)
 	report("(b) GPU healthy again -> model", healthy)
 	report("(c) pod admitted off its plan -> model", moved)
+}
+
+// randomPhase waits 0-2 s (uniform, from the seeded generator) before a deviation: the deviations
+// then fall at random points of topofit node's 2 s reconcile cycle instead of just after the
+// reconcile the previous step waited for.
+func (e *e2eRun) randomPhase() {
+	time.Sleep(time.Duration(e.rng.Int63n(int64(2 * time.Second))))
 }
 
 func roundAll(d []time.Duration) []time.Duration {
