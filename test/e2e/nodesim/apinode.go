@@ -149,8 +149,8 @@ func (n *APINode) admitLoop(ctx context.Context) {
 		if len(batch) == 0 {
 			continue
 		}
-		// HandlePodAdditions admits one pod after another; each pod's time is when its own
-		// admission was over, so one delivery is timed pod by pod.
+		// HandlePodAdditions of the whole delivery is this loop: sorted by creation time, then one
+		// pod after another. Each pod goes alone so that its own admission is timed.
 		sort.Sort(podsByCreation(batch))
 		for _, p := range batch {
 			r := n.k.HandlePodAdditions([]*v1.Pod{p})[0]
