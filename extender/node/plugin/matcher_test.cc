@@ -140,6 +140,11 @@ TEST_CASE("matcher: a running pod's init container is no candidate once kubelet'
   CHECK(r.candidates == 1);
   CHECK(r.decision.pod_uid == "uq");
   CHECK(Sorted(r.reply) == Gpus({4, 5}));
+  // Without q in the cache, the request is nobody's here: p's init container does not take it.
+  w.pods.pop_back();
+  auto r2 = w.Ask(Gpus({2, 3, 4, 5, 6, 7}), 2);
+  CHECK(r2.candidates == 0);
+  CHECK(r2.decision.kind == Decision::Kind::kUnplanned);
 }
 
 TEST_CASE("matcher: must_include outside every plan: no exact match, the backend fills around it") {
