@@ -57,8 +57,8 @@ type Admission struct {
 }
 
 type statusUpdate struct {
-	pod   *v1.Pod
-	phase v1.PodPhase
+	pod             *v1.Pod
+	phase           v1.PodPhase
 	reason, message string
 }
 
