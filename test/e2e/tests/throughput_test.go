@@ -65,7 +65,9 @@ func throughputConfigs() map[string]throughputConfig {
 	noExtender := func(cfg map[string]any) { delete(cfg, "extenders") }
 	withPrioritize := func(cfg map[string]any) {
 		for _, e := range cfg["extenders"].([]any) {
-			e.(map[string]any)["prioritizeVerb"] = "prioritize"
+			if m := e.(map[string]any); m["filterVerb"] != nil { // the GPU entry, not the one for pods without GPUs
+				m["prioritizeVerb"] = "prioritize"
+			}
 		}
 	}
 	adaptive := func(cfg map[string]any) { delete(cfg, "percentageOfNodesToScore") }
