@@ -42,7 +42,8 @@ std::map<std::string, int> ScoresOf(const std::string& body) {
 }
 
 // Two empty 8-GPU nodes: "small" has 64 cores, "big" 128 (memory in proportion, so kube-scheduler's
-// MostAllocated would put a CPU pod on small). The workload seen: 8-GPU pods that need 60 cores.
+// MostAllocated would put a CPU pod on small), and "cpu-node" without GPUs. The workload seen: 8-GPU
+// pods that need 60 cores.
 struct HandMade {
   std::unique_ptr<ExtenderApp> app;
   std::unique_ptr<httplib::Client> client;
@@ -56,7 +57,8 @@ struct HandMade {
     REQUIRE(created);
     app = std::move(*created);
     k8s::Snapshot snap;
-    for (const auto& n : {NodeJson("small", 64, 256), NodeJson("big", 128, 512)}) {
+    const std::string cpu_node = R"({"metadata":{"name":"cpu-node"},"status":{"allocatable":{"cpu":"32","memory":"128Gi"}}})";
+    for (const auto& n : {NodeJson("small", 64, 256), NodeJson("big", 128, 512), cpu_node}) {
       auto node = k8s::DecodeNode(n);
       REQUIRE(node);
       snap.nodes.push_back(std::move(*node));
@@ -87,15 +89,13 @@ TEST_CASE("prioritize-pods-without-gpus: a CPU-only pod goes where it leaves the
   }
   REQUIRE(srv.app->pipeline().workload().Snapshot()->observed == 3);
 
-  // 8 cores on small leave 56 < 60: its 8 free GPUs are lost to the 8-GPU pods. On big 120 remain.
+  // 8 cores on small leave 56 < 60: its 8 free GPUs are lost to the 8-GPU pods. On big 120 remain;
+  // a node without GPUs loses none.
   const std::string cpu_pod = Args(PodJson("cpu", 0, 8, 32), kNames);
-  auto res = srv.Post(kVerb, cpu_pod);
+  auto res = srv.Post(kVerb, Args(PodJson("cpu", 0, 8, 32), R"(["small","big","cpu-node"])"));
   REQUIRE(res);
   CHECK(res->status == 200);
-  auto scores = ScoresOf(res->body);
-  CHECK(scores.size() == 2);
-  CHECK(scores["big"] == 10);
-  CHECK(scores["small"] == 0);
+  CHECK(ScoresOf(res->body) == std::map<std::string, int>{{"big", 10}, {"cpu-node", 10}, {"small", 0}});
   CHECK(res->body.find(".0") == std::string::npos);
   // Pods without GPUs are not part of the workload estimate, and nothing is held for them.
   CHECK(srv.app->pipeline().workload().Snapshot()->observed == 3);
@@ -108,7 +108,7 @@ TEST_CASE("prioritize-pods-without-gpus: a CPU-only pod goes where it leaves the
 
   const std::string metrics = srv.client->Get("/metrics")->body;
   CHECK(metrics.find(R"(topofit_requests_total{verb="prioritize-pods-without-gpus"} 1)") != std::string::npos);
-  CHECK(metrics.find(R"(topofit_decisions_total{verb="prioritize-pods-without-gpus",outcome="scored"} 2)") !=
+  CHECK(metrics.find(R"(topofit_decisions_total{verb="prioritize-pods-without-gpus",outcome="scored"} 3)") !=
         std::string::npos);
 }
 
