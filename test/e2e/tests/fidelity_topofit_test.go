@@ -15,6 +15,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"topofit.dev/e2e/harness"
 	"topofit.dev/e2e/nodesim"
@@ -36,6 +37,11 @@ import (
 // registers to topofit node again), then a restart of topofit node.
 // Asserts: every container gets exactly its planned set (kubelet's IDs, the container's env, PodResources
 // List), no GPU is held by two containers, and every pod is admitted after each restart.
+// Restart windows (TestFidelityTopofitNode only): a pod asking one GPU, without a plan, is admitted
+// alone inside each window, and kubelet's verdict must be the one docs/node.md ("Restart windows")
+// states: right after the kubelet restart, rejected with UnexpectedAdmissionError "no healthy devices
+// present" unless topofit node is back already; while the backend is down (2 s, a new process after),
+// admitted once it is back; while topofit node is stopped, rejected the same way.
 // Skipped while $TOPOFIT_BINARY is unset or `topofit node --help` lacks the flags used here.
 
 const planAnnotation = "topofit.io/gpu-plan"
@@ -87,7 +93,7 @@ func TestFidelityTopofitNode(t *testing.T) {
 	if !nodesim.Hermetic(t) {
 		return
 	}
-	st := runFidelityBursts(t, bin, burstOptions{strict: true})
+	st := runFidelityBursts(t, bin, burstOptions{strict: true, windows: true})
 	if st.exact != st.containers {
 		t.Errorf("%d of %d containers did not get their plan", st.containers-st.exact, st.containers)
 	}
@@ -173,6 +179,7 @@ type burstOptions struct {
 	strict  bool     // a container off its plan is an error (else logged and counted)
 	foreign bool     // add the foreign pods
 	api     bool     // plans through a real kube-apiserver (--kubeconfig) instead of --pods-file
+	windows bool     // admit a probe pod inside each restart window and check kubelet's verdict
 }
 
 // runFidelityBursts runs the bursts against the topofit node binary bin and counts.
@@ -264,6 +271,9 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 			if err := k.Restart(ctx); err != nil {
 				t.Fatal(err)
 			}
+			if o.windows {
+				probeWindow(t, k, "window-kubelet", node, start, false)
+			}
 			if err := k.WaitForDevices(ctx, nodesim.GPUResource, gpus); err != nil {
 				t.Fatalf("after a kubelet restart: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
 			}
@@ -280,6 +290,33 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 				t.Fatalf("after a backend restart: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
 			}
 			t.Logf("backend restart (re-registered to topofit node): %d healthy GPUs from %v on", gpus, since.Sub(start).Round(time.Millisecond))
+			if o.windows {
+				// The backend as a process that exits and comes back 2 s later; a pod admitted meanwhile
+				// waits in Allocate for it (topofit keeps the GPUs healthy for 10 s without it).
+				const outage = 2 * time.Second
+				down := time.Now()
+				if err := backend.Down(ctx); err != nil {
+					t.Fatal(err)
+				}
+				probed := make(chan nodesim.AdmitResult, 1)
+				go func() {
+					time.Sleep(100 * time.Millisecond)
+					probed <- probeAdmission(k, "window-backend", node)
+				}()
+				time.Sleep(outage)
+				if err := backend.Up(ctx); err != nil {
+					t.Fatal(err)
+				}
+				r := <-probed
+				if !r.Admit {
+					t.Errorf("a pod admitted while the backend was down was rejected: %s: %s", r.Reason, r.Message)
+				}
+				t.Logf("backend down %v: a pod admitted 100ms into it was admitted=%v after %v (from the backend's exit)",
+					outage, r.Admit, time.Since(down).Round(time.Millisecond))
+				if _, err := k.WaitForStableDevices(ctx, nodesim.GPUResource, gpus, time.Second); err != nil {
+					t.Fatalf("after the backend came back: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
+				}
+			}
 		case nodeRestartAt:
 			start := time.Now()
 			if err := topofit.Stop(5 * time.Second); err != nil {
@@ -287,6 +324,9 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 			}
 			if err := k.WaitForDevices(ctx, nodesim.GPUResource, 0); err != nil {
 				t.Fatalf("kubelet did not mark the GPUs unhealthy when topofit node stopped: %v", err)
+			}
+			if o.windows {
+				probeWindow(t, k, "window-topofit-node", node, start, true)
 			}
 			if err := topofit.Start(); err != nil {
 				t.Fatal(err)
@@ -444,6 +484,38 @@ func planned(batch []*plannedPod, name string) *plannedPod {
 		}
 	}
 	panic("unknown pod " + name)
+}
+
+// probeAdmission admits one pod asking one GPU, with no plan, alone, and says what kubelet did; an
+// admitted one is terminated at once (its GPU frees at the next allocation or List).
+func probeAdmission(k *nodesim.Kubelet, name, node string) nodesim.AdmitResult {
+	pod := nodesim.Pod(name, node, types.UID("uid-"+name), time.Now(), nodesim.Container{Name: "c", GPUs: 1})
+	r := k.HandlePodAdditions([]*corev1.Pod{pod})[0]
+	if r.Admit {
+		k.Terminate(pod.UID)
+	}
+	return r
+}
+
+// probeWindow admits a probe pod inside a restart window opened at start. Kubelet has no healthy
+// nvidia.com/gpu device then (docs/node.md, "Restart windows"), so the pod is rejected with
+// UnexpectedAdmissionError "no healthy devices present"; unless closed (the window is known open),
+// an admission means the window had closed already, and is reported as such.
+func probeWindow(t *testing.T, k *nodesim.Kubelet, name, node string, start time.Time, open bool) {
+	t.Helper()
+	r := probeAdmission(k, name, node)
+	at := time.Since(start).Round(time.Millisecond)
+	const want = "no healthy devices present; cannot allocate unhealthy devices " + nodesim.GPUResource
+	switch {
+	case !r.Admit && (r.Reason != "UnexpectedAdmissionError" || !strings.Contains(r.Message, want)):
+		t.Errorf("%s: rejected %v into the window with %s: %q, want UnexpectedAdmissionError with %q", name, at, r.Reason, r.Message, want)
+	case r.Admit && open:
+		t.Errorf("%s: admitted %v into the window, while kubelet had no healthy GPU", name, at)
+	case r.Admit:
+		t.Logf("%s: admitted %v after the restart: the window had closed already", name, at)
+	default:
+		t.Logf("%s: rejected %v into the window: %s: %s", name, at, r.Reason, r.Message)
+	}
 }
 
 // waitForSocket waits up to 30 s for p to create path; it fails at once when p exits.
