@@ -193,7 +193,9 @@ struct NodeService::Impl {
       Beat(supervisor_beat);
       Tick();
       lock.lock();
-      cv.wait_for(lock, std::chrono::milliseconds(250), [&] { return stopping; });
+      // Not registered (at start, after a kubelet restart): look again in 20 ms, so that topofit
+      // registers to kubelet within that of the backend's device list, which ends the restart window.
+      cv.wait_for(lock, std::chrono::milliseconds(registered ? 250 : 20), [&] { return stopping; });
     }
   }
 

@@ -271,13 +271,15 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 			if err := k.Restart(ctx); err != nil {
 				t.Fatal(err)
 			}
+			started := time.Now() // the new device manager serves: the window is open
 			if o.windows {
 				probeWindow(t, k, "window-kubelet", node, start, false)
 			}
 			if err := k.WaitForDevices(ctx, nodesim.GPUResource, gpus); err != nil {
 				t.Fatalf("after a kubelet restart: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
 			}
-			t.Logf("kubelet restart (sockets wiped): %d healthy GPUs again after %v", gpus, time.Since(start).Round(time.Millisecond))
+			t.Logf("kubelet restart (sockets wiped): %d healthy GPUs again after %v (%v after the new device manager started)",
+				gpus, time.Since(start).Round(time.Millisecond), time.Since(started).Round(time.Millisecond))
 		case backendRestartAt:
 			start := time.Now()
 			if err := backend.Restart(ctx); err != nil {
@@ -325,6 +327,7 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 			if err := k.WaitForDevices(ctx, nodesim.GPUResource, 0); err != nil {
 				t.Fatalf("kubelet did not mark the GPUs unhealthy when topofit node stopped: %v", err)
 			}
+			unhealthy := time.Now() // kubelet has no healthy GPU: the window is open
 			if o.windows {
 				probeWindow(t, k, "window-topofit-node", node, start, true)
 			}
@@ -339,7 +342,8 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 			if err := k.WaitForDevices(ctx, nodesim.GPUResource, gpus); err != nil {
 				t.Fatalf("after a topofit node restart: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
 			}
-			t.Logf("topofit node restart: %d healthy GPUs again after %v", gpus, time.Since(start).Round(time.Millisecond))
+			t.Logf("topofit node restart: %d healthy GPUs again after %v (%v after kubelet marked them unhealthy)",
+				gpus, time.Since(start).Round(time.Millisecond), time.Since(unhealthy).Round(time.Millisecond))
 		}
 		held := map[string]bool{}
 		for _, pp := range all {
