@@ -3,7 +3,7 @@
 // of extender/server/ops_listener.h, wired in extender/cli/node_command.cc), as pure functions of a
 // NodeState snapshot that NodeService::State() takes.
 //   Liveness   200 "ok" while both loops of the process turn: the supervisor (sockets, kubelet
-//              registration; every 250 ms) has ticked within kSupervisorStall and the reconciler
+//              registration; every 50 ms) has ticked within kSupervisorStall and the reconciler
 //              (PodResources List, gpu-actual, Events) has made a step within kReconcilerStall. The
 //              bounds are far above the longest bounded call either makes (kubelet Register 10 s; an
 //              API write 30 s per read or write), so only a hung loop fails it.

@@ -193,9 +193,10 @@ struct NodeService::Impl {
       Beat(supervisor_beat);
       Tick();
       lock.lock();
-      // Not registered (at start, after a kubelet restart): look again in 20 ms, so that topofit
-      // registers to kubelet within that of the backend's device list, which ends the restart window.
-      cv.wait_for(lock, std::chrono::milliseconds(registered ? 250 : 20), [&] { return stopping; });
+      // A kubelet restart opens an admission window that closes when topofit registers again: look
+      // every 50 ms (a few stat calls), and every 20 ms while not registered, so that topofit
+      // registers within that of the backend's device list.
+      cv.wait_for(lock, std::chrono::milliseconds(registered ? 50 : 20), [&] { return stopping; });
     }
   }
 

@@ -1,7 +1,7 @@
 #pragma once
 // NodeService: `topofit node` assembled - the registrar, the backend client, the front plugin, the
 // PodResources client, the pod cache and (when asked) the fake backend - and its supervisor, a
-// thread that every 250 ms (every 20 ms while not registered to kubelet):
+// thread that every 50 ms (every 20 ms while not registered to kubelet):
 //   - re-reads --pods-file when it changed;
 //   - notices kubelet's restart (kubelet.sock re-created; kubelet wipes the device-plugin
 //     directory as it starts) or a wiped socket of ours, and re-creates the registrar and front

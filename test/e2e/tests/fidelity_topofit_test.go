@@ -478,7 +478,7 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 }
 
 // plansSettle is how long the harness leaves topofit node to learn new plans (it polls --pods-file
-// every 250 ms; a pod watch is faster) before kubelet admits the pods.
+// every 50 ms; a pod watch is faster) before kubelet admits the pods.
 const plansSettle = 1500 * time.Millisecond
 
 func planned(batch []*plannedPod, name string) *plannedPod {
