@@ -61,6 +61,7 @@ struct NodeService::Impl {
   void StopFront() {
     if (!front_server) return;
     front.Shutdown();
+    backend.Wake();  // The ListAndWatch streams see the shutdown now, not within their 200 ms wait.
     front_server->Shutdown(After(std::chrono::milliseconds(500)));
     front_server->Wait();
     front_server.reset();
