@@ -101,8 +101,6 @@ std::string RenderNodeMetrics(const NodeState& s) {
                "Calls sent to kubelet's PodResources API by method (each retry of a rate-limited Get counts).");
   out += fmt::format("topofit_node_podresources_calls_total{{method=\"Get\"}} {}\n", pr.get.load());
   out += fmt::format("topofit_node_podresources_calls_total{{method=\"List\"}} {}\n", pr.list.load());
-  out += fmt::format("topofit_node_podresources_calls_total{{method=\"GetAllocatableResources\"}} {}\n",
-                     pr.allocatable.load());
   Counter(out, "topofit_node_podresources_rate_limited_total",
           "PodResources Gets kubelet's rate limit refused (RESOURCE_EXHAUSTED); each is asked again after a pause "
           "while the Get's deadline lasts.",

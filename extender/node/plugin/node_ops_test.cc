@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -282,6 +283,41 @@ TEST_CASE("ops: a GetPreferredAllocation cut by --preferred-timeout counts as ti
   CHECK(rig.Outcome("timeout") == 1);
   CHECK(rig.Outcome("plan") == 0);
   CHECK(rig.Metric("topofit_node_preferred_allocation_duration_seconds_count") == 1);
+}
+
+TEST_CASE("ops: a choice by creation order (kubelet refusing every Get) and a failed backend answer are counted") {
+  Rig rig;
+  rig.StartService();
+  rig.StartBackend();
+  REQUIRE(rig.kubelet->WaitForDevices(10s));
+  // Two pending 1-GPU plans; kubelet's rate limit refuses every Get: the earlier-created is answered.
+  TestPod first{"first", "u-first"};
+  first.created = "2026-11-23T00:00:00Z";
+  first.containers = {{"c", 1, {FakeUuid(0)}}};
+  TestPod second{"second", "u-second"};
+  second.created = "2026-11-23T00:00:05Z";
+  second.containers = {{"c", 1, {FakeUuid(1)}}};
+  NodePod a = testing::Decoded(first), b = testing::Decoded(second);
+  rig.service->pods().Set({a, b});
+  rig.kubelet->RefuseGets(1000000);
+  REQUIRE(rig.kubelet->Admit(a).ok());
+  CHECK(rig.Metric("topofit_node_preferred_allocations_tentative_total") == 1);
+  CHECK(rig.Outcome("plan") == 1);
+  CHECK(rig.Metric("topofit_node_podresources_rate_limited_total") >= 2);
+  rig.kubelet->RefuseGets(0);
+  rig.kubelet->Remove(a.uid);
+  // The backend is gone while a pod no plan fits is admitted: its GetPreferredAllocation fails,
+  // topofit answers alone, and the Allocate waits for the backend to come back.
+  NodePod f = Foreign("f", 2);
+  rig.service->pods().Set({f});
+  rig.backend->Stop();
+  auto admission = std::async(std::launch::async, [&] { return rig.kubelet->Admit(f); });
+  REQUIRE(Eventually([&] { return rig.Metric("topofit_node_backend_preferred_errors_total") == 1; }));
+  rig.StartBackend();
+  Status st = admission.get();
+  CHECK_MESSAGE(st.ok(), st.error());
+  CHECK(rig.Outcome("foreign") == 1);
+  CHECK(rig.Metric("topofit_node_allocate_errors_total") == 0);
 }
 
 TEST_CASE("ops: Allocate errors and failed reconciles are counted") {

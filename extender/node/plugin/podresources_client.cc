@@ -88,7 +88,6 @@ Result<DeviceList> PodResourcesClient::Allocatable(std::chrono::milliseconds tim
   ctx.set_deadline(After(timeout));
   v1::AllocatableResourcesRequest req;
   v1::AllocatableResourcesResponse resp;
-  ++counters_.allocatable;
   grpc::Status st = impl_->stub->GetAllocatableResources(&ctx, req, &resp);
   if (!st.ok()) return Error{"PodResources GetAllocatableResources: " + st.error_message()};
   DeviceList out;

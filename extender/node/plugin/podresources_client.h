@@ -35,7 +35,6 @@ struct PodDevices {
 struct PodResourcesCounters {
   std::atomic<uint64_t> get{0};
   std::atomic<uint64_t> list{0};
-  std::atomic<uint64_t> allocatable{0};
   std::atomic<uint64_t> get_rate_limited{0};  // Gets kubelet's rate limit refused (RESOURCE_EXHAUSTED).
 };
 
