@@ -3,7 +3,9 @@ package tests
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,7 +43,9 @@ import (
 // alone inside each window, and kubelet's verdict must be the one docs/node.md ("Restart windows")
 // states: right after the kubelet restart, rejected with UnexpectedAdmissionError "no healthy devices
 // present" unless topofit node is back already; while the backend is down (2 s, a new process after),
-// admitted once it is back; while topofit node is stopped, rejected the same way.
+// admitted once it is back; while topofit node is stopped, rejected the same way. Its /readyz
+// (--ops-listen) is ready once registered, not ready (backend_connected) while the backend is down,
+// and ready again after each restart.
 // Skipped while $TOPOFIT_BINARY is unset or `topofit node --help` lacks the flags used here.
 
 const planAnnotation = "topofit.io/gpu-plan"
@@ -229,6 +233,9 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 		Args: []string{"node", "--node-name", node, "--device-plugin-dir", nodesim.DevicePluginDir,
 			"--registrar-socket", filepath.Base(registrar), "--pod-resources-socket", nodesim.PodResourcesSocket}}
 	topofit.Args = append(append(topofit.Args, plans.args()...), o.extra...)
+	if o.windows {
+		topofit.Args = append(topofit.Args, "--ops-listen", "127.0.0.1:0")
+	}
 	if err := topofit.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -256,6 +263,9 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 		t.Fatal(err)
 	}
 	defer pr.Close()
+	if o.windows {
+		waitReadyz(t, topofit.LogPath, true, "", "registered to the device manager")
+	}
 
 	seed := time.Now().UnixNano()
 	if s := os.Getenv("TOPOFIT_FIDELITY_SEED"); s != "" {
@@ -284,6 +294,9 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 			}
 			t.Logf("kubelet restart (sockets wiped): %d healthy GPUs again after %v (%v after the new device manager started)",
 				gpus, time.Since(start).Round(time.Millisecond), time.Since(started).Round(time.Millisecond))
+			if o.windows {
+				waitReadyz(t, topofit.LogPath, true, "", "after the kubelet restart")
+			}
 		case backendRestartAt:
 			start := time.Now()
 			if err := backend.Restart(ctx); err != nil {
@@ -309,7 +322,8 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 					time.Sleep(100 * time.Millisecond)
 					probed <- probeAdmission(k, "window-backend", node)
 				}()
-				time.Sleep(outage)
+				waitReadyz(t, topofit.LogPath, false, "backend_connected:", "the backend down")
+				time.Sleep(outage - time.Since(down))
 				if err := backend.Up(ctx); err != nil {
 					t.Fatal(err)
 				}
@@ -322,6 +336,7 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 				if _, err := k.WaitForStableDevices(ctx, nodesim.GPUResource, gpus, time.Second); err != nil {
 					t.Fatalf("after the backend came back: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
 				}
+				waitReadyz(t, topofit.LogPath, true, "", "the backend back")
 			}
 		case nodeRestartAt:
 			start := time.Now()
@@ -348,6 +363,9 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 			}
 			t.Logf("topofit node restart: %d healthy GPUs again after %v (%v after kubelet marked them unhealthy)",
 				gpus, time.Since(start).Round(time.Millisecond), time.Since(unhealthy).Round(time.Millisecond))
+			if o.windows {
+				waitReadyz(t, topofit.LogPath, true, "", "after the topofit node restart")
+			}
 		}
 		held := map[string]bool{}
 		for _, pp := range all {
@@ -524,6 +542,37 @@ func probeWindow(t *testing.T, k *nodesim.Kubelet, name, node string, start time
 	default:
 		t.Logf("%s: rejected %v into the window: %s: %s", name, at, r.Reason, r.Message)
 	}
+}
+
+// waitReadyz polls topofit node's /readyz (its ops port from the last `ops=127.0.0.1:PORT` of its log)
+// for up to 10 s until it answers 200 (ready) or 503 with a body containing missing; the test fails
+// with the last answer otherwise.
+func waitReadyz(t *testing.T, logPath string, ready bool, missing, when string) {
+	t.Helper()
+	var last string
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		log, _ := os.ReadFile(logPath)
+		at := strings.LastIndex(string(log), "ops=127.0.0.1:")
+		if at < 0 {
+			last = "no ops port in the log"
+			continue
+		}
+		var port int
+		fmt.Sscanf(string(log[at+len("ops=127.0.0.1:"):]), "%d", &port)
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", port))
+		if err != nil {
+			last = err.Error()
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		last = fmt.Sprintf("%d %q", resp.StatusCode, body)
+		if ready && resp.StatusCode == http.StatusOK || !ready && resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(body), missing) {
+			t.Logf("/readyz %s: %s", when, last)
+			return
+		}
+	}
+	t.Errorf("/readyz %s: want ready=%v (missing %q), last answer: %s", when, ready, missing, last)
 }
 
 // waitForSocket waits up to 30 s for p to create path; it fails at once when p exits.
