@@ -34,9 +34,12 @@ type Backend struct {
 	Register string // the Registration socket it registers to (kubelet's, or topofit's registrar)
 	IDs      []string
 
+	// Stub is the running plugin process; Up replaces it (under mu: while Down and Up may run,
+	// reach it through Restart, Down and Up).
+	Stub *plugin.Stub
+
 	prefer PreferFunc
 	mu     sync.Mutex
-	stub   *plugin.Stub // the running process: Down and Up replace it
 }
 
 // GPUIDs returns n fake GPU UUIDs, GPU-00000000-0000-0000-0000-0000000000NN.
@@ -108,7 +111,7 @@ func StartBackend(ctx context.Context, socket, registerTo string, ids []string, 
 func (b *Backend) current() *plugin.Stub {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.stub
+	return b.Stub
 }
 
 // Down is the plugin process exiting: its server stops (every stream to it breaks) and its socket
@@ -156,7 +159,7 @@ func (b *Backend) Up(ctx context.Context) error {
 		return fmt.Errorf("backend stub: %w", err)
 	}
 	b.mu.Lock()
-	b.stub = stub
+	b.Stub = stub
 	b.mu.Unlock()
 	if err := stub.Register(ctx, registerTo, GPUResource, ""); err != nil {
 		return fmt.Errorf("backend stub: register to %s: %w", registerTo, err)
