@@ -128,4 +128,65 @@ struct ServeProcess {
   }
 };
 
+// `topofit node --ops-listen 127.0.0.1:0` with its built-in fake backend (`topo`), no pods (an empty
+// --pods-file) and no kubelet or PodResources, in a temporary device-plugin directory; the ops port
+// comes from its log line `ops=127.0.0.1:PORT`. Killed (SIGKILL) when it goes out of scope.
+struct NodeProcess {
+  pid_t pid = -1;
+  std::string dir;
+  int port = 0;
+
+  explicit NodeProcess(const std::string& topo) {
+    char tmpl[] = "/tmp/tfc-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    dir = tmpl;
+    {
+      FILE* pods = std::fopen((dir + "/pods.json").c_str(), "w");
+      REQUIRE(pods != nullptr);
+      std::fputs(R"({"kind":"PodList","items":[]})", pods);
+      std::fclose(pods);
+    }
+    std::vector<std::string> args = {"topofit", "node", "--node-name", "n1", "--device-plugin-dir", dir,
+                                     "--pod-resources-socket", "", "--pods-file", dir + "/pods.json",
+                                     "--fake-backend", topo, "--ops-listen", "127.0.0.1:0"};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int fd = ::open((dir + "/log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(fd >= 0);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      dup2(fd, 2);
+      int devnull = open("/dev/null", O_WRONLY);
+      dup2(devnull, 1);
+      execv(TOPOFIT_BINARY, argv.data());
+      _exit(127);
+    }
+    close(fd);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::string log = Slurp(dir + "/log");
+      size_t at = log.find("ops=127.0.0.1:");
+      if (at != std::string::npos) {
+        port = std::atoi(log.c_str() + at + 14);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    REQUIRE_MESSAGE(port > 0, Slurp(dir + "/log"));
+  }
+  ~NodeProcess() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    std::string cmd = "rm -rf '" + dir + "'";
+    if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "cannot remove %s\n", dir.c_str());
+  }
+  NodeProcess(const NodeProcess&) = delete;
+  NodeProcess& operator=(const NodeProcess&) = delete;
+  std::string log() const { return Slurp(dir + "/log"); }
+};
+
 }  // namespace topofit::cli::testing

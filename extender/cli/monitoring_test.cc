@@ -1,8 +1,9 @@
 // The shipped monitoring (manifests/monitoring/grafana-dashboard.json and prometheus-rules.yaml) reads
 // metrics topofit really exports: the built `topofit serve` runs on its demo cluster, answers one
-// filter call (so the request metrics have samples), and every metric name in the dashboard's PromQL
-// and in the alert expressions must be a sample name of its /metrics - `_bucket`, `_sum` and `_count`
-// only on a family declared as a histogram; `up` is Prometheus's own. The latency alert's threshold
+// filter call (so the request metrics have samples), the built `topofit node` runs with its fake
+// backend, and every metric name in the dashboard's PromQL and in the alert expressions must be a
+// sample name of one of their /metrics (the group topofit-node: of `topofit node`'s) - `_bucket`,
+// `_sum` and `_count` only on a family declared as a histogram; `up` is Prometheus's own. The latency alert's threshold
 // is checked against the extender httpTimeout of manifests/base/scheduler-config.yaml.
 #include <doctest/doctest.h>
 
@@ -28,6 +29,7 @@
 namespace {
 
 using nlohmann::json;
+using topofit::cli::testing::NodeProcess;
 using topofit::cli::testing::ServeProcess;
 
 std::string Source(const std::string& relative) {
@@ -188,8 +190,19 @@ Exposition ScrapeAfterOneFilter() {
   return ParseExposition(metrics->body);
 }
 
+Exposition ScrapeNode() {
+  NodeProcess node(std::string(TOPOFIT_SOURCE_DIR) + "/topology/testdata/topo/h100-8-nv18-8nic.txt");
+  httplib::Client client("127.0.0.1", node.port);
+  client.set_read_timeout(10, 0);
+  auto metrics = client.Get("/metrics");
+  REQUIRE(metrics);
+  REQUIRE(metrics->status == 200);
+  return ParseExposition(metrics->body);
+}
+
 TEST_CASE("monitoring: dashboard and alert expressions use only metrics topofit exports") {
   Exposition m = ScrapeAfterOneFilter();
+  const Exposition node = ScrapeNode();
   REQUIRE(m.text.find("topofit_requests_total{verb=\"filter\"} 1") != std::string::npos);
 
   // The dashboard.
@@ -225,6 +238,7 @@ TEST_CASE("monitoring: dashboard and alert expressions use only metrics topofit 
   std::map<std::string, std::string> alerts;  // name -> expr
   std::set<std::string> rule_names;
   for (const auto& group : rules["spec"]["groups"]) {
+    const bool node_group = group["name"].as<std::string>() == "topofit-node";
     for (const auto& rule : group["rules"]) {
       std::string alert = rule["alert"].as<std::string>("");
       std::string expr = rule["expr"].as<std::string>("");
@@ -239,18 +253,20 @@ TEST_CASE("monitoring: dashboard and alert expressions use only metrics topofit 
       std::set<std::string> names = MetricNames(expr);
       CHECK_MESSAGE(!names.empty(), "no metric in: " << expr);
       for (const std::string& name : names) {
-        CheckExported(m, name, "alert " + alert + ": " + expr);
+        CheckExported(node_group ? node : m, name, "alert " + alert + ": " + expr);
         rule_names.insert(name);
       }
     }
   }
   for (const char* want : {"TopofitDown", "TopofitExtenderErrors", "TopofitVerbLatencyNearTimeout",
-                           "TopofitWatchDisconnected", "TopofitNodeTopologyUnknown"}) {
+                           "TopofitWatchDisconnected", "TopofitNodeTopologyUnknown", "TopofitNodeDown",
+                           "TopofitNodeNotReady", "TopofitNodePlanMismatches", "TopofitNodePlanFallbacks"}) {
     CAPTURE(std::string(want));
     CHECK(alerts.count(want) == 1);
   }
   for (const char* want : {"up", "topofit_request_errors_total", "topofit_request_duration_seconds_bucket",
-                           "topofit_watch_connected", "topofit_node_topology_source"}) {
+                           "topofit_watch_connected", "topofit_node_topology_source", "topofit_node_ready",
+                           "topofit_node_plan_mismatches_total", "topofit_node_preferred_allocations_total"}) {
     CAPTURE(std::string(want));
     CHECK(rule_names.count(want) == 1);
   }

@@ -3,7 +3,8 @@
 // Registration socket the NVIDIA plugin registers to instead (its KUBELET_SOCKET), forwards
 // ListAndWatch, Allocate and PreStartContainer unchanged and answers GetPreferredAllocation from
 // topofit's per-container plan (topofit.io/gpu-plan). Every socket is a flag, so a harness can run
-// it against its own kubelet in a temporary directory.
+// it against its own kubelet in a temporary directory. --ops-listen serves /healthz, /readyz and
+// /metrics (extender/node/plugin/node_ops.h) on the listener `topofit serve --ops-listen` uses.
 #include <cstdlib>
 #include <memory>
 #include <tuple>
@@ -13,6 +14,7 @@
 #include "extender/cli/command.h"
 #include "extender/node/plugin/node_options.h"
 #include "extender/node/plugin/node_service.h"
+#include "extender/server/ops_listener.h"
 
 namespace topofit::cli {
 namespace {
@@ -23,6 +25,7 @@ struct NodeFlags {
   std::string get_timeout = "150ms";
   std::string reconcile_interval = "2s";
   std::string topology_interval = "5m";
+  std::string ops_listen;
 };
 
 Result<std::chrono::milliseconds> Millis(const std::string& flag, const std::string& text) {
@@ -47,7 +50,22 @@ int RunNode(NodeFlags& flags) {
     if (!ms) return Log(LogLevel::kError, "bad flag", {{"error", ms.error()}}), 2;
     *out = *ms;
   }
-  return node::RunNodeService(o);
+  if (flags.ops_listen.empty()) return node::RunNodeService(o);
+  auto serve_ops = [&flags](const node::NodeService& service) -> Result<std::function<void()>> {
+    server::OpsHandlers handlers;
+    auto probe = [](const node::Probe& p) { return server::OpsProbe{p.ok, p.body}; };
+    handlers.live = [&service, probe] { return probe(node::Liveness(service.State())); };
+    handlers.ready = [&service, probe] { return probe(node::Readiness(service.State())); };
+    handlers.metrics = [&service] { return node::RenderNodeMetrics(service.State()); };
+    auto ops = std::make_shared<server::OpsListener>(std::move(handlers));
+    Status st = ops->Start(flags.ops_listen);
+    if (!st.ok()) return Error(st.error());
+    Log(LogLevel::kInfo, "ops endpoints serving",
+        {{"ops", flags.ops_listen.substr(0, flags.ops_listen.rfind(':')) + ":" + std::to_string(ops->port())},
+         {"paths", "/healthz /readyz /metrics"}});
+    return std::function<void()>([ops] { ops->Stop(); });
+  };
+  return node::RunNodeService(o, serve_ops);
 }
 
 }  // namespace
@@ -98,6 +116,9 @@ CommandRun SetupNode(CLI::App& sub) {
                  "--fake-backend); empty: do not publish topology")
       ->capture_default_str();
   sub.add_option("--topology-interval", flags->topology_interval, "Topology re-check period")->capture_default_str();
+  sub.add_option("--ops-listen", flags->ops_listen,
+                 "ADDR:PORT for /healthz, /readyz and /metrics (plain HTTP; port 0: any free one, logged); "
+                 "empty: none");
   return [flags] { return RunNode(*flags); };
 }
 

@@ -9,10 +9,13 @@
 #include <fstream>
 #include <string>
 
+#include <httplib.h>
+
 #include "extender/cli/cli_test_util.h"
 
 namespace {
 
+using topofit::cli::testing::NodeProcess;
 using topofit::cli::testing::Topofit;
 
 TEST_CASE("topofit node: bad flags and inputs are clear errors") {
@@ -60,6 +63,52 @@ TEST_CASE("topofit node: --fake-backend and --pods-file serve the sockets with n
   // Its sockets are gone after it stopped.
   CHECK_FALSE(std::filesystem::exists(dir + "/topofit-nvidia-gpu.sock"));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("topofit node: --ops-listen serves /healthz, /readyz (what is missing) and /metrics") {
+  NodeProcess node(std::string(TOPOFIT_SOURCE_DIR) + "/topology/testdata/topo/h100-8-nv18-8nic.txt");
+  httplib::Client client("127.0.0.1", node.port);
+  client.set_read_timeout(10, 0);
+  auto health = client.Get("/healthz");
+  REQUIRE(health);
+  CHECK(health->status == 200);
+  CHECK(health->body == "ok\n");
+  // No kubelet here: never registered, so never ready; the body says so. Its fake backend is
+  // connected and listed; without --pod-resources-socket no reconcile is required.
+  // The fake backend registers a moment after the listener is up.
+  auto ready = client.Get("/readyz");
+  for (int i = 0; i < 200 && ready && ready->body.find("backend_") != std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ready = client.Get("/readyz");
+  }
+  REQUIRE(ready);
+  CHECK(ready->status == 503);
+  CHECK(ready->body == "kubelet_registered: not registered to kubelet as the device plugin yet\n");
+  auto metrics = client.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(metrics->status == 200);
+  CHECK(metrics->get_header_value("Content-Type").find("text/plain; version=0.0.4") == 0);
+  CHECK(metrics->body.find("\ntopofit_node_ready 0\n") != std::string::npos);
+  CHECK(metrics->body.find("\ntopofit_node_kubelet_registered 0\n") != std::string::npos);
+  CHECK(metrics->body.find("\ntopofit_node_gpus_by_health{health=\"healthy\"} 8\n") != std::string::npos);
+  auto post = client.Post("/metrics", "", "text/plain");
+  REQUIRE(post);
+  CHECK(post->status == 405);
+  auto other = client.Get("/api/v1/nodes");
+  REQUIRE(other);
+  CHECK(other->status == 404);
+  CHECK(node.log().find("msg=\"ops endpoints serving\"") != std::string::npos);
+}
+
+TEST_CASE("topofit node: a bad or busy --ops-listen is a clear error") {
+  auto r = Topofit("node --node-name n1 --pods-file /dev/null --ops-listen nowhere");
+  CHECK(r.status == 1);
+  CHECK(r.err.find("expected ADDR:PORT") != std::string::npos);
+  NodeProcess first(std::string(TOPOFIT_SOURCE_DIR) + "/topology/testdata/topo/h100-8-nv18-8nic.txt");
+  r = Topofit("node --node-name n1 --pods-file /dev/null --device-plugin-dir /tmp --ops-listen 127.0.0.1:" +
+              std::to_string(first.port));
+  CHECK(r.status == 1);
+  CHECK(r.err.find("(--ops-listen)") != std::string::npos);
 }
 
 }  // namespace

@@ -18,16 +18,9 @@ std::string_view ToString(Verb verb) {
 }
 
 void Metrics::ObserveRequest(Verb verb, double seconds, bool error) {
-  Histogram& h = verbs_[size_t(verb)];
-  for (size_t i = 0; i < kBuckets.size(); ++i) {
-    if (seconds <= kBuckets[i]) {
-      h.buckets[i].fetch_add(1, std::memory_order_relaxed);
-      break;
-    }
-  }
-  h.count.fetch_add(1, std::memory_order_relaxed);
-  h.sum_ns.fetch_add(uint64_t(seconds * 1e9), std::memory_order_relaxed);
-  if (error) h.errors.fetch_add(1, std::memory_order_relaxed);
+  VerbStats& v = verbs_[size_t(verb)];
+  v.latency.Observe(seconds);
+  if (error) v.errors.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Metrics::CountDecision(Verb verb, std::string_view outcome, uint64_t n) {
@@ -45,53 +38,26 @@ void Metrics::SetWatchConnected(std::string_view kind, bool connected) {
   }
 }
 
-namespace {
-// Label values: escape backslash, quote and newline as the exposition format requires.
-std::string Label(std::string_view v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-}  // namespace
-
 std::string Metrics::Render(const model::ClusterModel& model) const {
   std::string out;
   out += "# HELP topofit_requests_total Extender verb requests.\n# TYPE topofit_requests_total counter\n";
   for (int v = 0; v < kVerbCount; ++v)
-    out += fmt::format("topofit_requests_total{{verb=\"{}\"}} {}\n", ToString(Verb(v)), verbs_[v].count.load());
+    out += fmt::format("topofit_requests_total{{verb=\"{}\"}} {}\n", ToString(Verb(v)), verbs_[v].latency.count());
   out += "# HELP topofit_request_errors_total Extender verb requests that were malformed or answered with an error.\n"
          "# TYPE topofit_request_errors_total counter\n";
   for (int v = 0; v < kVerbCount; ++v)
     out += fmt::format("topofit_request_errors_total{{verb=\"{}\"}} {}\n", ToString(Verb(v)), verbs_[v].errors.load());
   out += "# HELP topofit_request_duration_seconds Time to answer an extender verb, server side.\n"
          "# TYPE topofit_request_duration_seconds histogram\n";
-  for (int v = 0; v < kVerbCount; ++v) {
-    const Histogram& h = verbs_[v];
-    uint64_t cumulative = 0;
-    std::string_view verb = ToString(Verb(v));
-    for (size_t i = 0; i < kBuckets.size(); ++i) {
-      cumulative += h.buckets[i].load();
-      out += fmt::format("topofit_request_duration_seconds_bucket{{verb=\"{}\",le=\"{}\"}} {}\n", verb, kBuckets[i], cumulative);
-    }
-    uint64_t count = h.count.load();
-    out += fmt::format("topofit_request_duration_seconds_bucket{{verb=\"{}\",le=\"+Inf\"}} {}\n", verb, count);
-    out += fmt::format("topofit_request_duration_seconds_sum{{verb=\"{}\"}} {:.9f}\n", verb, h.sum_ns.load() / 1e9);
-    out += fmt::format("topofit_request_duration_seconds_count{{verb=\"{}\"}} {}\n", verb, count);
-  }
+  for (int v = 0; v < kVerbCount; ++v)
+    verbs_[v].latency.AppendTo(out, "topofit_request_duration_seconds", fmt::format("verb=\"{}\"", ToString(Verb(v))));
   out += "# HELP topofit_decisions_total Placement decisions by verb and outcome (filter counts nodes).\n"
          "# TYPE topofit_decisions_total counter\n";
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [key, n] : decisions_)
       out += fmt::format("topofit_decisions_total{{verb=\"{}\",outcome=\"{}\"}} {}\n", ToString(Verb(key.first)),
-                         Label(key.second), n);
+                         LabelValue(key.second), n);
   }
 
   out += "# HELP topofit_watch_connected 1 while the API watch of a kind is connected (live mode); 0 while it "
@@ -99,28 +65,28 @@ std::string Metrics::Render(const model::ClusterModel& model) const {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [kind, connected] : watch_connected_)
-      out += fmt::format("topofit_watch_connected{{kind=\"{}\"}} {}\n", Label(kind), connected ? 1 : 0);
+      out += fmt::format("topofit_watch_connected{{kind=\"{}\"}} {}\n", LabelValue(kind), connected ? 1 : 0);
   }
 
   auto nodes = model.Nodes();
   auto totals = model.Totals();
   out += "# HELP topofit_node_gpus Usable GPUs of a node.\n# TYPE topofit_node_gpus gauge\n";
   for (const auto& n : nodes)
-    out += fmt::format("topofit_node_gpus{{node=\"{}\"}} {}\n", Label(n.name), n.usable.size());
+    out += fmt::format("topofit_node_gpus{{node=\"{}\"}} {}\n", LabelValue(n.name), n.usable.size());
   out += "# HELP topofit_node_free_gpus Free GPUs of a node.\n# TYPE topofit_node_free_gpus gauge\n";
   for (const auto& n : nodes)
-    out += fmt::format("topofit_node_free_gpus{{node=\"{}\"}} {}\n", Label(n.name), n.free.size());
+    out += fmt::format("topofit_node_free_gpus{{node=\"{}\"}} {}\n", LabelValue(n.name), n.free.size());
   out += "# HELP topofit_node_topology_source Where a node's topology came from (1 for its source): "
          "annotation-profile, annotation-matrix, cloud-instance-type, gfd-labels, generic-fallback, none.\n"
          "# TYPE topofit_node_topology_source gauge\n";
   for (const auto& n : nodes)
-    out += fmt::format("topofit_node_topology_source{{node=\"{}\",source=\"{}\"}} 1\n", Label(n.name),
+    out += fmt::format("topofit_node_topology_source{{node=\"{}\",source=\"{}\"}} 1\n", LabelValue(n.name),
                        model::ToString(n.source));
   out += "# HELP topofit_node_free_nvlink_sets Disjoint free NVLink-connected GPU sets of a size on a node.\n"
          "# TYPE topofit_node_free_nvlink_sets gauge\n";
   for (const auto& n : nodes) {
     for (size_t i = 0; i < model::FreeShapes::kSizes.size(); ++i)
-      out += fmt::format("topofit_node_free_nvlink_sets{{node=\"{}\",size=\"{}\"}} {}\n", Label(n.name),
+      out += fmt::format("topofit_node_free_nvlink_sets{{node=\"{}\",size=\"{}\"}} {}\n", LabelValue(n.name),
                          model::FreeShapes::kSizes[i], n.free_shapes.nvlink_sets[i]);
   }
   out += "# HELP topofit_free_gpus Free GPUs in the cluster.\n# TYPE topofit_free_gpus gauge\n";

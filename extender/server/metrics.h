@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/prometheus.h"
 #include "extender/model/cluster_model.h"
 
 namespace topofit::server {
@@ -48,13 +49,11 @@ class Metrics {
   std::string Render(const model::ClusterModel& model) const;
 
  private:
-  struct Histogram {
-    std::array<std::atomic<uint64_t>, kBuckets.size()> buckets{};
-    std::atomic<uint64_t> count{0};
-    std::atomic<uint64_t> sum_ns{0};
+  struct VerbStats {
+    Histogram latency{kBuckets};
     std::atomic<uint64_t> errors{0};
   };
-  std::array<Histogram, kVerbCount> verbs_;
+  std::array<VerbStats, kVerbCount> verbs_;
   mutable std::mutex mu_;
   std::map<std::pair<int, std::string>, uint64_t, std::less<>> decisions_;
   std::map<std::string, bool, std::less<>> watch_connected_{{"nodes", false}, {"pods", false}};

@@ -46,6 +46,7 @@ done
 [ "$(count 'path: /healthz')" -ge 2 ] && [ "$(count 'path: /readyz')" -ge 2 ] || fail "probes missing"
 grep -q 'prometheus.io/scrape: "true"' "$base" || fail "metrics Service lacks scrape annotations"
 grep -q 'fieldPath: spec.nodeName' "$base" || fail "agent lacks NODE_NAME from the downward API"
+grep -q -- '- --ops-listen=0.0.0.0:8889' "$base" || fail "agent lacks its ops listener (probes, /metrics)"
 grep -q 'runtimeClassName: nvidia' "$base" || fail "agent lacks the nvidia runtime class"
 grep -q 'key: nvidia.com/gpu.present' "$base" || fail "agent not restricted to GPU nodes"
 grep -q 'key: feature.node.kubernetes.io/pci-10de.present' "$work/gpu-label.yaml" ||
@@ -69,13 +70,14 @@ for dir in "$root/manifests" "$root"/manifests/overlays/*/; do
   python3 "$root/test/deploy/check_node_agent.py" "$mode" "$work/$name.yaml" "$@" || fail "node agent in ${dir#$root/}"
 done
 if [ -n "$topofit" ]; then
-  # The agent's own arguments, with only its sockets moved into a scratch directory and its pods read
-  # from a file: `topofit node` exits 2 on an unknown flag or a bad value, and keeps running otherwise.
+  # The agent's own arguments, with only its sockets moved into a scratch directory, its pods read
+  # from a file and its ops listener on a free loopback port: `topofit node` exits 2 on an unknown flag
+  # or a bad value, and keeps running otherwise.
   args=$(python3 -c 'import sys, yaml
 for d in yaml.safe_load_all(open(sys.argv[1])):
     if d and d["kind"] == "DaemonSet" and d["metadata"]["name"] == "topofit-agent":
         c = [c for c in d["spec"]["template"]["spec"]["containers"] if c["name"] == "node"][0]
-        print("\n".join(c["args"]))' "$base")
+        print("\n".join("--ops-listen=127.0.0.1:0" if a.startswith("--ops-listen=") else a for a in c["args"]))' "$base")
   mkdir "$work/dp" && echo '[]' > "$work/pods.json"
   mapfile -t argv <<< "$args"
   rc=0
@@ -87,7 +89,7 @@ fi
 
 # manifests/monitoring (ServiceMonitor, PrometheusRule, the Grafana dashboard's ConfigMap) renders.
 "$kustomize" build "$root/manifests/monitoring" > "$work/monitoring.yaml" || fail "kustomize build manifests/monitoring"
-for kind in ServiceMonitor PrometheusRule ConfigMap; do
+for kind in ServiceMonitor PodMonitor PrometheusRule ConfigMap; do
   grep -q "^kind: $kind\$" "$work/monitoring.yaml" || fail "no $kind in manifests/monitoring"
 done
 grep -q 'grafana_dashboard: "1"' "$work/monitoring.yaml" || fail "dashboard ConfigMap lacks the grafana_dashboard label"

@@ -100,6 +100,12 @@ uint64_t BackendClient::version() const {
   std::lock_guard lock(mu_);
   return version_;
 }
+void BackendClient::Wake() {
+  std::lock_guard lock(mu_);
+  ++version_;
+  cv_.notify_all();
+}
+
 uint64_t BackendClient::WaitForChange(uint64_t seen, std::chrono::milliseconds timeout) const {
   std::unique_lock lock(mu_);
   cv_.wait_for(lock, timeout, [&] { return version_ != seen; });

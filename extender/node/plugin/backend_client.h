@@ -38,6 +38,9 @@ class BackendClient {
   uint64_t version() const;
   // Blocks until version() != `seen`, or `timeout`; returns version().
   uint64_t WaitForChange(uint64_t seen, std::chrono::milliseconds timeout) const;
+  // Bumps version(): every WaitForChange returns now (the front plugin's streams, to see a shutdown
+  // at once rather than at their next timeout).
+  void Wake();
 
   grpc::Status GetPreferredAllocation(const v1beta1::PreferredAllocationRequest& req,
                                       v1beta1::PreferredAllocationResponse* resp,

@@ -102,17 +102,28 @@ DeviceList FrontPlugin::Preferred(const v1beta1::ContainerPreferredAllocationReq
   auto pods = pods_.Snapshot();
   Ledger ledger = LedgerCopy();
   auto left = [&] { return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()); };
+  bool timed_out = false;
   ViewFn view = [&](const NodePod& pod, const std::string& container) {
     auto remaining = left();
-    if (remaining.count() <= 0) return KubeletView::kUnknown;
+    if (remaining.count() <= 0) {
+      timed_out = true;
+      return KubeletView::kUnknown;
+    }
     bool regular_init = false;
     for (const auto& c : pod.containers) {
       if (c.name == container) regular_init = c.init && !c.restartable;
     }
-    return kubelet_.View(pod.namespace_, pod.name, container, std::min(options_.get_timeout, remaining), regular_init);
+    KubeletView v =
+        kubelet_.View(pod.namespace_, pod.name, container, std::min(options_.get_timeout, remaining), regular_init);
+    if (v == KubeletView::kUnknown && left().count() <= 0) timed_out = true;
+    return v;
   };
   BackendFn ask_backend = [&](const PreferredRequest& b) -> std::optional<DeviceList> {
-    if (!backend_.options().get_preferred_allocation_available() || left().count() <= 0) return std::nullopt;
+    if (!backend_.options().get_preferred_allocation_available()) return std::nullopt;
+    if (left().count() <= 0) {
+      timed_out = true;
+      return std::nullopt;
+    }
     v1beta1::PreferredAllocationRequest breq;
     auto* c = breq.add_container_requests();
     for (const auto& id : b.available) c->add_available_deviceids(id);
@@ -121,6 +132,8 @@ DeviceList FrontPlugin::Preferred(const v1beta1::ContainerPreferredAllocationReq
     v1beta1::PreferredAllocationResponse bresp;
     grpc::Status st = backend_.GetPreferredAllocation(breq, &bresp, deadline);
     if (!st.ok() || bresp.container_responses_size() == 0) {
+      ++counters_.backend_preferred_errors;
+      if (st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) timed_out = true;
       Log(LogLevel::kWarn, "backend GetPreferredAllocation failed; answering without it", {{"error", st.error_message()}});
       return std::nullopt;
     }
@@ -166,6 +179,12 @@ DeviceList FrontPlugin::Preferred(const v1beta1::ContainerPreferredAllocationReq
     case Decision::Kind::kUnplanned: ++counters_.unplanned; break;
   }
   if (m.decision.tentative) ++counters_.tentative;
+  PreferredOutcome outcome = m.decision.kind == Decision::Kind::kPlanned   ? PreferredOutcome::kPlan
+                             : m.decision.kind == Decision::Kind::kPartial ? PreferredOutcome::kPartialPlan
+                             : m.candidates == 0                           ? PreferredOutcome::kForeign
+                                                                           : PreferredOutcome::kBackendFallback;
+  if (timed_out || Clock::now() > deadline) outcome = PreferredOutcome::kTimeout;
+  ++counters_.by_outcome[static_cast<size_t>(outcome)];
   if (LogEnabled(LogLevel::kDebug)) {
     Log(LogLevel::kDebug, "preferred allocation",
         {{"decision", KindName(m.decision.kind)}, {"pod", m.decision.pod_key}, {"container", m.decision.container},
@@ -178,6 +197,7 @@ DeviceList FrontPlugin::Preferred(const v1beta1::ContainerPreferredAllocationReq
 grpc::Status FrontPlugin::GetPreferredAllocation(grpc::ServerContext*, const v1beta1::PreferredAllocationRequest* req,
                                                  v1beta1::PreferredAllocationResponse* out) {
   for (const auto& c : req->container_requests()) {
+    const auto start = std::chrono::steady_clock::now();
     auto* resp = out->add_container_responses();
     try {
       for (const auto& id : Preferred(c)) resp->add_deviceids(id);
@@ -186,12 +206,14 @@ grpc::Status FrontPlugin::GetPreferredAllocation(grpc::ServerContext*, const v1b
       Log(LogLevel::kError, "GetPreferredAllocation failed inside; answering nothing", {{"error", e.what()}});
       resp->clear_deviceids();
     }
+    counters_.preferred_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   return grpc::Status::OK;
 }
 
 grpc::Status FrontPlugin::Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* req,
                                    v1beta1::AllocateResponse* out) {
+  ++counters_.allocate_calls;
   grpc::Status st = backend_.Allocate(*req, out, After(options_.allocate_timeout));
   if (!st.ok()) {
     ++counters_.allocate_errors;

@@ -18,6 +18,7 @@
 //   PreStartContainer       forwarded unchanged.
 // Counters for tests and metrics. Thread-safe (kubelet may call concurrently on its re-allocation path).
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -26,6 +27,7 @@
 #include <set>
 #include <string>
 
+#include "base/prometheus.h"
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
 #include "extender/node/plugin/backend_client.h"
 #include "extender/node/plugin/ledger.h"
@@ -46,8 +48,23 @@ struct FrontOptions {
   std::chrono::milliseconds pod_cache_wait{500};
 };
 
+// How one GetPreferredAllocation container request was answered; exactly one per request.
+enum class PreferredOutcome {
+  kPlan,             // The container's whole plan.
+  kPartialPlan,      // The part of its plan kubelet still offers, the rest from the backend.
+  kForeign,          // No planned container fits the request: the backend's answer.
+  kBackendFallback,  // Planned containers fit, but kubelet is admitting none of them: the backend's answer.
+  kTimeout,          // preferred_timeout ran out during the call (a step skipped or cut short).
+};
+inline constexpr int kPreferredOutcomes = 5;
+
 struct FrontCounters {
   std::atomic<uint64_t> preferred{0};
+  std::array<std::atomic<uint64_t>, kPreferredOutcomes> by_outcome{};  // Indexed by PreferredOutcome.
+  // Wall time of each container request, from kubelet's call to the answer.
+  Histogram preferred_seconds{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5};
+  std::atomic<uint64_t> backend_preferred_errors{0};  // The backend's GetPreferredAllocation failed.
+  std::atomic<uint64_t> allocate_calls{0};            // Allocate RPCs from kubelet, failed ones included.
   std::atomic<uint64_t> planned{0};     // Answered with the whole plan.
   std::atomic<uint64_t> partial{0};
   std::atomic<uint64_t> unplanned{0};

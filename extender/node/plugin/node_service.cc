@@ -28,7 +28,10 @@ struct NodeService::Impl {
         pods(options.resource_name),
         kubelet(options.pod_resources_socket, options.resource_name),
         front(FrontOptions{options.node_name, options.preferred_timeout, options.get_timeout}, backend, pods, kubelet),
-        registrar(options.resource_name, [this](const BackendRegistration& r) { return OnBackendRegister(r); }) {}
+        registrar(options.resource_name, [this](const BackendRegistration& r) { return OnBackendRegister(r); }) {
+    Beat(supervisor_beat);
+    Beat(reconciler_beat);
+  }
 
   std::string Path(const std::string& name) const { return JoinPath(options.device_plugin_dir, name); }
 
@@ -40,6 +43,7 @@ struct NodeService::Impl {
       return st;
     }
     Log(LogLevel::kInfo, "backend registered", {{"endpoint", path}, {"resource", r.resource}});
+    ++counters.backend_registrations;
     return Status::Ok();
   }
 
@@ -57,6 +61,7 @@ struct NodeService::Impl {
   void StopFront() {
     if (!front_server) return;
     front.Shutdown();
+    backend.Wake();  // The ListAndWatch streams see the shutdown now, not within their 200 ms wait.
     front_server->Shutdown(After(std::chrono::milliseconds(500)));
     front_server->Wait();
     front_server.reset();
@@ -92,7 +97,18 @@ struct NodeService::Impl {
     return Status::Ok();
   }
 
+  void Beat(std::atomic<int64_t>& heartbeat) {
+    heartbeat = std::chrono::steady_clock::now().time_since_epoch().count();
+  }
+
   void Reconcile() {
+    if (options.pod_resources_socket.empty()) return ReconcileOnce();
+    const auto start = std::chrono::steady_clock::now();
+    ReconcileOnce();
+    counters.reconcile_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+
+  void ReconcileOnce() {
     auto snapshot = pods.Snapshot();
     std::set<std::string> live;
     std::map<std::string, const NodePod*> by_key;
@@ -105,7 +121,9 @@ struct NodeService::Impl {
     if (options.pod_resources_socket.empty()) return;
     uint64_t sent_at = front.LedgerSeq();
     auto list = kubelet.List(std::chrono::seconds(2));
+    Beat(reconciler_beat);
     if (!list) {
+      ++counters.reconcile_errors;
       if (!reconcile_failing) Log(LogLevel::kWarn, "reconcile: PodResources List failed", {{"error", list.error()}});
       reconcile_failing = true;
       return;
@@ -118,7 +136,7 @@ struct NodeService::Impl {
       for (const auto& [container, devices] : pd.containers) truth.push_back({uid, uid.empty() ? "" : container, devices});
     }
     front.ApplyTruth(std::move(truth), sent_at);
-    ++reconciles;
+    ++counters.reconciles;
     if (publisher) Publish(*snapshot, *list);
   }
 
@@ -126,6 +144,7 @@ struct NodeService::Impl {
     const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                             std::chrono::system_clock::now().time_since_epoch()).count();
     for (const ActualReport& r : ComputeActuals(options.node_name, snapshot, list, now)) {
+      Beat(reconciler_beat);  // Each write may take an API server timeout: the loop still turns.
       GpuPlan timeless = r.actual;
       timeless.unix_seconds = 0;
       const std::string signature = EncodeGpuPlan(timeless);
@@ -138,7 +157,7 @@ struct NodeService::Impl {
         }
       }
       if (r.mismatch && mismatched.insert(r.pod->uid).second) {
-        ++mismatches;
+        ++counters.mismatches;
         Log(LogLevel::kWarn, "pod holds other GPUs than planned", {{"pod", r.pod->key()}, {"detail", r.detail}});
         publisher->PodEvent(*r.pod, "Warning", kReasonMismatch, "GPUs differ from topofit's plan: " + r.detail);
       }
@@ -161,6 +180,7 @@ struct NodeService::Impl {
     std::unique_lock lock(mu);
     while (!stopping) {
       lock.unlock();
+      Beat(reconciler_beat);
       Reconcile();
       lock.lock();
       cv.wait_for(lock, options.reconcile_interval, [&] { return stopping; });
@@ -171,9 +191,13 @@ struct NodeService::Impl {
     std::unique_lock lock(mu);
     while (!stopping) {
       lock.unlock();
+      Beat(supervisor_beat);
       Tick();
       lock.lock();
-      cv.wait_for(lock, std::chrono::milliseconds(250), [&] { return stopping; });
+      // A kubelet restart opens an admission window that closes when topofit registers again: look
+      // every 50 ms (a few stat calls), and every 20 ms while not registered, so that topofit
+      // registers within that of the backend's device list.
+      cv.wait_for(lock, std::chrono::milliseconds(registered ? 50 : 20), [&] { return stopping; });
     }
   }
 
@@ -195,6 +219,7 @@ struct NodeService::Impl {
     bool ours_wiped = SocketInode(Path(options.registrar_socket)) != registrar_inode ||
                       SocketInode(Path(options.front_socket)) != front_inode;
     if (kubelet_restarted || ours_wiped) {
+      if (kubelet_inode != 0) ++counters.kubelet_restarts;  // Not the first sight of kubelet.sock.
       if (kubelet_inode != 0 || ours_wiped) {
         Log(LogLevel::kInfo, kubelet_restarted ? "kubelet restarted: re-creating sockets" : "sockets wiped: re-creating",
             {{"dir", options.device_plugin_dir}});
@@ -217,7 +242,7 @@ struct NodeService::Impl {
       Status st = RegisterToKubelet();
       if (st.ok()) {
         registered = true;
-        ++registrations;
+        ++counters.kubelet_registrations;
         Log(LogLevel::kInfo, "registered to kubelet",
             {{"resource", options.resource_name}, {"endpoint", options.front_socket}});
       } else if (st.error() != last_register_error) {
@@ -237,7 +262,6 @@ struct NodeService::Impl {
   std::unique_ptr<grpc::Server> front_server;
   ino_t kubelet_inode = 0, registrar_inode = 0, front_inode = 0;
   std::atomic<bool> registered{false};
-  std::atomic<uint64_t> registrations{0};
   bool reconcile_failing = false;
   std::chrono::steady_clock::time_point next_backend_try{};
   std::string last_file_error, last_register_error;
@@ -249,7 +273,9 @@ struct NodeService::Impl {
   std::map<std::string, std::string> published;  // uid -> gpu-actual published (time left out)
   std::set<std::string> mismatched;                // uids whose mismatch was reported
   std::string published_health;
-  std::atomic<uint64_t> mismatches{0}, reconciles{0};
+  NodeCounters counters;
+  std::atomic<int64_t> supervisor_beat{0}, reconciler_beat{0};  // steady_clock ticks.
+  std::function<bool()> pods_synced;
 };
 
 NodeService::NodeService(NodeOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
@@ -300,16 +326,37 @@ void NodeService::Stop() {
 }
 
 void NodeService::SetPublisher(ActualPublisher* publisher) { impl_->publisher = publisher; }
-uint64_t NodeService::mismatches() const { return impl_->mismatches; }
-uint64_t NodeService::reconciles() const { return impl_->reconciles; }
+void NodeService::SetPodSource(std::function<bool()> synced) { impl_->pods_synced = std::move(synced); }
+uint64_t NodeService::mismatches() const { return impl_->counters.mismatches; }
+uint64_t NodeService::reconciles() const { return impl_->counters.reconciles; }
 PodCache& NodeService::pods() { return impl_->pods; }
 FrontPlugin& NodeService::front() { return impl_->front; }
 bool NodeService::registered() const { return impl_->registered; }
-uint64_t NodeService::kubelet_registrations() const { return impl_->registrations; }
+uint64_t NodeService::kubelet_registrations() const { return impl_->counters.kubelet_registrations; }
 std::string NodeService::registrar_path() const { return impl_->Path(impl_->options.registrar_socket); }
 std::string NodeService::front_path() const { return impl_->Path(impl_->options.front_socket); }
 
-int RunNodeService(const NodeOptions& options) {
+NodeState NodeService::State() const {
+  const Impl& s = *impl_;
+  NodeState st;
+  st.kubelet_registered = s.registered;
+  st.backend_connected = s.backend.connected();
+  st.backend_listed = s.backend.ever_listed();
+  st.reconcile_required = !s.options.pod_resources_socket.empty();
+  st.pods_synced = !s.pods_synced || s.pods_synced();
+  if (st.backend_listed) {
+    for (const auto& d : s.backend.devices()) ++(d.health() == "Healthy" ? st.gpus_healthy : st.gpus_unhealthy);
+  }
+  const auto now = std::chrono::steady_clock::now().time_since_epoch();
+  st.supervisor_idle = now - std::chrono::steady_clock::duration(s.supervisor_beat.load());
+  st.reconciler_idle = now - std::chrono::steady_clock::duration(s.reconciler_beat.load());
+  st.node = &s.counters;
+  st.front = &s.front.counters();
+  st.pod_resources = &s.kubelet.counters();
+  return st;
+}
+
+int RunNodeService(const NodeOptions& options, const OpsServer& serve_ops) {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
@@ -330,6 +377,7 @@ int RunNodeService(const NodeOptions& options) {
     ro.log = [](const std::string& m) { Log(LogLevel::kWarn, "pod watch", {{"detail", m}}); };
     reflector = std::make_unique<apiclient::Reflector>(*api, service.pods(), ro);
     reflector->Start();
+    service.SetPodSource([r = reflector.get()] { return r->synced(); });
   }
   std::unique_ptr<KubeActualPublisher> publisher;
   std::unique_ptr<KubeNodePublisher> node_publisher;
@@ -349,9 +397,17 @@ int RunNodeService(const NodeOptions& options) {
       agent_thread = std::thread([&] { agent->Run(); });
     }
   }
-  Status st = service.Start();
+  std::function<void()> stop_ops;
+  Status st = Status::Ok();
+  if (serve_ops) {
+    auto ops = serve_ops(service);
+    if (ops.ok()) stop_ops = std::move(*ops);
+    else st = Error{ops.error()};
+  }
+  if (st.ok()) st = service.Start();
   if (!st.ok()) {
     Log(LogLevel::kError, "cannot start", {{"error", st.error()}});
+    if (stop_ops) stop_ops();
     if (agent) agent->Stop();
     if (agent_thread.joinable()) agent_thread.join();
     return 1;
@@ -366,6 +422,7 @@ int RunNodeService(const NodeOptions& options) {
   if (agent) agent->Stop();
   if (agent_thread.joinable()) agent_thread.join();
   if (reflector) reflector->Stop();
+  if (stop_ops) stop_ops();
   service.Stop();
   return 0;
 }

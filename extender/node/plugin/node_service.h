@@ -1,7 +1,7 @@
 #pragma once
 // NodeService: `topofit node` assembled - the registrar, the backend client, the front plugin, the
 // PodResources client, the pod cache and (when asked) the fake backend - and its supervisor, a
-// thread that every 250 ms:
+// thread that every 50 ms (every 20 ms while not registered to kubelet):
 //   - re-reads --pods-file when it changed;
 //   - notices kubelet's restart (kubelet.sock re-created; kubelet wipes the device-plugin
 //     directory as it starts) or a wiped socket of ours, and re-creates the registrar and front
@@ -15,15 +15,19 @@
 // with a publisher: writes topofit.io/gpu-actual on each pod whose holding changed, a Warning Event
 // TopofitGpuSetMismatch (once per pod, counted in mismatches()) when a container holds other GPUs
 // than planned, and topofit.io/gpu-health on the Node when the backend's unhealthy set changes.
+// Both loops beat a heartbeat and the service counts what it does (NodeCounters); State() is the
+// snapshot node_ops.h turns into /healthz, /readyz and /metrics.
 // RunNodeService runs one until SIGTERM or SIGINT, with the API server's pods (or --pods-file), the
 // KubeActualPublisher and, on a real node, the agent's topology publishing (agent.h) in the same process.
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "base/status.h"
 #include "extender/node/plugin/front_plugin.h"
+#include "extender/node/plugin/node_ops.h"
 #include "extender/node/plugin/node_options.h"
 #include "extender/node/plugin/plan_cache.h"
 #include "extender/node/plugin/reconciler.h"
@@ -42,6 +46,10 @@ class NodeService {
   void Stop();
   // Before Start: where the reconciler publishes (none: the ledger only). Borrowed.
   void SetPublisher(ActualPublisher* publisher);
+  // Before Start: whether the pod source has listed (the API server's reflector). Without one the
+  // pods come from --pods-file (read by Start) or from whoever calls pods().Set: synced.
+  void SetPodSource(std::function<bool()> synced);
+  NodeState State() const;
 
   PodCache& pods();
   uint64_t mismatches() const;
@@ -58,7 +66,11 @@ class NodeService {
 };
 
 // The process: NodeService plus the pod source (the API server's pods on this node, or
-// --pods-file), until a signal. Exit status as node_command.cc documents.
-int RunNodeService(const NodeOptions& options);
+// --pods-file), until a signal. Exit status as node_command.cc documents. `serve_ops`, when given, is
+// called once before the service starts (the ops endpoints: /healthz, /readyz, /metrics over
+// State()) and returns what stops them, called before the service stops; its error ends the process
+// (exit 1).
+using OpsServer = std::function<Result<std::function<void()>>(const NodeService& service)>;
+int RunNodeService(const NodeOptions& options, const OpsServer& serve_ops = nullptr);
 
 }  // namespace topofit::node

@@ -37,8 +37,10 @@ KubeletView PodResourcesClient::View(const std::string& namespace_, const std::s
     grpc::ClientContext ctx;
     ctx.set_deadline(deadline);
     resp.Clear();
+    ++counters_.get;
     st = impl_->stub->Get(&ctx, req, &resp);
     if (st.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) break;
+    ++counters_.get_rate_limited;
     if (std::chrono::system_clock::now() + pause >= deadline) return KubeletView::kUnknown;
     std::this_thread::sleep_for(pause);
   }
@@ -63,6 +65,7 @@ Result<std::vector<PodDevices>> PodResourcesClient::List(std::chrono::millisecon
   ctx.set_deadline(After(timeout));
   v1::ListPodResourcesRequest req;
   v1::ListPodResourcesResponse resp;
+  ++counters_.list;
   grpc::Status st = impl_->stub->List(&ctx, req, &resp);
   if (!st.ok()) return Error{"PodResources List: " + st.error_message()};
   std::vector<PodDevices> out;

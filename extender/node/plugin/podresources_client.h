@@ -9,8 +9,10 @@
 //           Get does not touch kubelet's allocation books (List does: never call it from an RPC).
 //   List()  every pod's containers and their devices of `resource`, for the reconciler only.
 //   Allocatable() the devices of `resource` kubelet can allocate (GetAllocatableResources).
+// counters() says how many calls of each went out, and how many Gets the rate limit refused.
 // Thread-safe; an empty socket path makes every call fail (View: kUnknown).
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -31,6 +33,13 @@ struct PodDevices {
   std::vector<std::pair<std::string, DeviceList>> containers;  // Only containers holding the resource.
 };
 
+// Calls to kubelet's PodResources API, each RPC sent (a retried Get counts once per attempt).
+struct PodResourcesCounters {
+  std::atomic<uint64_t> get{0};
+  std::atomic<uint64_t> list{0};
+  std::atomic<uint64_t> get_rate_limited{0};  // Gets kubelet's rate limit refused (RESOURCE_EXHAUSTED).
+};
+
 class PodResourcesClient {
  public:
   PodResourcesClient(const std::string& socket_path, std::string resource);
@@ -40,10 +49,12 @@ class PodResourcesClient {
                    std::chrono::milliseconds timeout, bool regular_init = false) const;
   Result<std::vector<PodDevices>> List(std::chrono::milliseconds timeout) const;
   Result<DeviceList> Allocatable(std::chrono::milliseconds timeout) const;
+  const PodResourcesCounters& counters() const { return counters_; }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  mutable PodResourcesCounters counters_;
 };
 
 }  // namespace topofit::node

@@ -55,12 +55,23 @@ Registrar::~Registrar() { Stop(); }
 Status Registrar::Start(const std::string& socket_path) {
   std::lock_guard lock(impl_->mu);
   if (impl_->server) return Status::Ok();
+  // Served under a temporary name, then renamed into place: a plugin that dials as soon as it sees
+  // the file (the NVIDIA plugin's inotify watch; a rename reads as a creation to it) finds the socket
+  // accepting. A refused first dial would cost it gRPC's 1 s reconnect backoff.
+  const std::string tmp = socket_path + ".tmp";
+  ::unlink(tmp.c_str());
   ::unlink(socket_path.c_str());
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(UnixAddress(socket_path), grpc::InsecureServerCredentials());
+  builder.AddListeningPort(UnixAddress(tmp), grpc::InsecureServerCredentials());
   builder.RegisterService(&impl_->service);
   impl_->server = builder.BuildAndStart();
-  if (!impl_->server) return Error{"registrar: cannot serve on " + socket_path};
+  if (!impl_->server) return Error{"registrar: cannot serve on " + tmp};
+  if (::rename(tmp.c_str(), socket_path.c_str()) != 0) {
+    impl_->server->Shutdown(After(std::chrono::milliseconds(100)));
+    impl_->server.reset();
+    ::unlink(tmp.c_str());
+    return Error{"registrar: cannot rename " + tmp + " to " + socket_path};
+  }
   impl_->path = socket_path;
   return Status::Ok();
 }

@@ -4,7 +4,8 @@
 // resource topofit serves, an endpoint that is a bare file name) and hands the request to
 // `on_register`, whose error is the reply's; a wrong request is INVALID_ARGUMENT with the reason.
 // The backend must be serving before it registers (kubelet's rule, 1.6), so on_register may dial
-// it at once. Start() removes a stale socket file first; Stop() removes the socket.
+// it at once. Start() removes a stale socket file first and serves under <path>.tmp, renamed to
+// <path> once accepting; Stop() removes the socket.
 
 #include <functional>
 #include <memory>

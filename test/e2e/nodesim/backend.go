@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -29,10 +30,16 @@ type PreferFunc func(available, mustInclude []string, size int) []string
 // (what NVIDIA's plugin does with DEVICE_LIST_STRATEGY=envvar); GetPreferredAllocation is advertised
 // and answered by a PreferFunc.
 type Backend struct {
-	Stub     *plugin.Stub
 	Socket   string // its DevicePlugin socket
 	Register string // the Registration socket it registers to (kubelet's, or topofit's registrar)
 	IDs      []string
+
+	// Stub is the running plugin process; Up replaces it (under mu: while Down and Up may run,
+	// reach it through Restart, Down and Up).
+	Stub *plugin.Stub
+
+	prefer PreferFunc
+	mu     sync.Mutex
 }
 
 // GPUIDs returns n fake GPU UUIDs, GPU-00000000-0000-0000-0000-0000000000NN.
@@ -49,41 +56,9 @@ func GPUIDs(n int) []string {
 // stub's default answer (no preference).
 func StartBackend(ctx context.Context, socket, registerTo string, ids []string, prefer PreferFunc) (*Backend, error) {
 	logger := klog.FromContext(ctx)
-	var devs []*pluginapi.Device
-	for _, id := range ids {
-		devs = append(devs, &pluginapi.Device{ID: id, Health: pluginapi.Healthy})
-	}
-	stub := plugin.NewDevicePluginStub(logger, devs, socket, GPUResource, false, true)
-	stub.SetAllocFunc(func(r *pluginapi.AllocateRequest, devs map[string]*pluginapi.Device) (*pluginapi.AllocateResponse, error) {
-		resp := &pluginapi.AllocateResponse{}
-		for _, c := range r.ContainerRequests {
-			for _, id := range c.DevicesIds {
-				if _, ok := devs[id]; !ok {
-					return nil, fmt.Errorf("unknown device %q", id)
-				}
-			}
-			resp.ContainerResponses = append(resp.ContainerResponses, &pluginapi.ContainerAllocateResponse{
-				Envs: map[string]string{VisibleDevicesEnv: strings.Join(c.DevicesIds, ",")},
-			})
-		}
-		return resp, nil
-	})
-	if prefer != nil {
-		stub.SetGetPreferredAllocFunc(func(r *pluginapi.PreferredAllocationRequest, _ map[string]*pluginapi.Device) (*pluginapi.PreferredAllocationResponse, error) {
-			resp := &pluginapi.PreferredAllocationResponse{}
-			for _, c := range r.ContainerRequests {
-				resp.ContainerResponses = append(resp.ContainerResponses, &pluginapi.ContainerPreferredAllocationResponse{
-					DeviceIDs: prefer(c.AvailableDeviceIDs, c.MustIncludeDeviceIDs, int(c.AllocationSize)),
-				})
-			}
-			return resp, nil
-		})
-	}
-	if err := stub.Start(ctx); err != nil {
-		return nil, fmt.Errorf("backend stub: %w", err)
-	}
-	if err := stub.Register(ctx, registerTo, GPUResource, ""); err != nil {
-		return nil, fmt.Errorf("backend stub: register to %s: %w", registerTo, err)
+	b := &Backend{Socket: socket, Register: registerTo, IDs: ids, prefer: prefer}
+	if err := b.Up(ctx); err != nil {
+		return nil, err
 	}
 	// Re-register whenever registerTo is created again (a restarted kubelet or topofit node), at
 	// once, as the NVIDIA plugin does (its inotify watch on the socket's directory). The stub's own
@@ -111,6 +86,7 @@ func StartBackend(ctx context.Context, socket, registerTo string, ids []string, 
 				}
 				logger.Info("backend: registration socket created, restarting and registering", "socket", registerTo)
 				for attempt := 1; attempt <= 5; attempt++ {
+					stub := b.current()
 					err := stub.Restart(ctx)
 					if err == nil {
 						err = stub.Register(ctx, registerTo, GPUResource, "")
@@ -129,16 +105,76 @@ func StartBackend(ctx context.Context, socket, registerTo string, ids []string, 
 			}
 		}
 	}()
-	return &Backend{Stub: stub, Socket: socket, Register: registerTo, IDs: ids}, nil
+	return b, nil
+}
+
+func (b *Backend) current() *plugin.Stub {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.Stub
+}
+
+// Down is the plugin process exiting: its server stops (every stream to it breaks) and its socket
+// is removed. Up (a new process) brings it back.
+func (b *Backend) Down(ctx context.Context) error {
+	return b.current().Stop(klog.FromContext(ctx))
+}
+
+// Up starts a new plugin process: a new stub serves on Socket and registers to Register.
+func (b *Backend) Up(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	var devs []*pluginapi.Device
+	for _, id := range b.IDs {
+		devs = append(devs, &pluginapi.Device{ID: id, Health: pluginapi.Healthy})
+	}
+	prefer := b.prefer
+	socket, registerTo := b.Socket, b.Register
+	stub := plugin.NewDevicePluginStub(logger, devs, socket, GPUResource, false, true)
+	stub.SetAllocFunc(func(r *pluginapi.AllocateRequest, devs map[string]*pluginapi.Device) (*pluginapi.AllocateResponse, error) {
+		resp := &pluginapi.AllocateResponse{}
+		for _, c := range r.ContainerRequests {
+			for _, id := range c.DevicesIds {
+				if _, ok := devs[id]; !ok {
+					return nil, fmt.Errorf("unknown device %q", id)
+				}
+			}
+			resp.ContainerResponses = append(resp.ContainerResponses, &pluginapi.ContainerAllocateResponse{
+				Envs: map[string]string{VisibleDevicesEnv: strings.Join(c.DevicesIds, ",")},
+			})
+		}
+		return resp, nil
+	})
+	if prefer != nil {
+		stub.SetGetPreferredAllocFunc(func(r *pluginapi.PreferredAllocationRequest, _ map[string]*pluginapi.Device) (*pluginapi.PreferredAllocationResponse, error) {
+			resp := &pluginapi.PreferredAllocationResponse{}
+			for _, c := range r.ContainerRequests {
+				resp.ContainerResponses = append(resp.ContainerResponses, &pluginapi.ContainerPreferredAllocationResponse{
+					DeviceIDs: prefer(c.AvailableDeviceIDs, c.MustIncludeDeviceIDs, int(c.AllocationSize)),
+				})
+			}
+			return resp, nil
+		})
+	}
+	if err := stub.Start(ctx); err != nil {
+		return fmt.Errorf("backend stub: %w", err)
+	}
+	b.mu.Lock()
+	b.Stub = stub
+	b.mu.Unlock()
+	if err := stub.Register(ctx, registerTo, GPUResource, ""); err != nil {
+		return fmt.Errorf("backend stub: register to %s: %w", registerTo, err)
+	}
+	return nil
 }
 
 // Restart is a restart of the plugin process as its peers see it: its server stops (every stream
 // to it breaks), serves again on a fresh socket, and registers again.
 func (b *Backend) Restart(ctx context.Context) error {
-	if err := b.Stub.Restart(ctx); err != nil {
+	stub := b.current()
+	if err := stub.Restart(ctx); err != nil {
 		return err
 	}
-	return b.Stub.Register(ctx, b.Register, GPUResource, "")
+	return stub.Register(ctx, b.Register, GPUResource, "")
 }
 
 // PreferLast is a deterministic preference unlike any fill order: must_include, then the

@@ -3,7 +3,9 @@ package tests
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"topofit.dev/e2e/harness"
 	"topofit.dev/e2e/nodesim"
@@ -36,6 +39,13 @@ import (
 // registers to topofit node again), then a restart of topofit node.
 // Asserts: every container gets exactly its planned set (kubelet's IDs, the container's env, PodResources
 // List), no GPU is held by two containers, and every pod is admitted after each restart.
+// Restart windows (TestFidelityTopofitNode only, not against the stand-in): a pod asking one GPU, without a plan, is admitted
+// alone inside each window, and kubelet's verdict must be the one docs/node.md ("Restart windows")
+// states: right after the kubelet restart, rejected with UnexpectedAdmissionError "no healthy devices
+// present" unless topofit node is back already; while the backend is down (2 s, a new process after),
+// admitted once it is back; while topofit node is stopped, rejected the same way. Its /readyz
+// (--ops-listen) is ready once registered, not ready (backend_connected) while the backend is down,
+// and ready again after each restart.
 // Skipped while $TOPOFIT_BINARY is unset or `topofit node --help` lacks the flags used here.
 
 const planAnnotation = "topofit.io/gpu-plan"
@@ -87,7 +97,11 @@ func TestFidelityTopofitNode(t *testing.T) {
 	if !nodesim.Hermetic(t) {
 		return
 	}
-	st := runFidelityBursts(t, bin, burstOptions{strict: true})
+	// The restart windows are topofit node's (docs/node.md); the stand-in relays the backend's stream
+	// and Allocate without riding out its absence, so they are not probed there.
+	out, _ := exec.Command(bin, "node", "--help").CombinedOutput()
+	standIn := strings.Contains(string(out), "--no-get")
+	st := runFidelityBursts(t, bin, burstOptions{strict: true, windows: !standIn})
 	if st.exact != st.containers {
 		t.Errorf("%d of %d containers did not get their plan", st.containers-st.exact, st.containers)
 	}
@@ -173,6 +187,7 @@ type burstOptions struct {
 	strict  bool     // a container off its plan is an error (else logged and counted)
 	foreign bool     // add the foreign pods
 	api     bool     // plans through a real kube-apiserver (--kubeconfig) instead of --pods-file
+	windows bool     // admit a probe pod inside each restart window and check kubelet's verdict
 }
 
 // runFidelityBursts runs the bursts against the topofit node binary bin and counts.
@@ -218,6 +233,9 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 		Args: []string{"node", "--node-name", node, "--device-plugin-dir", nodesim.DevicePluginDir,
 			"--registrar-socket", filepath.Base(registrar), "--pod-resources-socket", nodesim.PodResourcesSocket}}
 	topofit.Args = append(append(topofit.Args, plans.args()...), o.extra...)
+	if o.windows {
+		topofit.Args = append(topofit.Args, "--ops-listen", "127.0.0.1:0")
+	}
 	if err := topofit.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -245,6 +263,9 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 		t.Fatal(err)
 	}
 	defer pr.Close()
+	if o.windows {
+		waitReadyz(t, topofit.LogPath, true, "", "registered to the device manager")
+	}
 
 	seed := time.Now().UnixNano()
 	if s := os.Getenv("TOPOFIT_FIDELITY_SEED"); s != "" {
@@ -264,10 +285,18 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 			if err := k.Restart(ctx); err != nil {
 				t.Fatal(err)
 			}
+			started := time.Now() // the new device manager serves: the window is open
+			if o.windows {
+				probeWindow(t, k, "window-kubelet", node, start, false)
+			}
 			if err := k.WaitForDevices(ctx, nodesim.GPUResource, gpus); err != nil {
 				t.Fatalf("after a kubelet restart: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
 			}
-			t.Logf("kubelet restart (sockets wiped): %d healthy GPUs again after %v", gpus, time.Since(start).Round(time.Millisecond))
+			t.Logf("kubelet restart (sockets wiped): %d healthy GPUs again after %v (%v after the new device manager started)",
+				gpus, time.Since(start).Round(time.Millisecond), time.Since(started).Round(time.Millisecond))
+			if o.windows {
+				waitReadyz(t, topofit.LogPath, true, "", "after the kubelet restart")
+			}
 		case backendRestartAt:
 			start := time.Now()
 			if err := backend.Restart(ctx); err != nil {
@@ -280,6 +309,35 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 				t.Fatalf("after a backend restart: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
 			}
 			t.Logf("backend restart (re-registered to topofit node): %d healthy GPUs from %v on", gpus, since.Sub(start).Round(time.Millisecond))
+			if o.windows {
+				// The backend as a process that exits and comes back 2 s later; a pod admitted meanwhile
+				// waits in Allocate for it (topofit keeps the GPUs healthy for 10 s without it).
+				const outage = 2 * time.Second
+				down := time.Now()
+				if err := backend.Down(ctx); err != nil {
+					t.Fatal(err)
+				}
+				probed := make(chan nodesim.AdmitResult, 1)
+				go func() {
+					time.Sleep(100 * time.Millisecond)
+					probed <- probeAdmission(k, "window-backend", node)
+				}()
+				waitReadyz(t, topofit.LogPath, false, "backend_connected:", "the backend down")
+				time.Sleep(outage - time.Since(down))
+				if err := backend.Up(ctx); err != nil {
+					t.Fatal(err)
+				}
+				r := <-probed
+				if !r.Admit {
+					t.Errorf("a pod admitted while the backend was down was rejected: %s: %s", r.Reason, r.Message)
+				}
+				t.Logf("backend down %v: a pod admitted 100ms into it was admitted=%v after %v (from the backend's exit)",
+					outage, r.Admit, time.Since(down).Round(time.Millisecond))
+				if _, err := k.WaitForStableDevices(ctx, nodesim.GPUResource, gpus, time.Second); err != nil {
+					t.Fatalf("after the backend came back: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
+				}
+				waitReadyz(t, topofit.LogPath, true, "", "the backend back")
+			}
 		case nodeRestartAt:
 			start := time.Now()
 			if err := topofit.Stop(5 * time.Second); err != nil {
@@ -287,6 +345,10 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 			}
 			if err := k.WaitForDevices(ctx, nodesim.GPUResource, 0); err != nil {
 				t.Fatalf("kubelet did not mark the GPUs unhealthy when topofit node stopped: %v", err)
+			}
+			unhealthy := time.Now() // kubelet has no healthy GPU: the window is open
+			if o.windows {
+				probeWindow(t, k, "window-topofit-node", node, start, true)
 			}
 			if err := topofit.Start(); err != nil {
 				t.Fatal(err)
@@ -299,7 +361,11 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 			if err := k.WaitForDevices(ctx, nodesim.GPUResource, gpus); err != nil {
 				t.Fatalf("after a topofit node restart: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
 			}
-			t.Logf("topofit node restart: %d healthy GPUs again after %v", gpus, time.Since(start).Round(time.Millisecond))
+			t.Logf("topofit node restart: %d healthy GPUs again after %v (%v after kubelet marked them unhealthy)",
+				gpus, time.Since(start).Round(time.Millisecond), time.Since(unhealthy).Round(time.Millisecond))
+			if o.windows {
+				waitReadyz(t, topofit.LogPath, true, "", "after the topofit node restart")
+			}
 		}
 		held := map[string]bool{}
 		for _, pp := range all {
@@ -434,7 +500,7 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 }
 
 // plansSettle is how long the harness leaves topofit node to learn new plans (it polls --pods-file
-// every 250 ms; a pod watch is faster) before kubelet admits the pods.
+// every 50 ms; a pod watch is faster) before kubelet admits the pods.
 const plansSettle = 1500 * time.Millisecond
 
 func planned(batch []*plannedPod, name string) *plannedPod {
@@ -444,6 +510,69 @@ func planned(batch []*plannedPod, name string) *plannedPod {
 		}
 	}
 	panic("unknown pod " + name)
+}
+
+// probeAdmission admits one pod asking one GPU, with no plan, alone, and says what kubelet did; an
+// admitted one is terminated at once (its GPU frees at the next allocation or List).
+func probeAdmission(k *nodesim.Kubelet, name, node string) nodesim.AdmitResult {
+	pod := nodesim.Pod(name, node, types.UID("uid-"+name), time.Now(), nodesim.Container{Name: "c", GPUs: 1})
+	r := k.HandlePodAdditions([]*corev1.Pod{pod})[0]
+	if r.Admit {
+		k.Terminate(pod.UID)
+	}
+	return r
+}
+
+// probeWindow admits a probe pod inside a restart window opened at start. Kubelet has no healthy
+// nvidia.com/gpu device then (docs/node.md, "Restart windows"), so the pod is rejected with
+// UnexpectedAdmissionError "no healthy devices present"; unless closed (the window is known open),
+// an admission means the window had closed already, and is reported as such.
+func probeWindow(t *testing.T, k *nodesim.Kubelet, name, node string, start time.Time, open bool) {
+	t.Helper()
+	r := probeAdmission(k, name, node)
+	at := time.Since(start).Round(time.Millisecond)
+	const want = "no healthy devices present; cannot allocate unhealthy devices " + nodesim.GPUResource
+	switch {
+	case !r.Admit && (r.Reason != "UnexpectedAdmissionError" || !strings.Contains(r.Message, want)):
+		t.Errorf("%s: rejected %v into the window with %s: %q, want UnexpectedAdmissionError with %q", name, at, r.Reason, r.Message, want)
+	case r.Admit && open:
+		t.Errorf("%s: admitted %v into the window, while kubelet had no healthy GPU", name, at)
+	case r.Admit:
+		t.Logf("%s: admitted %v after the restart: the window had closed already", name, at)
+	default:
+		t.Logf("%s: rejected %v into the window: %s: %s", name, at, r.Reason, r.Message)
+	}
+}
+
+// waitReadyz polls topofit node's /readyz (its ops port from the last `ops=127.0.0.1:PORT` of its log)
+// for up to 10 s until it answers 200 (ready) or 503 with a body containing missing; the test fails
+// with the last answer otherwise.
+func waitReadyz(t *testing.T, logPath string, ready bool, missing, when string) {
+	t.Helper()
+	var last string
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		log, _ := os.ReadFile(logPath)
+		at := strings.LastIndex(string(log), "ops=127.0.0.1:")
+		if at < 0 {
+			last = "no ops port in the log"
+			continue
+		}
+		var port int
+		fmt.Sscanf(string(log[at+len("ops=127.0.0.1:"):]), "%d", &port)
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", port))
+		if err != nil {
+			last = err.Error()
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		last = fmt.Sprintf("%d %q", resp.StatusCode, body)
+		if ready && resp.StatusCode == http.StatusOK || !ready && resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(body), missing) {
+			t.Logf("/readyz %s: %s", when, last)
+			return
+		}
+	}
+	t.Errorf("/readyz %s: want ready=%v (missing %q), last answer: %s", when, ready, missing, last)
 }
 
 // waitForSocket waits up to 30 s for p to create path; it fails at once when p exits.

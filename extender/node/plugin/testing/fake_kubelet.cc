@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -92,8 +93,13 @@ struct FakeKubelet::Impl final : public v1beta1::Registration::Service, public v
     }
   }
   grpc::Status Get(grpc::ServerContext*, const v1::GetPodResourcesRequest* req, v1::GetPodResourcesResponse* out) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(get_delay_ms.load()));
     std::lock_guard lock(mu);
     ++gets;
+    if (refuse_gets > 0) {
+      --refuse_gets;
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED, "rejected by rate limit"};
+    }
     std::string key = req->pod_namespace() + "/" + req->pod_name();
     auto it = model.known().find(key);
     if (it == model.known().end()) return {grpc::StatusCode::NOT_FOUND, "pod " + key + " not found"};
@@ -136,7 +142,8 @@ struct FakeKubelet::Impl final : public v1beta1::Registration::Service, public v
   std::thread watcher;
   std::unique_ptr<grpc::Server> reg_server, pr_server;
   std::map<KubeletModel::Key, std::map<std::string, std::string>> envs;
-  int registrations = 0, preferred_rpcs = 0, allocate_rpcs = 0, gets = 0;
+  int registrations = 0, preferred_rpcs = 0, allocate_rpcs = 0, gets = 0, refuse_gets = 0;
+  std::atomic<int64_t> get_delay_ms{0};
 };
 
 FakeKubelet::FakeKubelet(std::string dir, std::string pod_resources_path, uint64_t seed)
@@ -281,5 +288,12 @@ int FakeKubelet::allocate_rpcs() const {
   std::lock_guard lock(impl_->mu);
   return impl_->allocate_rpcs;
 }
+
+void FakeKubelet::RefuseGets(int n) {
+  std::lock_guard lock(impl_->mu);
+  impl_->refuse_gets = n;
+}
+
+void FakeKubelet::DelayGets(std::chrono::milliseconds delay) { impl_->get_delay_ms = delay.count(); }
 
 }  // namespace topofit::node::testing

@@ -11,6 +11,8 @@
 //     kubelet's is;
 //   - serves v1.PodResourcesLister on `pod_resources_path`: Get answers NOT_FOUND for pods it has not
 //     seen, List and GetAllocatableResources from its books;
+//   - RefuseGets(n): the next n Gets are refused as kubelet's rate limit refuses them
+//     (RESOURCE_EXHAUSTED "rejected by rate limit"); DelayGets(d): every Get answers after d;
 //   - Restart() drops the plugin, removes every socket in <dir> (CleanupPluginDirectory) and serves
 //     kubelet.sock again (a new file); its books survive (the checkpoint).
 
@@ -47,6 +49,8 @@ class FakeKubelet {
   int registrations() const;
   int preferred_rpcs() const;
   int allocate_rpcs() const;
+  void RefuseGets(int n);
+  void DelayGets(std::chrono::milliseconds delay);
 
  private:
   struct Impl;
