@@ -22,7 +22,8 @@ PodResourcesClient::PodResourcesClient(const std::string& socket_path, std::stri
 PodResourcesClient::~PodResourcesClient() = default;
 
 KubeletView PodResourcesClient::View(const std::string& namespace_, const std::string& name,
-                                     const std::string& container, std::chrono::milliseconds timeout) const {
+                                     const std::string& container, std::chrono::milliseconds timeout,
+                                     bool regular_init) const {
   if (!impl_->stub) return KubeletView::kUnknown;
   const auto deadline = std::chrono::system_clock::now() + timeout;  // gRPC deadlines are system_clock
   v1::GetPodResourcesRequest req;
@@ -48,7 +49,7 @@ KubeletView PodResourcesClient::View(const std::string& namespace_, const std::s
     return KubeletView::kUnknown;
   }
   for (const auto& c : resp.pod_resources().containers()) {
-    if (c.name() != container) continue;
+    if (c.name() != container && !regular_init) continue;
     for (const auto& d : c.devices()) {
       if (d.resource_name() == impl_->resource && d.device_ids_size() > 0) return KubeletView::kHasDevices;
     }
