@@ -103,6 +103,8 @@ TEST_CASE("summary: mean and sample stddev over seeds, best-set share, percentil
   b.multi = {{8, 10, 10}};
   a.decision_us = {1, 2, 3, 4};
   b.decision_us = {100};
+  a.no_gpu_decision_us = {7};
+  b.no_gpu_decision_cpu_us = {5, 9};
   a.curve = {{50, 50}, {100, 90}};
   b.curve = {{50, 40}, {100, 80}};
   auto rows = Summarize({a, b});
@@ -113,6 +115,9 @@ TEST_CASE("summary: mean and sample stddev over seeds, best-set share, percentil
   CHECK(rows[0].multi_gpu_mean_bandwidth_gbps == doctest::Approx(85.0 / 3));
   CHECK(rows[0].decision_us_p50 == doctest::Approx(3));
   CHECK(rows[0].decision_us_p99 == doctest::Approx(100));
+  CHECK(rows[0].no_gpu_decision_us_p99 == doctest::Approx(7));
+  CHECK(rows[0].no_gpu_decision_cpu_us_p50 == doctest::Approx(5));
+  CHECK(rows[0].decision_cpu_us_p99 == 0);  // None recorded.
   REQUIRE(rows[0].curve.size() == 101);
   CHECK(rows[0].curve[50].allocated_pct == doctest::Approx(45));
   CHECK(rows[0].curve[100].allocated_pct == doctest::Approx(85));

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "bench/scored_policy.h"
+#include "bench/topofit_policy.h"
 #include "extender/model/workload_estimate.h"
 
 namespace topofit::bench {
@@ -10,7 +11,15 @@ namespace {
 
 class FgdPolicy final : public ScoredPolicy {
  public:
-  std::string name() const override { return "fgd"; }
+  explicit FgdPolicy(FgdScope scope) : scope_(scope) {}
+  std::string name() const override {
+    switch (scope_) {
+      case FgdScope::kAllPods: return "fgd";
+      case FgdScope::kGpuPodsLeastAllocated: return "fgd-gpu-pods";
+      case FgdScope::kGpuPodsMostAllocated: return "fgd-gpu-pods-mostallocated";
+    }
+    return "fgd";
+  }
 
   Status Reset(const SimCluster& cluster, uint64_t seed) override {
     estimate_.Reset();
@@ -37,6 +46,8 @@ class FgdPolicy final : public ScoredPolicy {
 
  protected:
   int64_t Score(const SimCluster&, const SimNode& node, const PodSpec& pod) override {
+    if (pod.gpus <= 0 && scope_ != FgdScope::kAllPods)
+      return InTreeScore(node, pod, scope_ == FgdScope::kGpuPodsMostAllocated);
     const double before = Frag(node, node.free_gpus(), node.free_cpu, node.free_mem);
     const double after =
         Frag(node, node.free_gpus() - pod.gpus, node.free_cpu - pod.cpu_milli, node.free_mem - pod.memory_mib);
@@ -60,12 +71,13 @@ class FgdPolicy final : public ScoredPolicy {
     return frag;
   }
 
+  FgdScope scope_;
   model::WorkloadEstimate estimate_;
   std::vector<Shape> shapes_;
 };
 
 }  // namespace
 
-std::unique_ptr<Policy> MakeFgdPolicy() { return std::make_unique<FgdPolicy>(); }
+std::unique_ptr<Policy> MakeFgdPolicy(FgdScope scope) { return std::make_unique<FgdPolicy>(scope); }
 
 }  // namespace topofit::bench

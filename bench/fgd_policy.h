@@ -11,6 +11,11 @@
 // The pod goes to the feasible node where frag(after) - frag(before) is smallest (score = -delta in
 // millionths of a GPU; ties at random as kube-scheduler's selectHost). CPU-only pods are placed by
 // the same rule; the estimate holds GPU pods only, as topofit's does.
+//
+// fgd-gpu-pods and fgd-gpu-pods-mostallocated place GPU pods by FGD and pods without GPUs by
+// kube-scheduler's in-tree scores alone (default profile: LeastAllocated + BalancedAllocation; or
+// MostAllocated + BalancedAllocation), as a scheduler whose CPU-only pods never reach a GPU-aware
+// plugin would: the like-for-like comparison for topofit's rows when its extender sees GPU pods only.
 
 #include <memory>
 
@@ -18,6 +23,8 @@
 
 namespace topofit::bench {
 
-std::unique_ptr<Policy> MakeFgdPolicy();
+enum class FgdScope { kAllPods, kGpuPodsLeastAllocated, kGpuPodsMostAllocated };
+
+std::unique_ptr<Policy> MakeFgdPolicy(FgdScope scope = FgdScope::kAllPods);
 
 }  // namespace topofit::bench

@@ -37,6 +37,12 @@ const std::vector<PolicyInfo>& AllPolicies() {
        [](const PolicyOptions&) { return MakeGpuPackingPolicy(); }},
       {"fgd", "openb paper's Fragmentation Gradient Descent on whole GPUs, online workload estimate, device-plugin GPU set",
        [](const PolicyOptions&) { return MakeFgdPolicy(); }},
+      {"fgd-gpu-pods",
+       "FGD for GPU pods only; pods without GPUs by kube-scheduler's default scores (LeastAllocated + BalancedAllocation)",
+       [](const PolicyOptions&) { return MakeFgdPolicy(FgdScope::kGpuPodsLeastAllocated); }},
+      {"fgd-gpu-pods-mostallocated",
+       "FGD for GPU pods only; pods without GPUs by MostAllocated (cpu, memory, GPU) + BalancedAllocation",
+       [](const PolicyOptions&) { return MakeFgdPolicy(FgdScope::kGpuPodsMostAllocated); }},
   };
   return all;
 }

@@ -1,6 +1,8 @@
 // Policies: the device plugin's set choice, kube-scheduler's and the paper's scores, topofit's pipeline.
 #include <doctest/doctest.h>
 
+#include <map>
+
 #include "bench/device_plugin_alloc.h"
 #include "bench/kube_policies.h"
 #include "bench/paper_policies.h"
@@ -116,6 +118,9 @@ TEST_CASE("kube-default with the device plugin's set, measured against the clust
   REQUIRE(m.multi.size() == 1);
   CHECK(m.multi[0].bandwidth_gbps > 0);
   CHECK(m.decision_us.size() == 1);
+  CHECK(m.decision_cpu_us.size() == 1);
+  CHECK(m.decision_cpu_us[0] >= 0);
+  CHECK(m.no_gpu_decision_us.empty());  // A GPU pod.
 }
 
 TEST_CASE("kube-scheduler's node search: percentageOfNodesToScore and the rotating start") {
@@ -163,4 +168,50 @@ TEST_CASE("kube-scheduler's node search: percentageOfNodesToScore and the rotati
   c->Reset();
   c->NodesFound(feasible, &found);
   CHECK(found.size() == 100);
+}
+
+TEST_CASE("topofit on the default profile: the tie-break, not LeastAllocated, chooses within its best band") {
+  // Two equal nodes; the first 1-GPU pod lands on one of them. For the second, FragmentationGradient
+  // ties both (the pod itself is the workload: it fits after on either), so without a rule both get 10
+  // and LeastAllocated spreads to the empty node; fit-then-pack fills the used one.
+  for (auto rule : {model::TieBreak::kNone, model::TieBreak::kFitThenPack}) {
+    auto c = Cluster({Node("a", "pcie-8-dual-socket", 8), Node("b", "pcie-8-dual-socket", 8)});
+    PolicyOptions o;
+    o.pipeline.tie_break = rule;
+    auto policy = MakeTopofitPolicy(o);
+    REQUIRE(policy->Reset(*c, 42).ok());
+    RunMetrics m;
+    RecordingReplayer replay(c.get(), policy.get(), &m);
+    Placement first = replay.Arrive(Pod("p1", 1, 8000, 32768));
+    REQUIRE(first.ok());
+    Placement second = replay.Arrive(Pod("p2", 1, 8000, 32768));
+    REQUIRE(second.ok());
+    CAPTURE(model::ToString(rule));
+    if (rule == model::TieBreak::kNone) CHECK(second.node != first.node);
+    else CHECK(second.node == first.node);
+  }
+}
+
+TEST_CASE("fgd-gpu-pods: FGD for GPU pods, kube-scheduler's in-tree scores for pods without GPUs") {
+  std::map<std::string, const PolicyInfo*> by_name;
+  for (const auto& info : AllPolicies()) by_name[info.name] = &info;
+  REQUIRE(by_name.count("fgd-gpu-pods"));
+  REQUIRE(by_name.count("fgd-gpu-pods-mostallocated"));
+  // "a" has CPU taken; a CPU-only pod goes to the emptier "b" under LeastAllocated, to "a" under
+  // MostAllocated; plain FGD sees no GPU consequence either way (its score ties, broken at random).
+  for (const char* name : {"fgd-gpu-pods", "fgd-gpu-pods-mostallocated"}) {
+    auto c = Cluster({Node("a", "generic-pcie-4", 4), Node("b", "generic-pcie-4", 4)});
+    auto policy = by_name[name]->make(PolicyOptions{});
+    CHECK(policy->name() == name);
+    REQUIRE(policy->Reset(*c, 42).ok());
+    RunMetrics m;
+    RecordingReplayer replay(c.get(), policy.get(), &m);
+    PodSpec filler = Pod("filler", 0, 48000, 196608);
+    filler.name = "filler";
+    c->Bind(0, filler, GpuSet{});
+    Placement p = replay.Arrive(Pod("cpu", 0, 4000, 1024));
+    REQUIRE(p.ok());
+    CAPTURE(name);
+    CHECK(p.node == (std::string(name) == "fgd-gpu-pods" ? 1 : 0));
+  }
 }

@@ -64,6 +64,12 @@ std::string FormatJson(const ReportContext& ctx, const std::vector<PolicySummary
         {"multi_gpu_mean_best_gbps", r.multi_gpu_mean_best_gbps},
         {"decision_us_p50", r.decision_us_p50},
         {"decision_us_p99", r.decision_us_p99},
+        {"decision_cpu_us_p50", r.decision_cpu_us_p50},
+        {"decision_cpu_us_p99", r.decision_cpu_us_p99},
+        {"no_gpu_decision_us_p50", r.no_gpu_decision_us_p50},
+        {"no_gpu_decision_us_p99", r.no_gpu_decision_us_p99},
+        {"no_gpu_decision_cpu_us_p50", r.no_gpu_decision_cpu_us_p50},
+        {"no_gpu_decision_cpu_us_p99", r.no_gpu_decision_cpu_us_p99},
         {"kube_override_pct", r.kube_override_pct},
         {"curve", {{"x", curve_x}, {"allocated_gpu_pct", curve_y}}},
     };

@@ -4,7 +4,8 @@
 // paper protocol and the time-ordered replay count the same way.
 //
 // Per arrival: kube-scheduler's filters, the policy's choice (the decision time covers both, in
-// microseconds), the bind. For every placed multi-GPU pod: the predicted ring bandwidth of its set
+// microseconds, wall and the thread's CPU time: on a loaded machine the wall time's tail is mostly
+// waiting for a core), the bind. For every placed multi-GPU pod: the predicted ring bandwidth of its set
 // (SetSelector::RingMbps) and whether it equals the best ring any feasible node offered for that size
 // at that moment (SetSelector::BestRingMbps over every node passing kube-scheduler's filters).
 
@@ -40,7 +41,10 @@ struct RunMetrics {
   double unallocated_pct_at_100 = 0;     // Paper: at 100% arrival; timed: time-weighted mean.
   std::vector<CurvePoint> curve;         // One point per arrival.
   std::vector<MultiGpuPlacement> multi;  // Placed multi-GPU pods.
-  std::vector<float> decision_us;
+  std::vector<float> decision_us;        // Wall time per arrival.
+  std::vector<float> decision_cpu_us;    // The replaying thread's CPU time per arrival (not waiting for a core).
+  std::vector<float> no_gpu_decision_us;      // Wall time, pods without GPUs only.
+  std::vector<float> no_gpu_decision_cpu_us;  // CPU time, pods without GPUs only.
   ExtenderStats extender;                // Policy::extender_stats() at the end of the run.
   std::string error;                     // Non-empty when the run could not start (policy Reset failed).
 };

@@ -43,7 +43,7 @@ std::vector<PolicySummary> Summarize(const std::vector<RunMetrics>& runs, double
     PolicySummary s;
     s.policy = name;
     s.runs = int(g.size());
-    std::vector<float> decisions;
+    std::vector<float> decisions, cpu, no_gpu, no_gpu_cpu;
     int64_t best = 0;
     double bw = 0, best_bw = 0;
     double max_x = 0;
@@ -60,6 +60,9 @@ std::vector<PolicySummary> Summarize(const std::vector<RunMetrics>& runs, double
         s.multi.push_back(m);
       }
       decisions.insert(decisions.end(), r->decision_us.begin(), r->decision_us.end());
+      cpu.insert(cpu.end(), r->decision_cpu_us.begin(), r->decision_cpu_us.end());
+      no_gpu.insert(no_gpu.end(), r->no_gpu_decision_us.begin(), r->no_gpu_decision_us.end());
+      no_gpu_cpu.insert(no_gpu_cpu.end(), r->no_gpu_decision_cpu_us.begin(), r->no_gpu_decision_cpu_us.end());
       if (!r->curve.empty()) max_x = std::max(max_x, r->curve.back().x);
     }
     double n = std::max(1, s.runs);
@@ -78,6 +81,12 @@ std::vector<PolicySummary> Summarize(const std::vector<RunMetrics>& runs, double
     }
     s.decision_us_p50 = Percentile(decisions, 50);
     s.decision_us_p99 = Percentile(decisions, 99);
+    s.decision_cpu_us_p50 = Percentile(cpu, 50);
+    s.decision_cpu_us_p99 = Percentile(cpu, 99);
+    s.no_gpu_decision_us_p50 = Percentile(no_gpu, 50);
+    s.no_gpu_decision_us_p99 = Percentile(no_gpu, 99);
+    s.no_gpu_decision_cpu_us_p50 = Percentile(no_gpu_cpu, 50);
+    s.no_gpu_decision_cpu_us_p99 = Percentile(no_gpu_cpu, 99);
     int64_t ext_decisions = 0, ext_overridden = 0;
     for (const auto* r : g) {
       ext_decisions += r->extender.decisions;

@@ -8,7 +8,9 @@
 //   multi_gpu_best_set_pct      placed multi-GPU pods whose set's ring bandwidth equals the best any
 //                               feasible node offered at that moment, % of placed multi-GPU pods.
 //   multi_gpu_mean_bandwidth_gbps  mean predicted ring bandwidth of placed multi-GPU pods' sets.
-//   decision_us_p50/_p99        percentiles of per-pod decision time (filters + choice), all runs.
+//   decision_us_p50/_p99        percentiles of per-pod decision time (filters + choice), all runs;
+//                               decision_cpu_us_*: the same in the thread's CPU time; no_gpu_*: pods
+//                               without GPUs only.
 //   curve                       allocated % averaged over runs on a 1%-step grid of arrived request.
 
 #include <string>
@@ -31,6 +33,10 @@ struct PolicySummary {
   double multi_gpu_mean_best_gbps = 0;  // Mean of the cluster-wide best, for context.
   double decision_us_p50 = 0;
   double decision_us_p99 = 0;
+  double decision_cpu_us_p50 = 0, decision_cpu_us_p99 = 0;  // The thread's CPU time instead of wall.
+  // Pods without GPUs only (0 when there are none): wall and CPU time.
+  double no_gpu_decision_us_p50 = 0, no_gpu_decision_us_p99 = 0;
+  double no_gpu_decision_cpu_us_p50 = 0, no_gpu_decision_cpu_us_p99 = 0;
   // Extender policies: % of their prioritized decisions kube-scheduler placed on a node below the
   // extender's best score (Policy::extender_stats); -1 for other policies.
   double kube_override_pct = -1;

@@ -1,6 +1,11 @@
 #!/usr/bin/env python3
 """Folds the bench JSON files of bench/results into the tables of docs/placement.md (markdown on stdout)
-and, when gnuplot is installed, summary-unallocated.png. Usage: summarize.py RESULTS_DIR"""
+and, when gnuplot is installed, summary-unallocated.png. Usage: summarize.py RESULTS_DIR
+
+RESULTS_DIR/openb-<list>.json, synthetic-<family>.json: every policy, topofit with all-pods.yaml (the
+extender scores pods without GPUs too). RESULTS_DIR/gpu-pods/: the topofit rows with the extender
+seeing GPU pods only, beside fgd-gpu-pods(-mostallocated). RESULTS_DIR/loadavg.txt: each run's load
+average before it started."""
 import json
 import os
 import shutil
@@ -10,7 +15,9 @@ import sys
 LISTS = ["default", "multigpu20", "multigpu30", "cpu050", "cpu100", "cpu200", "gpushare40",
          "gpuspec10", "gpuspec20", "gpuspec25"]
 FAMILIES = ["gpu-model", "multi-gpu", "cpu-heavy"]
-TOPOFIT = ("topofit-mostallocated", "topofit")
+DEPLOYED, PLAIN = "topofit-mostallocated", "topofit"
+TOPOFIT = (DEPLOYED, PLAIN)
+FGD_GPU = {DEPLOYED: "fgd-gpu-pods-mostallocated", PLAIN: "fgd-gpu-pods"}
 
 
 def load(d, name):
@@ -21,75 +28,120 @@ def load(d, name):
         return {p["policy"]: p for p in json.load(f)["policies"] if "error" not in p}
 
 
+def loadavg(d):
+    out = {}
+    path = os.path.join(d, "loadavg.txt")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 4:
+                    out[parts[0]] = parts[1:]  # "openb-default", "gpu-pods/openb-default"
+    return out
+
+
+def best_other(c):
+    others = {k: v for k, v in c.items() if k not in TOPOFIT}
+    best = min(others, key=lambda k: others[k]["unallocated_gpu_pct"])
+    return best, others[best]["unallocated_gpu_pct"]
+
+
+def ratio(v, b):
+    return "%.2fx" % (v / b) if b > 0 else ("1.00x" if v == 0 else "inf")
+
+
+def bw(c, r):
+    kd = c.get("kube-default", {}).get("multi_gpu_mean_bandwidth_gbps", 0)
+    return "%.2fx" % (r["multi_gpu_mean_bandwidth_gbps"] / kd) if kd else "-"
+
+
 def main():
     d = sys.argv[1]
-    cases = [("openb " + l, load(d, "openb-%s.json" % l)) for l in LISTS]
-    cases += [("synthetic " + f, load(d, "synthetic-%s.json" % f)) for f in FAMILIES]
-    cases = [(n, c) for n, c in cases if c]
+    names = [("openb", l) for l in LISTS] + [("synthetic", f) for f in FAMILIES]
+    cases = [("%s %s" % n, "%s-%s.json" % n, load(d, "%s-%s.json" % n)) for n in names]
+    cases = [(n, f, c) for n, f, c in cases if c and all(t in c for t in TOPOFIT)]
+    loads = loadavg(d)
+
+    print("Topofit scoring every pod (`all-pods.yaml`, as `manifests/` deploys it). Ratios: unallocated GPUs "
+          "at 100% arrival against the best other policy of the run, FGD included; bandwidth: mean predicted "
+          "ring bandwidth of multi-GPU pods against kube-default's.")
+    print()
     print("| workload | topofit-mostallocated | topofit | fgd | best other | ratio deployed | ratio plain "
-          "| best set % (deployed / plain) | GB/s vs kube-default (deployed / plain) | p99 µs (deployed) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| best set % (deployed / plain) | GB/s vs kube-default (deployed / plain) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     rows = []
-    for name, c in cases:
-        if not all(t in c for t in TOPOFIT):
-            continue
-        others = {k: v for k, v in c.items() if k not in TOPOFIT}
-        best = min(others, key=lambda k: others[k]["unallocated_gpu_pct"])
-        b = others[best]["unallocated_gpu_pct"]
-        dep, plain = c["topofit-mostallocated"], c["topofit"]
-        ratio = lambda v: "%.2fx" % (v / b) if b > 0 else ("1.00x" if v == 0 else "inf")
-        kd = c.get("kube-default", {}).get("multi_gpu_mean_bandwidth_gbps", 0)
-        bw = lambda r: "%.2fx" % (r["multi_gpu_mean_bandwidth_gbps"] / kd) if kd else "-"
+    for name, _, c in cases:
+        best, b = best_other(c)
+        dep, plain = c[DEPLOYED], c[PLAIN]
         fgd = c.get("fgd", {}).get("unallocated_gpu_pct")
-        print("| %s | %.2f | %.2f | %s | %s %.2f | %s | %s | %.1f / %.1f | %s / %s | %.0f |" % (
+        print("| %s | %.2f | %.2f | %s | %s %.2f | %s | %s | %.1f / %.1f | %s / %s |" % (
             name, dep["unallocated_gpu_pct"], plain["unallocated_gpu_pct"],
-            "-" if fgd is None else "%.2f" % fgd, best, b, ratio(dep["unallocated_gpu_pct"]),
-            ratio(plain["unallocated_gpu_pct"]), dep["multi_gpu_best_set_pct"], plain["multi_gpu_best_set_pct"],
-            bw(dep), bw(plain), dep["decision_us_p99"]))
+            "-" if fgd is None else "%.2f" % fgd, best, b, ratio(dep["unallocated_gpu_pct"], b),
+            ratio(plain["unallocated_gpu_pct"], b), dep["multi_gpu_best_set_pct"], plain["multi_gpu_best_set_pct"],
+            bw(c, dep), bw(c, plain)))
         rows.append((name.split()[-1], dep["unallocated_gpu_pct"], plain["unallocated_gpu_pct"],
                      fgd if fgd is not None else 0, b))
     print()
     print("Unallocated GPUs at 100% arrival (%, mean over seeds), every policy:")
     print()
     policies = []
-    for _, c in cases:
+    for _, _, c in cases:
         for p in c:
             if p not in policies:
                 policies.append(p)
     print("| workload | " + " | ".join(policies) + " |")
     print("|---|" + "---|" * len(policies))
-    for name, c in cases:
+    for name, _, c in cases:
         print("| %s | %s |" % (name, " | ".join(
             "%.2f" % c[p]["unallocated_gpu_pct"] if p in c else "-" for p in policies)))
     print()
-    print("kube-scheduler's pick below topofit's best score (% of prioritized GPU pods): " + ", ".join(
+    print("kube-scheduler's pick below topofit's best score (% of prioritized GPU pods, deployed/plain): " + ", ".join(
         "%s %s" % (name, "/".join("%.2f" % c[t].get("kube_override_pct", -1) for t in TOPOFIT))
-        for name, c in cases if all(t in c for t in TOPOFIT)) + " (deployed/plain)")
-    allpods = [(n, c, load(os.path.join(d, "all-pods"), f)) for (n, c), f in zip(
-        [(n, c) for n, c in cases],
-        ["%s-%s.json" % tuple(n.split()) for n, _ in cases])]
-    allpods = [(n, c, a) for n, c, a in allpods if a and all(t in a for t in TOPOFIT)]
-    if allpods:
+        for name, _, c in cases))
+
+    print()
+    print("Decision time per pod (µs; wall p50 / p99, then the thread's CPU time p99; pods without GPUs "
+          "alone for the topofit row), every run of a list in one process, its load average (1/5/15 min) "
+          "before it started:")
+    print()
+    timed = [DEPLOYED, "fgd", "kube-default", "kube-mostallocated", "bestfit"]
+    print("| workload | load | " + " | ".join(timed) + " | topofit-mostallocated, pods without GPUs |")
+    print("|---|---|" + "---|" * len(timed) + "---|")
+    for name, f, c in cases:
+        cells = []
+        for p in timed:
+            r = c.get(p)
+            cells.append("-" if not r else "%.0f / %.0f / %.0f" % (
+                r["decision_us_p50"], r["decision_us_p99"], r.get("decision_cpu_us_p99", 0)))
+        dep = c[DEPLOYED]
+        nog = ("%.0f / %.0f / %.0f" % (dep["no_gpu_decision_us_p50"], dep["no_gpu_decision_us_p99"],
+                                       dep["no_gpu_decision_cpu_us_p99"])
+               if dep.get("no_gpu_decision_us_p50") else "-")
+        la = loads.get(f[:-5])
+        print("| %s | %s | %s | %s |" % (name, " / ".join(la) if la else "-", " | ".join(cells), nog))
+
+    gpu = [(n, c, load(os.path.join(d, "gpu-pods"), f)) for n, f, c in cases]
+    gpu = [(n, c, g) for n, c, g in gpu if g and all(t in g for t in TOPOFIT)]
+    if gpu:
         print()
-        print("With `scoring.podsWithoutGpus: true` (all-pods.yaml: the extender also scores pods without GPUs), "
-              "against the best other policy of the full run:")
+        print("The extender seeing GPU pods only (the defaults; `gpu-pods/`), against FGD with the same "
+              "in-tree scores for pods without GPUs (like for like) and against the best other policy of the "
+              "all-pods run:")
         print()
-        print("| workload | topofit-mostallocated | topofit | best other | ratio deployed | ratio plain "
-              "| best set % (deployed / plain) | GB/s vs kube-default (deployed / plain) | p99 µs (deployed) |")
-        print("|---|---|---|---|---|---|---|---|---|")
-        for name, c, a in allpods:
-            others = {k: v for k, v in c.items() if k not in TOPOFIT}
-            best = min(others, key=lambda k: others[k]["unallocated_gpu_pct"])
-            b = others[best]["unallocated_gpu_pct"]
-            dep, plain = a["topofit-mostallocated"], a["topofit"]
-            ratio = lambda v: "%.2fx" % (v / b) if b > 0 else ("1.00x" if v == 0 else "inf")
-            kd = c.get("kube-default", {}).get("multi_gpu_mean_bandwidth_gbps", 0)
-            bw = lambda r: "%.2fx" % (r["multi_gpu_mean_bandwidth_gbps"] / kd) if kd else "-"
-            print("| %s | %.2f | %.2f | %s %.2f | %s | %s | %.1f / %.1f | %s / %s | %.0f |" % (
-                name, dep["unallocated_gpu_pct"], plain["unallocated_gpu_pct"], best, b,
-                ratio(dep["unallocated_gpu_pct"]), ratio(plain["unallocated_gpu_pct"]),
-                dep["multi_gpu_best_set_pct"], plain["multi_gpu_best_set_pct"], bw(dep), bw(plain),
-                dep["decision_us_p99"]))
+        print("| workload | topofit-mostallocated | fgd-gpu-pods-mostallocated | ratio | topofit | fgd-gpu-pods "
+              "| ratio | best other (all pods) | ratio deployed / plain | best set % (deployed / plain) |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for name, c, g in gpu:
+            best, b = best_other(c)
+            dep, plain = g[DEPLOYED], g[PLAIN]
+            fd, fp = g.get(FGD_GPU[DEPLOYED]), g.get(FGD_GPU[PLAIN])
+            cell = lambda r: "-" if not r else "%.2f" % r["unallocated_gpu_pct"]
+            rat = lambda v, r: "-" if not r else ratio(v, r["unallocated_gpu_pct"])
+            print("| %s | %.2f | %s | %s | %.2f | %s | %s | %s %.2f | %s / %s | %.1f / %.1f |" % (
+                name, dep["unallocated_gpu_pct"], cell(fd), rat(dep["unallocated_gpu_pct"], fd),
+                plain["unallocated_gpu_pct"], cell(fp), rat(plain["unallocated_gpu_pct"], fp), best, b,
+                ratio(dep["unallocated_gpu_pct"], b), ratio(plain["unallocated_gpu_pct"], b),
+                dep["multi_gpu_best_set_pct"], plain["multi_gpu_best_set_pct"]))
     if rows and shutil.which("gnuplot"):
         dat = os.path.join(d, "summary-unallocated.dat")
         with open(dat, "w") as f:

@@ -47,7 +47,8 @@ int Pipeline::ToScore(double total) const {
   return std::clamp(static_cast<int>(total * score_scale_ + 0.5), 0, 10);
 }
 
-void Pipeline::ToLevels(std::span<const double> totals, std::span<int> out) const {
+void Pipeline::ToLevels(std::span<const double> totals, std::span<int> out,
+                        const std::function<TieKey(size_t)>& key) const {
   if (!config_.relative_levels) {
     for (size_t i = 0; i < totals.size(); ++i) out[i] = std::isnan(totals[i]) ? 0 : ToScore(totals[i]);
     return;
@@ -67,6 +68,17 @@ void Pipeline::ToLevels(std::span<const double> totals, std::span<int> out) cons
     else if (t >= best - kTie) out[i] = 10;
     else out[i] = std::clamp(static_cast<int>(kBelowBest * (t - lowest) / span + 0.5), 0, kBelowBest);
   }
+  if (config_.tie_break == TieBreak::kNone) return;
+  // The band: the rule's first keep 10, the others drop to kBelowBest (tie_break.h).
+  std::vector<std::pair<size_t, TieKey>> band;
+  for (size_t i = 0; i < totals.size(); ++i)
+    if (out[i] == 10) band.push_back({i, key(i)});
+  if (band.size() < 2) return;
+  TieKey first = band[0].second;
+  for (const auto& [i, k] : band)
+    if (TieKey::Better(k, first)) first = k;
+  for (const auto& [i, k] : band)
+    if (!TieKey::Tied(k, first)) out[i] = kBelowBest;
 }
 
 Pipeline::~Pipeline() = default;
@@ -219,7 +231,7 @@ std::vector<NodeEvaluation> Pipeline::Evaluate(const PodRequest& pod, std::span<
     }
   }
   std::vector<int> levels(passing.size(), 0);
-  ToLevels(totals, levels);
+  ToLevels(totals, levels, [&](size_t j) { return TieKeyOf(config_.tie_break, views[j], pod); });
   for (size_t j = 0; j < passing.size(); ++j) out[passing[j]].score = levels[j];
   return out;
 }
@@ -314,7 +326,9 @@ std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<con
     else totals.push_back(score_of(NodeView{nodes[i], found[i], reps[c].free}, c));  // Free as classified.
   }
   std::vector<int> levels(nodes.size(), 0);
-  ToLevels(totals, levels);
+  ToLevels(totals, levels, [&](size_t i) {
+    return TieKeyOf(config_.tie_break, NodeView{nodes[i], found[i], reps[class_of[i]].free}, pod);
+  });
   for (uint32_t i = 0; i < nodes.size(); ++i) out.push_back({i, levels[i]});
   return out;
 }

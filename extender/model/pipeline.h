@@ -17,6 +17,7 @@
 //
 // Thread-safe: every method may run concurrently with each other and with model writers.
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -109,8 +110,10 @@ class Pipeline {
  private:
   // A node's 0..10 score from its weighted sum of plugin parts: round(10 x total / sum of weights).
   int ToScore(double total) const;
-  // Totals (NaN: not passing, score 0) to 0..10, absolute or relative (pipeline_config.h).
-  void ToLevels(std::span<const double> totals, std::span<int> out) const;
+  // Totals (NaN: not passing, score 0) to 0..10, absolute or relative (pipeline_config.h); `key(i)`
+  // gives node i's TieKey under config().tie_break, asked only for the nodes of the best band.
+  void ToLevels(std::span<const double> totals, std::span<int> out,
+                const std::function<TieKey(size_t)>& key) const;
   // filter_keeps_best: keeps the passing nodes of the best score, fails the rest.
   void KeepBest(const PodRequest& pod, std::span<const std::string_view> nodes, FilterOutcome& out) const;
   struct Weighted {

@@ -3,8 +3,9 @@
 // (e.g. `scoring: {weights: {SetQuality: 1, FragmentationGradient: 1}, levels: relative, requestMix: [...]}`).
 //
 // Score formula (each score plugin gives s_p in [0, 1]; see score_plugins.h for each s_p): the node's
-// weighted sum sum_p w_p * s_p, made an integer 0..10 by `relative_levels` below (default: the best
-// sum gets 10, every other node at most 5) or absolutely as round(10 * sum_p w_p s_p / sum_p w_p).
+// weighted sum sum_p w_p * s_p, made an integer 0..10 by `relative_levels` below (default: the nodes
+// of the best sum that `tie_break` ranks first get 10, every other node at most 5) or absolutely as
+// round(10 * sum_p w_p s_p / sum_p w_p).
 //
 //   SetQuality    s = ring(set on node) / max over the request's nodes of ring(set there);
 //                 1 for 1-GPU pods and policy none; halved when the set misses a best-effort min-link.
@@ -26,6 +27,7 @@
 #include <map>
 #include <string>
 
+#include "extender/model/tie_break.h"
 #include "extender/model/workload_estimate.h"
 #include "topology/set_selector.h"
 
@@ -44,13 +46,18 @@ struct PipelineConfig {
   bool filter_keeps_best = false;
   // How the weighted sum becomes kube-scheduler's 0..10 (`scoring: {levels: relative|absolute}`):
   //   absolute  round(10 * sum_p w_p s_p / sum_p w_p)
-  //   relative  the nodes of the best sum (within 1e-9) get 10; every other node
-  //             round(kBelowBest * (sum - lowest) / (best - lowest)), at most kBelowBest = 5: with the
-  //             extender weight 5 (manifests/), 10 levels x 5 x 10 = 500 stays above any other node's
-  //             5 x 5 x 10 + 200, the most kube-scheduler's in-tree NodeResourcesFit and
+  //   relative  the nodes of the best sum (within 1e-9) that `tie_break` ranks first get 10; every
+  //             other node round(kBelowBest * (sum - lowest) / (best - lowest)), at most kBelowBest = 5:
+  //             with the extender weight 5 (manifests/), 10 levels x 5 x 10 = 500 stays above any
+  //             other node's 5 x 5 x 10 + 200, the most kube-scheduler's in-tree NodeResourcesFit and
   //             BalancedAllocation add, so the node kube-scheduler binds is always of topofit's best
-  //             band, and the in-tree scores choose only among nodes topofit rates equal.
+  //             band and first under its tie-break, and the in-tree scores choose only among nodes
+  //             topofit rates equal.
   bool relative_levels = true;
+  // Relative levels only: which nodes of the best band get the 10 (`scoring: {tieBreak: ...}`,
+  // tie_break.h). Under a rule other than none, the band's nodes that the rule ranks below its first
+  // get kBelowBest, so the in-tree scores choose only among the rule's exact ties.
+  TieBreak tie_break = TieBreak::kFitThenPack;
   // Prioritize scores pods that ask for no GPU too (`scoring: {podsWithoutGpus: true}`): every node
   // passes, the set is empty, and FragmentationGradient puts the pod where its CPU and memory leave
   // the fewest free GPUs unusable. Only useful when kube-scheduler sends such pods to the extender (an

@@ -98,5 +98,31 @@ constexpr std::vector<NodeScore> (Pipeline::*kPrioritize)(const PodRequest&, Vie
 BENCHMARK(BM_Verb<kFilter>)->Name("BM_Filter")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Verb<kPrioritize>)->Name("BM_Prioritize")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
+// A pod without GPUs with `scoring.podsWithoutGpus` (every node scored: FragmentationGradient on its
+// CPU and memory, then the tie-break), after a workload estimate of a few GPU shapes.
+void BM_PrioritizeNoGpus(benchmark::State& state) {
+  Cluster& c = state.range(0) ? Busy() : Idle();
+  PipelineConfig config;
+  config.score_pods_without_gpus = true;
+  Pipeline pipeline(&c.model, config);
+  for (int i = 0; i < 64; ++i) {
+    PodRequest w = TwoGpuPod();
+    w.uid = "w" + std::to_string(i);
+    w.gpus = 1 << (i % 4);
+    w.cpu_milli = 4000 * w.gpus;
+    pipeline.workload().Observe(w);
+  }
+  k8s::PodObject p;
+  p.meta.uid = "cpu-pod";
+  p.meta.name = "cpu-pod";
+  p.cpu_milli = 4000;
+  p.memory_bytes = 16 * kGiB;
+  const PodRequest pod = MakePodRequest(p);
+  for (auto _ : state) benchmark::DoNotOptimize(pipeline.Prioritize(pod, c.views));
+  state.SetLabel(state.range(0) ? "busy" : "idle");
+  state.SetItemsProcessed(state.iterations() * kNodes);
+}
+BENCHMARK(BM_PrioritizeNoGpus)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 }  // namespace topofit::model

@@ -169,10 +169,15 @@ void FragmentationGradientScore::PreScore(CycleState& state, std::span<const Nod
           std::find(sh.product_ids.begin(), sh.product_ids.end(), key.product) != sh.product_ids.end())
         t.allowed |= uint64_t{1} << j;
     }
-    for (size_t g = 0; g < groups; ++g) {
+    for (size_t g = 0; g < groups; ++g)
       GpuTerms(state.placer(), *v.topology(), v.usable(), v.free, fc->groups[g], &t.n_before[g], &t.q_before[g]);
-      GpuTerms(state.placer(), *v.topology(), v.usable(), after, fc->groups[g], &t.n_after[g], &t.q_after[g]);
+    if (after == v.free) {  // A pod without GPUs: the GPU side stays as it is.
+      t.n_after = t.n_before;
+      t.q_after = t.q_before;
+      continue;
     }
+    for (size_t g = 0; g < groups; ++g)
+      GpuTerms(state.placer(), *v.topology(), v.usable(), after, fc->groups[g], &t.n_after[g], &t.q_after[g]);
   }
   fc->scale = 1.0 / (2.0 * most_gpus);
   state.fragmentation = std::move(fc);

@@ -90,12 +90,13 @@ TEST_CASE("prioritize-pods-without-gpus: a CPU-only pod goes where it leaves the
   REQUIRE(srv.app->pipeline().workload().Snapshot()->observed == 3);
 
   // 8 cores on small leave 56 < 60: its 8 free GPUs are lost to the 8-GPU pods. On big 120 remain;
-  // a node without GPUs loses none.
+  // a node without GPUs loses none. big and cpu-node tie on the score; the tie-break (fit-then-pack,
+  // tie_break.h) ranks first the node with no free GPU, so cpu-node keeps the 10.
   const std::string cpu_pod = Args(PodJson("cpu", 0, 8, 32), kNames);
   auto res = srv.Post(kVerb, Args(PodJson("cpu", 0, 8, 32), R"(["small","big","cpu-node"])"));
   REQUIRE(res);
   CHECK(res->status == 200);
-  CHECK(ScoresOf(res->body) == std::map<std::string, int>{{"big", 10}, {"cpu-node", 10}, {"small", 0}});
+  CHECK(ScoresOf(res->body) == std::map<std::string, int>{{"big", 5}, {"cpu-node", 10}, {"small", 0}});
   CHECK(res->body.find(".0") == std::string::npos);
   // Pods without GPUs are not part of the workload estimate, and nothing is held for them.
   CHECK(srv.app->pipeline().workload().Snapshot()->observed == 3);

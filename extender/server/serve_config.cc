@@ -92,6 +92,12 @@ Status ApplyConfigYaml(const std::string& yaml, ServeConfig& config) {
             if (lv != "relative" && lv != "absolute")
               return Error{fmt::format("config scoring.levels: '{}' is not relative or absolute", lv)};
             config.pipeline.relative_levels = lv == "relative";
+          } else if (sk == "tieBreak") {
+            std::string tb = s.second.as<std::string>();
+            auto rule = model::ParseTieBreak(tb);
+            if (!rule)
+              return Error{fmt::format("config scoring.tieBreak: '{}' is not fit-then-pack, pack or none", tb)};
+            config.pipeline.tie_break = *rule;
           } else if (sk == "podsWithoutGpus") {
             config.pipeline.score_pods_without_gpus = s.second.as<bool>();
           } else if (sk == "workloadHalfLife") {

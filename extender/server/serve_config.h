@@ -16,6 +16,7 @@
 //     weights: {SetQuality: 1, FragmentationGradient: 1}   (the default; Packing, Fragmentation,
 //              Stranding are the older parts, off unless named)
 //     levels: relative            (or absolute: pipeline_config.h)
+//     tieBreak: fit-then-pack     (or pack, none: which nodes of the best band get 10, tie_break.h)
 //     workloadHalfLife: 2000      (pods; the workload estimate's decay, workload_estimate.h)
 //     podsWithoutGpus: false      (true: the prioritize verb scores GPU-less pods too, pipeline_config.h;
 //                                  the prioritize-pods-without-gpus verb, manifests' second extender

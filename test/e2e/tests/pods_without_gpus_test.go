@@ -73,10 +73,11 @@ func TestPodsWithoutGPUs(t *testing.T) {
 	})
 
 	t.Run("a GPU pod is placed by the GPU entry; the second entry gives it no score", func(t *testing.T) {
-		createPod(t, c, "gpu-with-topofit", 2, "4", "16Gi", "")
+		// No CPU or memory requested: both nodes tie for the 2-GPU pod, tie-break included (the same
+		// GPUs left, no CPU or memory share added), so filter passes both and kube-scheduler calls the
+		// second entry too, which topofit answers with [].
+		createPod(t, c, "gpu-with-topofit", 2, "0", "0", "")
 		scheduled(t, c, "gpu-with-topofit", 2, 8)
-		// Both nodes tie for a 2-GPU pod, so filter passes both and kube-scheduler calls the second
-		// entry too, which topofit answers with [].
 		m := topofitMetrics(t, c)
 		if n := metricValue(m, `topofit_decisions_total{verb="prioritize-pods-without-gpus",outcome="gpu_pod"}`); n < 1 {
 			t.Errorf("the second entry was not called for the GPU pod (gpu_pod decisions: %v)", n)
