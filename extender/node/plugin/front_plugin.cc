@@ -73,10 +73,13 @@ DeviceList FrontPlugin::Preferred(const v1beta1::ContainerPreferredAllocationReq
   auto pods = pods_.Snapshot();
   Ledger ledger = LedgerCopy();
   auto left = [&] { return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()); };
-  ViewFn view = [&](const NodePod& pod, const std::string& container) {
+  ViewsFn views = [&](const std::vector<const Candidate*>& wave) {
     auto remaining = left();
-    if (remaining.count() <= 0) return KubeletView::kUnknown;
-    return kubelet_.View(pod.namespace_, pod.name, container, std::min(options_.get_timeout, remaining));
+    if (remaining.count() <= 0) return std::vector<KubeletView>(wave.size(), KubeletView::kUnknown);
+    std::vector<ViewQuery> queries;
+    queries.reserve(wave.size());
+    for (const Candidate* c : wave) queries.push_back({c->pod->namespace_, c->pod->name, c->container});
+    return kubelet_.Views(queries, std::min(options_.get_timeout, remaining));
   };
   BackendFn ask_backend = [&](const PreferredRequest& b) -> std::optional<DeviceList> {
     if (!backend_.options().get_preferred_allocation_available() || left().count() <= 0) return std::nullopt;
@@ -94,7 +97,7 @@ DeviceList FrontPlugin::Preferred(const v1beta1::ContainerPreferredAllocationReq
     const auto& ids = bresp.container_responses(0).deviceids();
     return DeviceList(ids.begin(), ids.end());
   };
-  MatchResult m = Match(r, options_.node_name, *pods, ledger, view, ask_backend);
+  MatchResult m = Match(r, options_.node_name, *pods, ledger, views, ask_backend);
   {
     std::lock_guard lock(mu_);
     pending_ = m.decision;

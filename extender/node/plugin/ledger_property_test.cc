@@ -148,7 +148,7 @@ void RunSeed(uint64_t seed, Tally& tally) {
     std::map<std::string, bool> whole;  // container -> its plan was offered whole
     auto preferred = [&](const PreferredRequest& req) -> std::optional<DeviceList> {
       MatchResult m = Match(
-          req, kNode, pods, ledger, [&](const NodePod& p, const std::string& c) { return kubelet.View(p, c); },
+          req, kNode, pods, ledger, OneByOne([&](const NodePod& p, const std::string& c) { return kubelet.View(p, c); }),
           [&](const PreferredRequest& b) -> std::optional<DeviceList> {
             DeviceList offer = b.available;
             std::shuffle(offer.begin(), offer.end(), rng);  // Any backend policy.

@@ -159,33 +159,50 @@ DeviceList Complete(const PreferredRequest& request, const Decision& decision,
   return reply;
 }
 
+ViewsFn OneByOne(ViewFn view) {
+  return [view = std::move(view)](const std::vector<const Candidate*>& wave) {
+    std::vector<KubeletView> out;
+    out.reserve(wave.size());
+    for (const Candidate* c : wave) out.push_back(view(*c->pod, c->container));
+    return out;
+  };
+}
+
 MatchResult Match(const PreferredRequest& request, std::string_view node, const std::vector<NodePod>& pods,
-                  const Ledger& ledger, const ViewFn& view, const BackendFn& backend) {
+                  const Ledger& ledger, const ViewsFn& views, const BackendFn& backend) {
   MatchResult out;
   Candidates c = FindCandidates(node, pods, ledger, request);
   out.candidates = static_cast<int>(c.exact.size() + c.partial.size());
-  if (view && out.candidates > 0) {
+  if (views && out.candidates > 0) {
     auto by_order = [](const Candidate& a, const Candidate& b) { return OrderKey(a) < OrderKey(b); };
     std::sort(c.exact.begin(), c.exact.end(), by_order);
     std::sort(c.partial.begin(), c.partial.end(), by_order);
-    std::vector<KubeletView> exact_views, partial_views;
-    bool found = false;
-    for (auto* list : {&c.exact, &c.partial}) {
-      auto& views = list == &c.exact ? exact_views : partial_views;
-      for (const auto& cand : *list) {
-        if (found) break;
-        views.push_back(view(*cand.pod, cand.container));
-        ++out.asked;
-        found = views.back() == KubeletView::kAdmitting;
+    // Step 2's order: exact candidates, then partial ones; asked wave by wave.
+    std::vector<const Candidate*> order;
+    for (const auto& x : c.exact) order.push_back(&x);
+    for (const auto& x : c.partial) order.push_back(&x);
+    std::vector<KubeletView> seen;  // In step 2's order.
+    std::optional<size_t> admitting;
+    for (size_t begin = 0; begin < order.size() && !admitting; begin += kViewWave) {
+      std::vector<const Candidate*> wave(order.begin() + begin,
+                                         order.begin() + std::min(order.size(), begin + kViewWave));
+      std::vector<KubeletView> got = views(wave);
+      got.resize(wave.size(), KubeletView::kUnknown);
+      out.asked += static_cast<int>(wave.size());
+      for (KubeletView v : got) {
+        if (!admitting && v == KubeletView::kAdmitting) admitting = seen.size();
+        seen.push_back(v);
       }
     }
-    if (found && partial_views.empty()) {
-      c.exact = {c.exact[exact_views.size() - 1]};
+    if (admitting && *admitting < c.exact.size()) {
+      c.exact = {c.exact[*admitting]};
       c.partial.clear();
-    } else if (found) {
+    } else if (admitting) {
+      c.partial = {c.partial[*admitting - c.exact.size()]};
       c.exact.clear();
-      c.partial = {c.partial[partial_views.size() - 1]};
     } else {
+      std::vector<KubeletView> exact_views(seen.begin(), seen.begin() + c.exact.size());
+      std::vector<KubeletView> partial_views(seen.begin() + c.exact.size(), seen.end());
       c.exact = Narrow(std::move(c.exact), exact_views);
       c.partial = Narrow(std::move(c.partial), partial_views);
     }
