@@ -172,7 +172,7 @@ void RunSeed(uint64_t seed, Tally& tally) {
     auto preferred_for = [&](const PreferredRequest& req) {
       for (const auto& c : pod.containers) {
         if (kubelet.holdings().count({pod.uid, c.name})) continue;
-        const GpuPlan* plan = UsablePlan(pod, kNode);
+        const GpuAssignment* plan = UsablePlan(pod, kNode);
         const DeviceList* s = plan ? plan->Find(c.name) : nullptr;
         if (s) {
           std::set<std::string> allowed(req.available.begin(), req.available.end());

@@ -40,7 +40,7 @@ DeviceList Offer(const PreferredRequest& request, const DeviceList& keep, const 
   std::set<std::string> reserved;
   for (const auto& pod : pods) {
     if (pod.uid == except_uid) continue;
-    const GpuPlan* plan = UsablePlan(pod, node);
+    const GpuAssignment* plan = UsablePlan(pod, node);
     if (!plan) continue;
     for (const auto& c : pod.containers) {
       if (ledger.Allocated(pod.uid, c.name)) continue;
@@ -64,7 +64,7 @@ DeviceList Offer(const PreferredRequest& request, const DeviceList& keep, const 
 
 }  // namespace
 
-const GpuPlan* UsablePlan(const NodePod& pod, std::string_view node) {
+const GpuAssignment* UsablePlan(const NodePod& pod, std::string_view node) {
   if (!pod.plan || pod.node_name != node || pod.plan->node != node || pod.terminal() || pod.deleting) return nullptr;
   return &*pod.plan;
 }
@@ -74,7 +74,7 @@ Candidates FindCandidates(std::string_view node, const std::vector<NodePod>& pod
   Candidates out;
   const std::set<std::string> usable(request.available.begin(), request.available.end());
   for (const auto& pod : pods) {
-    const GpuPlan* plan = UsablePlan(pod, node);
+    const GpuAssignment* plan = UsablePlan(pod, node);
     if (!plan) continue;
     const GpuContainer* next = NextContainer(pod, ledger);
     if (!next) continue;
@@ -221,7 +221,7 @@ Holder IdentifyAllocation(const DeviceList& devices, std::string_view node, cons
   auto plan_of = [&](const std::string& uid, const std::string& container) -> DeviceList {
     for (const auto& pod : pods) {
       if (pod.uid != uid) continue;
-      const GpuPlan* plan = UsablePlan(pod, node);
+      const GpuAssignment* plan = UsablePlan(pod, node);
       const DeviceList* s = plan ? plan->Find(container) : nullptr;
       return s ? Sorted(*s) : DeviceList{};
     }
@@ -244,7 +244,7 @@ Holder IdentifyAllocation(const DeviceList& devices, std::string_view node, cons
     return {};
   }
   for (const auto& pod : pods) {
-    const GpuPlan* plan = UsablePlan(pod, node);
+    const GpuAssignment* plan = UsablePlan(pod, node);
     if (!plan) continue;
     for (const auto& c : pod.containers) {
       if (ledger.Allocated(pod.uid, c.name)) continue;

@@ -133,6 +133,6 @@ Holder IdentifyAllocation(const DeviceList& devices, std::string_view node, cons
 
 // The plan for a pod on `node` the matcher may follow: spec.nodeName and the plan's node both
 // `node`, the pod neither terminal nor deleting. nullptr otherwise.
-const GpuPlan* UsablePlan(const NodePod& pod, std::string_view node);
+const GpuAssignment* UsablePlan(const NodePod& pod, std::string_view node);
 
 }  // namespace topofit::node

@@ -150,10 +150,10 @@ TEST_CASE("contract: gpu-actual is published from kubelet's truth, a deviation r
     return pub.actual.size() == 2 && pub.events.size() == 1 && !pub.health.empty();
   }));
   std::lock_guard lock(pub.mu);
-  auto parsed = ParseGpuPlan(pub.actual["ug"]);
+  auto parsed = k8s::ParseGpuAssignment(pub.actual["ug"]);
   REQUIRE(parsed.ok());
   CHECK(*parsed->Find("c") == Sorted({FakeUuid(0), FakeUuid(1)}));
-  CHECK(*ParseGpuPlan(pub.actual["ub"])->Find("c") == bad_got);
+  CHECK(*k8s::ParseGpuAssignment(pub.actual["ub"])->Find("c") == bad_got);
   CHECK(pub.events[0].find("bad TopofitGpuSetMismatch: GPUs differ from topofit's plan: c: planned ") == 0);
   CHECK(pub.health.find(FakeUuid(3)) != std::string::npos);
   CHECK(rig.service->mismatches() == 1);
