@@ -113,7 +113,7 @@ DeviceList FrontPlugin::Preferred(const v1beta1::ContainerPreferredAllocationReq
     Log(LogLevel::kDebug, "preferred allocation",
         {{"decision", KindName(m.decision.kind)}, {"pod", m.decision.pod_key}, {"container", m.decision.container},
          {"size", std::to_string(r.size)}, {"candidates", std::to_string(m.candidates)},
-         {"asked", std::to_string(m.asked)}, {"reply", Join(m.reply)}});
+         {"asked", std::to_string(m.asked)}, {"unknown", std::to_string(m.unknown)}, {"reply", Join(m.reply)}});
   }
   return m.reply;
 }

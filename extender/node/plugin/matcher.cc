@@ -183,14 +183,16 @@ MatchResult Match(const PreferredRequest& request, std::string_view node, const 
     for (const auto& x : c.partial) order.push_back(&x);
     std::vector<KubeletView> seen;  // In step 2's order.
     std::optional<size_t> admitting;
-    for (size_t begin = 0; begin < order.size() && !admitting; begin += kViewWave) {
-      std::vector<const Candidate*> wave(order.begin() + begin,
-                                         order.begin() + std::min(order.size(), begin + kViewWave));
+    for (size_t begin = 0; begin < order.size() && !admitting;) {
+      const size_t end = std::min(order.size(), begin == 0 ? 1 : begin + kViewWave);
+      std::vector<const Candidate*> wave(order.begin() + begin, order.begin() + end);
+      begin = end;
       std::vector<KubeletView> got = views(wave);
       got.resize(wave.size(), KubeletView::kUnknown);
       out.asked += static_cast<int>(wave.size());
       for (KubeletView v : got) {
         if (!admitting && v == KubeletView::kAdmitting) admitting = seen.size();
+        if (v == KubeletView::kUnknown) ++out.unknown;
         seen.push_back(v);
       }
     }

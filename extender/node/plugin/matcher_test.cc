@@ -244,32 +244,42 @@ TEST_CASE("matcher: kubelet admitting the pod whose plan broke: it keeps what it
   CHECK(Sorted(r.reply) == Gpus({2, 4}));
 }
 
-TEST_CASE("matcher: kubelet's views are asked in waves, in order, and stop after the wave with the pod it admits") {
+TEST_CASE("matcher: kubelet's views are asked in waves, in order, the earliest alone, and stop after the wave with the pod it admits") {
   World w;
   for (int i = 0; i < 7; ++i) {
     w.pods.push_back(Decoded({"p" + std::to_string(i), "u" + std::to_string(i), kNode, kNode,
                               "2026-11-23T00:00:0" + std::to_string(i) + "Z", 0, {{"c", 1, Gpus({i})}}}));
   }
-  SUBCASE("the first wave has it") {
-    w.views = {{"p1", KubeletView::kAdmitting}, {"p0", KubeletView::kNotFound}};
+  // Waves: p0 alone; p1 to p5; p6.
+  SUBCASE("the earliest is the one: one Get") {
+    w.views = {{"p0", KubeletView::kAdmitting}};
     auto r = w.Ask(kAll, 1);
     CHECK(r.candidates == 7);
-    CHECK(r.asked == kViewWave);
-    CHECK(w.asked_one_by_one == kViewWave);
+    CHECK(r.asked == 1);
+    CHECK(r.decision.pod_uid == "u0");
+    CHECK_FALSE(r.decision.tentative);
+  }
+  SUBCASE("the second wave has it") {
+    w.views = {{"p1", KubeletView::kAdmitting}, {"p0", KubeletView::kNotFound}};
+    auto r = w.Ask(kAll, 1);
+    CHECK(r.asked == 1 + kViewWave);
+    CHECK(w.asked_one_by_one == 1 + kViewWave);
+    CHECK(r.unknown == kViewWave - 1);
     CHECK(r.decision.pod_uid == "u1");
     CHECK_FALSE(r.decision.tentative);
   }
   SUBCASE("two in one wave say admitting: the earliest, as asking one by one would") {
-    w.views = {{"p3", KubeletView::kAdmitting}, {"p2", KubeletView::kAdmitting}};
+    w.views = {{"p0", KubeletView::kNotFound}, {"p3", KubeletView::kAdmitting}, {"p2", KubeletView::kAdmitting}};
     auto r = w.Ask(kAll, 1);
-    CHECK(r.asked == kViewWave);
+    CHECK(r.asked == 1 + kViewWave);
     CHECK(r.decision.pod_uid == "u2");
   }
-  SUBCASE("the second wave has it: every candidate asked") {
+  SUBCASE("the last wave has it: every candidate asked") {
     for (int i = 0; i < 7; ++i) w.views["p" + std::to_string(i)] = KubeletView::kNotFound;
     w.views["p6"] = KubeletView::kAdmitting;
     auto r = w.Ask(kAll, 1);
     CHECK(r.asked == 7);
+    CHECK(r.unknown == 0);
     CHECK(r.decision.pod_uid == "u6");
   }
   SUBCASE("none admitting: those kubelet could not be asked about stay, the earliest is followed") {
@@ -278,6 +288,7 @@ TEST_CASE("matcher: kubelet's views are asked in waves, in order, and stop after
     w.views.erase("p5");
     auto r = w.Ask(kAll, 1);
     CHECK(r.asked == 7);
+    CHECK(r.unknown == 2);
     CHECK(r.decision.pod_uid == "u4");
     CHECK(r.decision.tentative);
   }
