@@ -3,12 +3,13 @@
 // candidates apart. The node (8 fake GPUs): 4 running pods holding a GPU each, 4 pending pods of
 // equal size (1) with disjoint plans, the one being admitted the last in creation order (the
 // matcher's worst case: it asks Get about all four, the earliest alone, then the other three
-// together), and 92 completed pods with plans (scanned and ignored). The call does not change state, so it is repeated; p50/p99 are the counters.
-// Each iteration also times, right after it and so under the same machine noise, the parts the
-// call is made of: `floor_*` an empty RPC on the same socket (GetDevicePluginOptions: kubelet's
-// round trip to the front plugin and nothing else), `gets_*` the matcher's four PodResources Gets
-// as it asks them (PodResourcesClient::Views: one, then three together) from the benchmark's thread. `cpu_us` is the
-// process's CPU time (every thread: front server, fake kubelet, client) per GetPreferredAllocation.
+// together), and 92 completed pods with plans (scanned and ignored). The call does not change
+// state, so it is repeated; p50/p99 are the counters; `cpu_us` is the process's CPU time (every
+// thread: front server, fake kubelet, client) per call.
+// BM_PartsOverSockets times, on the same rig, the parts the call is made of: `floor_*` an empty RPC
+// on the same socket (GetDevicePluginOptions: kubelet's round trip to the front plugin and nothing
+// else), `gets_*` the matcher's four PodResources Gets as it asks them (PodResourcesClient::Views:
+// one, then three together) from the benchmark's thread.
 //   build/extender/node/plugin/front_plugin_perftest --benchmark_repetitions=3
 // BM_Match is the same decision without sockets (views answered in memory).
 #include <benchmark/benchmark.h>
@@ -70,7 +71,8 @@ double ProcessCpuUs() {
   return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
 }
 
-void BM_GetPreferredAllocationOverSockets(benchmark::State& state) {
+// `parts`: time the empty RPC and the Gets instead of GetPreferredAllocation, same rig.
+void BM_OverSockets(benchmark::State& state, bool parts) {
   SetLogLevel(LogLevel::kWarn);
   char tmpl[] = "/tmp/tfb-XXXXXX";
   std::string root = ::mkdtemp(tmpl);
@@ -114,6 +116,23 @@ void BM_GetPreferredAllocationOverSockets(benchmark::State& state) {
       return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     };
     for (auto _ : state) {
+      if (parts) {
+        auto t0 = std::chrono::steady_clock::now();
+        grpc::ClientContext floor_ctx;
+        v1beta1::Empty empty;
+        v1beta1::DevicePluginOptions options;
+        grpc::Status st = stub->GetDevicePluginOptions(&floor_ctx, empty, &options);
+        floor_us.push_back(since(t0));
+        t0 = std::chrono::steady_clock::now();
+        std::vector<KubeletView> views = pod_resources.Views(first, 1s);
+        if (views[0] == KubeletView::kNotFound) views = pod_resources.Views(wave, 1s);
+        gets_us.push_back(since(t0));
+        if (!st.ok() || views.back() != KubeletView::kAdmitting) {
+          state.SkipWithError("empty RPC or Gets failed");
+          break;
+        }
+        continue;
+      }
       double cpu0 = ProcessCpuUs();
       auto t0 = std::chrono::steady_clock::now();
       grpc::ClientContext ctx;
@@ -125,22 +144,6 @@ void BM_GetPreferredAllocationOverSockets(benchmark::State& state) {
         state.SkipWithError("wrong answer");
         break;
       }
-      state.PauseTiming();
-      t0 = std::chrono::steady_clock::now();
-      grpc::ClientContext floor_ctx;
-      v1beta1::Empty empty;
-      v1beta1::DevicePluginOptions options;
-      st = stub->GetDevicePluginOptions(&floor_ctx, empty, &options);
-      floor_us.push_back(since(t0));
-      t0 = std::chrono::steady_clock::now();
-      std::vector<KubeletView> views = pod_resources.Views(first, 1s);
-      if (views[0] == KubeletView::kNotFound) views = pod_resources.Views(wave, 1s);
-      gets_us.push_back(since(t0));
-      if (!st.ok() || views.back() != KubeletView::kAdmitting) {
-        state.SkipWithError("floor or wave failed");
-        break;
-      }
-      state.ResumeTiming();
     }
     Report(state, "", us);
     Report(state, "floor_", floor_us);
@@ -152,7 +155,10 @@ void BM_GetPreferredAllocationOverSockets(benchmark::State& state) {
   }
   std::filesystem::remove_all(root);
 }
+void BM_GetPreferredAllocationOverSockets(benchmark::State& state) { BM_OverSockets(state, false); }
 BENCHMARK(BM_GetPreferredAllocationOverSockets)->Unit(benchmark::kMicrosecond)->Iterations(2000);
+void BM_PartsOverSockets(benchmark::State& state) { BM_OverSockets(state, true); }
+BENCHMARK(BM_PartsOverSockets)->Unit(benchmark::kMicrosecond)->Iterations(2000);
 
 void BM_Match(benchmark::State& state) {
   std::vector<NodePod> pods = HundredPods();
