@@ -9,7 +9,7 @@
 // BM_PartsOverSockets times, on the same rig, the parts the call is made of: `floor_*` an empty RPC
 // on the same socket (GetDevicePluginOptions: kubelet's round trip to the front plugin and nothing
 // else), `gets_*` the matcher's four PodResources Gets as it asks them (PodResourcesClient::Views:
-// one, then three together) from the benchmark's thread.
+// one, then three together) from the benchmark's thread, `serial_*` the same four one after another.
 //   build/extender/node/plugin/front_plugin_perftest --benchmark_repetitions=3
 // BM_Match is the same decision without sockets (views answered in memory).
 #include <benchmark/benchmark.h>
@@ -110,7 +110,7 @@ void BM_OverSockets(benchmark::State& state, bool parts) {
     PodResourcesClient pod_resources(pr, "nvidia.com/gpu");
     std::vector<ViewQuery> first = {{pods[96].namespace_, pods[96].name, "main"}}, wave;
     for (int i = 97; i < 100; ++i) wave.push_back({pods[i].namespace_, pods[i].name, "main"});
-    std::vector<double> us, floor_us, gets_us;
+    std::vector<double> us, floor_us, gets_us, serial_us;
     double cpu_us = 0;
     auto since = [](std::chrono::steady_clock::time_point t0) {
       return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
@@ -127,7 +127,11 @@ void BM_OverSockets(benchmark::State& state, bool parts) {
         std::vector<KubeletView> views = pod_resources.Views(first, 1s);
         if (views[0] == KubeletView::kNotFound) views = pod_resources.Views(wave, 1s);
         gets_us.push_back(since(t0));
-        if (!st.ok() || views.back() != KubeletView::kAdmitting) {
+        t0 = std::chrono::steady_clock::now();
+        KubeletView last = KubeletView::kUnknown;
+        for (const ViewQuery& q : {first[0], wave[0], wave[1], wave[2]}) last = pod_resources.Views({q}, 1s)[0];
+        serial_us.push_back(since(t0));
+        if (!st.ok() || views.back() != KubeletView::kAdmitting || last != KubeletView::kAdmitting) {
           state.SkipWithError("empty RPC or Gets failed");
           break;
         }
@@ -148,6 +152,7 @@ void BM_OverSockets(benchmark::State& state, bool parts) {
     Report(state, "", us);
     Report(state, "floor_", floor_us);
     Report(state, "gets_", gets_us);
+    Report(state, "serial_", serial_us);
     if (!us.empty()) state.counters["cpu_us"] = cpu_us / static_cast<double>(us.size());
     service.Stop();
     (*backend)->Stop();
