@@ -14,7 +14,7 @@
 
 namespace topofit::node::testing {
 
-struct FakeKubelet::Impl final : public v1beta1::Registration::Service, public v1::PodResourcesLister::CallbackService {
+struct FakeKubelet::Impl final : public v1beta1::Registration::Service, public v1::PodResourcesLister::Service {
   Impl(std::string d, std::string pr, uint64_t seed) : dir(std::move(d)), pr_path(std::move(pr)), model(seed) {}
 
   // --- Registration ---
@@ -107,25 +107,15 @@ struct FakeKubelet::Impl final : public v1beta1::Registration::Service, public v
   }
   static grpc::Status Exhausted() { return {grpc::StatusCode::RESOURCE_EXHAUSTED, "rejected by rate limit"}; }
 
-  // PodResources on gRPC's callback API: each call answered on the thread that read it, as kubelet's
-  // Go server answers each on its own goroutine (no hand-off to a server thread pool).
-  template <typename F>
-  static grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* ctx, F&& f) {
-    grpc::ServerUnaryReactor* r = ctx->DefaultReactor();
-    r->Finish(f());
-    return r;
+  grpc::Status Get(grpc::ServerContext*, const v1::GetPodResourcesRequest* req, v1::GetPodResourcesResponse* out) override {
+    return DoGet(req, out);
   }
-  grpc::ServerUnaryReactor* Get(grpc::CallbackServerContext* ctx, const v1::GetPodResourcesRequest* req,
-                                v1::GetPodResourcesResponse* out) override {
-    return Answer(ctx, [&] { return DoGet(req, out); });
+  grpc::Status List(grpc::ServerContext*, const v1::ListPodResourcesRequest*, v1::ListPodResourcesResponse* out) override {
+    return DoList(out);
   }
-  grpc::ServerUnaryReactor* List(grpc::CallbackServerContext* ctx, const v1::ListPodResourcesRequest*,
-                                 v1::ListPodResourcesResponse* out) override {
-    return Answer(ctx, [&] { return DoList(out); });
-  }
-  grpc::ServerUnaryReactor* GetAllocatableResources(grpc::CallbackServerContext* ctx, const v1::AllocatableResourcesRequest*,
-                                                    v1::AllocatableResourcesResponse* out) override {
-    return Answer(ctx, [&] { return DoAllocatable(out); });
+  grpc::Status GetAllocatableResources(grpc::ServerContext*, const v1::AllocatableResourcesRequest*,
+                                       v1::AllocatableResourcesResponse* out) override {
+    return DoAllocatable(out);
   }
   grpc::Status DoGet(const v1::GetPodResourcesRequest* req, v1::GetPodResourcesResponse* out) {
     std::lock_guard lock(mu);
@@ -189,7 +179,13 @@ Status FakeKubelet::Start() {
   ::unlink(impl_->pr_path.c_str());
   grpc::ServerBuilder b;
   b.AddListeningPort(UnixAddress(impl_->pr_path), grpc::InsecureServerCredentials());
-  b.RegisterService(static_cast<v1::PodResourcesLister::CallbackService*>(impl_.get()));
+  b.RegisterService(static_cast<v1::PodResourcesLister::Service*>(impl_.get()));
+  // kubelet (Go) serves each Get on a goroutine. gRPC C++'s sync server starts a thread per request
+  // that finds no idle poller and ends threads past its max pollers (default 2): a wave of
+  // concurrent Gets (matcher.h, kViewWave) would start and end threads on every call. Keep them.
+  // (Its callback API measured more context switches per call here than this.)
+  b.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
+  b.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 8);
   impl_->pr_server = b.BuildAndStart();
   if (!impl_->pr_server) return Error{"fake kubelet: cannot serve " + impl_->pr_path};
   return Status::Ok();
