@@ -56,13 +56,14 @@ std::vector<KubeletView> PodResourcesClient::Views(const std::vector<ViewQuery>&
     v1::GetPodResourcesResponse resp;
     grpc::Status status;
     std::unique_ptr<grpc::ClientContext> ctx;
-    std::unique_ptr<grpc::ClientAsyncResponseReader<v1::GetPodResourcesResponse>> reader;
+    std::unique_ptr<grpc::ClientAsyncResponseReader<v1::GetPodResourcesResponse>> reader;  // After ctx: destroyed first.
     grpc::Alarm alarm;
     std::chrono::milliseconds pause{5};
   };
   grpc::CompletionQueue cq;
   std::vector<Call> calls(queries.size());
   auto start = [&](Call& c) {
+    c.reader.reset();  // Lives in the call's arena, which the context owns: goes first.
     c.ctx = std::make_unique<grpc::ClientContext>();
     c.ctx->set_deadline(deadline);
     c.resp.Clear();
