@@ -1,12 +1,16 @@
 // extender_loadgen: client-side latency of the extender verbs over loopback with keep-alive, next to
 // a do-nothing cpp-httplib server that parses the names with simdjson and echoes them (the floor).
 //
-//   build/bench/extender_loadgen [--iterations N] [--only TEXT] [--in-process]
+//   build/bench/extender_loadgen [--iterations N] [--only TEXT] [--in-process] [--nodes N]
 //
-// Scenarios: node-cache mode with 5,000 nodes (filter and prioritize), on an idle cluster (every
+// Scenarios: node-cache mode with 5,000 nodes (--nodes) (filter and prioritize), on an idle cluster (every
 // node passes, so filter sends 5,000 names back; nodes come in three states) and on a busy one (a
 // pod with random GPUs, CPU and memory on 7 of 8 nodes: nearly every node in a state of its own);
-// full-node mode with 1,000 realistic Node objects (filter).
+// full-node mode with 1,000 realistic Node objects (filter); prioritize-pods-without-gpus (the verb of
+// the second extender entry, which kube-scheduler calls for every pod) with a pod asking for no GPU
+// (8 cores, 32 GiB: scored) and with a 2-GPU pod (answered [] unscored), on the idle and the busy
+// cluster, with a workload estimate full (48 shapes of 1-8 GPUs with their CPU and memory, as the
+// openb pod lists fill it): FragmentationGradient's cost grows with the shapes.
 // Each scenario alternates requests to a do-nothing floor server (parse with simdjson, echo the
 // names or Nodes) on cpp-httplib, the same floor on topofit's transport (floor'), and topofit, so
 // all see the same machine noise. Prints median, p90 and p99 in milliseconds, and topofit's ratio to
@@ -19,6 +23,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,6 +41,26 @@ using namespace topofit;
 
 std::string PodJson(int gpus) {
   return fmt::format(R"({{"metadata":{{"name":"bench","namespace":"b","uid":"bench-uid"}},"spec":{{"containers":[{{"name":"c","resources":{{"limits":{{"nvidia.com/gpu":"{}"}}}}}}]}},"status":{{}}}})", gpus);
+}
+
+// A pod asking for no GPU, with CPU and memory (what the second extender entry scores).
+std::string CpuPodJson() {
+  return R"({"metadata":{"name":"cpu","namespace":"b","uid":"cpu-uid"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"8","memory":"32Gi"}}}]},"status":{}})";
+}
+
+// Fills the workload estimate as a long-running cluster's is: 2,000 GPU pods of 1/2/4/8 GPUs
+// (60/15/10/15%) with 2-12 cores and 8-96 GiB per GPU, seeded, which leaves the 48 shapes kept.
+void SeedWorkload(model::Pipeline& pipeline) {
+  std::mt19937 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    model::PodRequest pod;
+    pod.uid = fmt::format("seen-{}", i);
+    const uint32_t r = rng() % 100;
+    pod.gpus = r < 60 ? 1 : r < 75 ? 2 : r < 85 ? 4 : 8;
+    pod.cpu_milli = int64_t(2 + rng() % 11) * 1000 * pod.gpus;
+    pod.memory_bytes = (int64_t(8 + rng() % 89) << 30) * pod.gpus;
+    pipeline.workload().Observe(pod);
+  }
 }
 
 struct Stats {
@@ -171,7 +196,7 @@ std::pair<Stats, Stats> MeasureInProcess(std::string (*floor)(std::string_view),
 }
 
 void Print(const char* what, Stats s) {
-  std::printf("%-44s median %7.3f ms   p90 %7.3f ms   p99 %7.3f ms\n", what, s.median, s.p90, s.p99);
+  std::printf("%-50s median %7.3f ms   p90 %7.3f ms   p99 %7.3f ms\n", what, s.median, s.p90, s.p99);
 }
 
 }  // namespace
@@ -180,18 +205,23 @@ int main(int argc, char** argv) {
   int iterations = 2000;
   std::string only;  // Runs only the scenarios whose label contains this text (for profiling).
   bool in_process = false;
+  int nodes = 5000;  // Of the node-cache scenarios' clusters.
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--in-process") == 0) in_process = true;
     if (i + 1 == argc) break;
     if (std::strcmp(argv[i], "--iterations") == 0) iterations = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--only") == 0) only = argv[i + 1];
+    if (std::strcmp(argv[i], "--nodes") == 0) nodes = std::max(1, std::atoi(argv[i + 1]));
   }
+  // "5,000": the cluster's size as the scenario names say it.
+  std::string n_label = std::to_string(nodes);
+  for (int at = int(n_label.size()) - 3; at > 0; at -= 3) n_label.insert(size_t(at), ",");
 
   server::ServeConfig cfg;
   cfg.server.host = "127.0.0.1";
   cfg.server.port = 0;
   k8s::Snapshot snap;
-  for (int i = 0; i < 5000; ++i) {
+  for (int i = 0; i < nodes; ++i) {
     auto node = k8s::DecodeNode(k8s::testing::RealisticNode(i));
     if (!node) return std::fprintf(stderr, "%s\n", node.error().c_str()), 1;
     snap.nodes.push_back(std::move(*node));
@@ -205,7 +235,15 @@ int main(int argc, char** argv) {
   for (const auto& n : snap.nodes) names_of.push_back(n.meta.name);
   snap.pods = k8s::testing::BusyPods(names_of);
   (*busy)->Load(snap);
-  for (auto* a : {&*app, &*busy})
+  // The same two clusters, their workload estimates full, for prioritize-pods-without-gpus.
+  auto app_w = server::ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
+  auto busy_w = server::ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
+  if (!app_w || !busy_w) return std::fprintf(stderr, "cannot create the extenders\n"), 1;
+  (*busy_w)->Load(snap);
+  snap.pods.clear();
+  (*app_w)->Load(snap);
+  for (auto* a : {&*app_w, &*busy_w}) SeedWorkload((*a)->pipeline());
+  for (auto* a : {&*app, &*busy, &*app_w, &*busy_w})
     if (auto s = (*a)->server().Start(); !s.ok()) return std::fprintf(stderr, "%s\n", s.error().c_str()), 1;
 
   httplib::Server floor;
@@ -224,21 +262,24 @@ int main(int argc, char** argv) {
   std::thread floor_listener_thread([&] { floor_listener.Run(); });
 
   std::string names = "[";
-  for (int i = 0; i < 5000; ++i) names += (i ? ",\"" : "\"") + k8s::testing::Ec2NodeName(i) + "\"";
+  for (int i = 0; i < nodes; ++i) names += (i ? ",\"" : "\"") + k8s::testing::Ec2NodeName(i) + "\"";
   names += "]";
   std::string cache_body = R"({"Pod":)" + PodJson(2) + R"(,"Nodes":null,"NodeNames":)" + names + "}";
+  std::string cpu_body = R"({"Pod":)" + CpuPodJson() + R"(,"Nodes":null,"NodeNames":)" + names + "}";
   std::string full_body = R"({"Pod":)" + PodJson(2) + R"(,"Nodes":{"metadata":{},"items":[)";
   for (int i = 0; i < 1000; ++i) full_body += (i ? "," : "") + k8s::testing::RealisticNode(i);
   full_body += R"(]},"NodeNames":null})";
 
   bench::RawHttpClient ext("127.0.0.1", (*app)->server().port());
   bench::RawHttpClient ext_busy("127.0.0.1", (*busy)->server().port());
+  bench::RawHttpClient ext_w("127.0.0.1", (*app_w)->server().port());
+  bench::RawHttpClient ext_busy_w("127.0.0.1", (*busy_w)->server().port());
   bench::RawHttpClient flo("127.0.0.1", floor_port);
   bench::RawHttpClient flo_listener("127.0.0.1", floor_listener.port());
   std::printf("extender_loadgen: %d requests per scenario, keep-alive, loopback; filter body %zu KB, full-node body %zu KB\n",
               iterations, cache_body.size() / 1024, full_body.size() / 1024);
   struct Scenario {
-    const char* name;
+    std::string name;
     const char* floor_path;
     std::string (*floor)(std::string_view);
     const char* path;
@@ -249,40 +290,46 @@ int main(int argc, char** argv) {
     bench::RawHttpClient* client;
   };
   const int full_iterations = std::max(50, iterations / 10);
+  const char* kWithoutGpus = "/scheduler/prioritize-pods-without-gpus";
   for (const Scenario& sc : {
-           Scenario{"filter     (node-cache, 5,000 nodes)", "/floor/filter", FloorFilter, "/scheduler/filter",
+           Scenario{fmt::format("filter     (node-cache, {} nodes)", n_label), "/floor/filter", FloorFilter, "/scheduler/filter",
                     server::Verb::kFilter, &cache_body, iterations, app->get(), &ext},
-           Scenario{"prioritize (node-cache, 5,000 nodes)", "/floor/prioritize", FloorPrioritize,
+           Scenario{fmt::format("prioritize (node-cache, {} nodes)", n_label), "/floor/prioritize", FloorPrioritize,
                     "/scheduler/prioritize", server::Verb::kPrioritize, &cache_body, iterations, app->get(), &ext},
-           Scenario{"filter     (node-cache, 5,000 busy)", "/floor/filter", FloorFilter, "/scheduler/filter",
+           Scenario{fmt::format("filter     (node-cache, {} busy)", n_label), "/floor/filter", FloorFilter, "/scheduler/filter",
                     server::Verb::kFilter, &cache_body, iterations, busy->get(), &ext_busy},
-           Scenario{"prioritize (node-cache, 5,000 busy)", "/floor/prioritize", FloorPrioritize,
+           Scenario{fmt::format("prioritize (node-cache, {} busy)", n_label), "/floor/prioritize", FloorPrioritize,
                     "/scheduler/prioritize", server::Verb::kPrioritize, &cache_body, iterations, busy->get(),
                     &ext_busy},
            Scenario{"filter     (full-node, 1,000 Nodes)", "/floor/filter-full", FloorFilterFull, "/scheduler/filter",
                     server::Verb::kFilter, &full_body, full_iterations, app->get(), &ext},
+           Scenario{fmt::format("no-GPU prioritize, CPU pod ({} idle)", n_label), "/floor/prioritize", FloorPrioritize, kWithoutGpus,
+                    server::Verb::kPrioritizePodsWithoutGpus, &cpu_body, iterations, app_w->get(), &ext_w},
+           Scenario{fmt::format("no-GPU prioritize, CPU pod ({} busy)", n_label), "/floor/prioritize", FloorPrioritize, kWithoutGpus,
+                    server::Verb::kPrioritizePodsWithoutGpus, &cpu_body, iterations, busy_w->get(), &ext_busy_w},
+           Scenario{fmt::format("no-GPU prioritize, GPU pod ({} busy)", n_label), "/floor/prioritize", FloorPrioritize, kWithoutGpus,
+                    server::Verb::kPrioritizePodsWithoutGpus, &cache_body, iterations, busy_w->get(), &ext_busy_w},
        }) {
-    if (!only.empty() && std::string_view(sc.name).find(only) == std::string_view::npos) continue;
+    if (!only.empty() && sc.name.find(only) == std::string::npos) continue;
     if (in_process) {
       auto [f, t] = MeasureInProcess(sc.floor, sc.app->verbs(), sc.verb, *sc.body, sc.iterations);
-      Print(("floor   " + std::string(sc.name)).c_str(), f);
-      Print(("topofit " + std::string(sc.name)).c_str(), t);
-      std::printf("%-44s median %7.2fx    p99 %7.2fx\n", "  topofit / floor", t.median / f.median, t.p99 / f.p99);
+      Print(("floor   " + sc.name).c_str(), f);
+      Print(("topofit " + sc.name).c_str(), t);
+      std::printf("%-50s median %7.2fx    p99 %7.2fx\n", "  topofit / floor", t.median / f.median, t.p99 / f.p99);
       continue;
     }
     std::vector<Stats> s = MeasureAlternating(
         {{&flo, sc.floor_path}, {&flo_listener, sc.floor_path}, {sc.client, sc.path}}, *sc.body, sc.iterations);
-    Print(("floor   " + std::string(sc.name)).c_str(), s[0]);
-    Print(("floor'  " + std::string(sc.name)).c_str(), s[1]);
-    Print(("topofit " + std::string(sc.name)).c_str(), s[2]);
-    std::printf("%-44s median %7.2fx    p99 %7.2fx\n", "  topofit / floor", s[2].median / s[0].median, s[2].p99 / s[0].p99);
-    std::printf("%-44s median %7.2fx    p99 %7.2fx\n", "  topofit / floor'", s[2].median / s[1].median, s[2].p99 / s[1].p99);
+    Print(("floor   " + sc.name).c_str(), s[0]);
+    Print(("floor'  " + sc.name).c_str(), s[1]);
+    Print(("topofit " + sc.name).c_str(), s[2]);
+    std::printf("%-50s median %7.2fx    p99 %7.2fx\n", "  topofit / floor", s[2].median / s[0].median, s[2].p99 / s[0].p99);
+    std::printf("%-50s median %7.2fx    p99 %7.2fx\n", "  topofit / floor'", s[2].median / s[1].median, s[2].p99 / s[1].p99);
   }
   floor.stop();
   floor_thread.join();
   floor_listener.Stop();
   floor_listener_thread.join();
-  (*app)->server().Stop();
-  (*busy)->server().Stop();
+  for (auto* a : {&*app, &*busy, &*app_w, &*busy_w}) (*a)->server().Stop();
   return 0;
 }

@@ -225,12 +225,17 @@ std::vector<NodeEvaluation> Pipeline::Evaluate(const PodRequest& pod, std::span<
 }
 
 std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<const std::string_view> nodes) const {
+  return Prioritize(pod, nodes, config_.score_pods_without_gpus);
+}
+
+std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<const std::string_view> nodes,
+                                            bool score_pods_without_gpus) const {
   std::vector<NodeScore> out;
   out.reserve(nodes.size());
   // A pod without GPUs takes no set: with score_pods_without_gpus it is scored where its CPU and
   // memory cost the GPU workload least (FragmentationGradient), every node passing; else 0 everywhere.
   const bool no_gpus = !pod.wants_gpus();
-  if ((no_gpus && !config_.score_pods_without_gpus) || !pod.error.empty()) {
+  if ((no_gpus && !score_pods_without_gpus) || !pod.error.empty()) {
     for (uint32_t i = 0; i < nodes.size(); ++i) out.push_back({i, 0});
     return out;
   }

@@ -84,6 +84,10 @@ class Pipeline {
   FilterOutcome Filter(const PodRequest& pod, std::span<const std::string> nodes) const;
   std::vector<NodeScore> Prioritize(const PodRequest& pod, std::span<const std::string_view> nodes) const;
   std::vector<NodeScore> Prioritize(const PodRequest& pod, std::span<const std::string> nodes) const;
+  // As Prioritize, with score_pods_without_gpus given instead of taken from config() (the server's
+  // prioritize-pods-without-gpus verb scores GPU-less pods whatever the config says).
+  std::vector<NodeScore> Prioritize(const PodRequest& pod, std::span<const std::string_view> nodes,
+                                    bool score_pods_without_gpus) const;
   // Filter, score and candidate of every given node; read-only.
   std::vector<NodeEvaluation> Evaluate(const PodRequest& pod, std::span<const std::string_view> nodes) const;
 

@@ -68,13 +68,17 @@ Reply ExtenderVerbs::Filter(std::string_view body) { return Handle(Verb::kFilter
 Reply ExtenderVerbs::Prioritize(std::string_view body) { return Handle(Verb::kPrioritize, body); }
 Reply ExtenderVerbs::Bind(std::string_view body) { return Handle(Verb::kBind, body); }
 Reply ExtenderVerbs::Preempt(std::string_view body) { return Handle(Verb::kPreempt, body); }
+Reply ExtenderVerbs::PrioritizePodsWithoutGpus(std::string_view body) {
+  return Handle(Verb::kPrioritizePodsWithoutGpus, body);
+}
 
 Reply ExtenderVerbs::Handle(Verb verb, std::string_view body, bool body_padded) {
   auto start = Clock::now();
   Reply reply;
   switch (verb) {
     case Verb::kFilter: reply = FilterImpl(body, body_padded); break;
-    case Verb::kPrioritize: reply = PrioritizeImpl(body, body_padded); break;
+    case Verb::kPrioritize: reply = PrioritizeImpl(body, body_padded, false); break;
+    case Verb::kPrioritizePodsWithoutGpus: reply = PrioritizeImpl(body, body_padded, true); break;
     case Verb::kBind: reply = BindImpl(body); break;
     case Verb::kPreempt: reply = PreemptImpl(body); break;
   }
@@ -138,27 +142,38 @@ Reply ExtenderVerbs::FilterImpl(std::string_view body, bool padded) {
   return Reply{200, std::move(out)};
 }
 
-Reply ExtenderVerbs::PrioritizeImpl(std::string_view body, bool padded) {
+Reply ExtenderVerbs::PrioritizeImpl(std::string_view body, bool padded, bool without_gpus) {
   auto start = Clock::now();
+  const Verb verb = without_gpus ? Verb::kPrioritizePodsWithoutGpus : Verb::kPrioritize;
   auto args = DecodeArgs(body, padded);
   if (!args) {
-    if (log_) LogDecision(LogLevel::kWarn, "prioritize", {{"error", args.error()}});
-    return Refused(Verb::kPrioritize, args.error());
+    if (log_) LogDecision(LogLevel::kWarn, ToString(verb), {{"error", args.error()}});
+    return Refused(verb, args.error());
   }
   model::PodRequest pod = model::MakePodRequest(args->pod);
+  if (without_gpus && pod.wants_gpus()) {
+    // The main entry's filter (and bind) place GPU pods; this entry adds nothing to them.
+    if (metrics_) metrics_->CountDecision(verb, "gpu_pod");
+    if (log_)
+      LogDecision(LogLevel::kDebug, ToString(verb), {{"pod", PodLabel(args->pod)}, {"gpus", std::to_string(pod.gpus)},
+                                                      {"skipped", "asks for GPUs"},
+                                                      {"took_us", std::to_string(MicrosSince(start))}});
+    return Reply{200, "[]"};
+  }
   if (pod.wants_gpus() && !pod.uid.empty()) pipeline_->model().pending().Put(pod);
   std::vector<std::string_view> full_names;
   const std::vector<std::string_view>& names = RequestNames(*args, full_names);
-  auto scores = pipeline_->Prioritize(pod, std::span<const std::string_view>(names));
+  auto scores = without_gpus ? pipeline_->Prioritize(pod, std::span<const std::string_view>(names), true)
+                             : pipeline_->Prioritize(pod, std::span<const std::string_view>(names));
 
   std::string out = protocol::EncodeHostPriorityList(names, scores);
   int best = -1;
   uint32_t best_index = 0;
   for (const auto& sc : scores)
     if (sc.score > best) best = sc.score, best_index = sc.index;
-  if (metrics_) metrics_->CountDecision(Verb::kPrioritize, "scored", scores.size());
+  if (metrics_) metrics_->CountDecision(verb, "scored", scores.size());
   if (log_) {
-    LogDecision(LogLevel::kInfo, "prioritize",
+    LogDecision(LogLevel::kInfo, ToString(verb),
                 {{"pod", PodLabel(args->pod)},
                  {"gpus", std::to_string(pod.gpus)},
                  {"nodes", std::to_string(names.size())},

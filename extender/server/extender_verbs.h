@@ -1,12 +1,19 @@
 #pragma once
-// ExtenderVerbs: kube-scheduler's four extender verbs as plain functions from request body to
-// Reply, over the placement pipeline. No HTTP here (http_server.h routes to these), so tests and the
-// bench can call them directly.
+// ExtenderVerbs: kube-scheduler's four extender verbs, and a second prioritize, as plain functions
+// from request body to Reply, over the placement pipeline. No HTTP here (http_server.h routes to
+// these), so tests and the bench can call them directly.
 //
 // Wire contract (shared/docs/extender-protocol.md): PascalCase keys out, any case in; every handled
-// call of filter and bind answers 200 with a JSON body, errors in "Error"; prioritize and preempt
-// answer malformed requests with 400 and {"error": "..."}. Unused fields are null. Integers are
-// JSON integers. Malformed input never changes the model.
+// call of filter and bind answers 200 with a JSON body, errors in "Error"; prioritize, preempt and
+// prioritize-pods-without-gpus answer malformed requests with 400 and {"error": "..."}. Unused fields
+// are null. Integers are JSON integers. Malformed input never changes the model.
+//
+// prioritize-pods-without-gpus: the prioritize verb of a second extender entry that has no
+// managedResources, so kube-scheduler sends it every pod of the profile (manifests/base/
+// scheduler-config.yaml). A pod asking for GPUs answers [] at once, no node scored (the main entry's
+// filter places it); a pod asking for none is scored as Pipeline::Prioritize scores it with
+// score_pods_without_gpus on (FragmentationGradient: where its CPU and memory leave the fewest GPUs
+// unusable), whatever scoring.podsWithoutGpus says.
 //
 // bind: reserve the set under the node's lock (Pipeline::ReserveBest), create the Binding carrying
 // topofit.io/gpu-ids (one write: the pod is bound and annotated together or not at all), then
@@ -36,6 +43,7 @@ class ExtenderVerbs {
   Reply Prioritize(std::string_view body);
   Reply Bind(std::string_view body);
   Reply Preempt(std::string_view body);
+  Reply PrioritizePodsWithoutGpus(std::string_view body);
 
   // The reply of a verb whose body was refused before decoding (e.g. over the size limit).
   static Reply Refused(Verb verb, std::string_view message);
@@ -52,7 +60,8 @@ class ExtenderVerbs {
 
  private:
   Reply FilterImpl(std::string_view body, bool padded);
-  Reply PrioritizeImpl(std::string_view body, bool padded);
+  // without_gpus: the prioritize-pods-without-gpus verb.
+  Reply PrioritizeImpl(std::string_view body, bool padded, bool without_gpus);
   Reply BindImpl(std::string_view body);
   Reply PreemptImpl(std::string_view body);
   // Decodes filter/prioritize args; with SetLearnNodes, applies the request's unknown Nodes.

@@ -75,7 +75,7 @@ Reply ExtenderServer::Route(const HttpRequest& req, bool verbs, bool ops) {
   if (verbs && req.method == "POST" && req.path.size() > p.size() + 1 && req.path.compare(0, p.size(), p) == 0 &&
       req.path[p.size()] == '/') {
     std::string_view name = std::string_view(req.path).substr(p.size() + 1);
-    for (Verb verb : {Verb::kFilter, Verb::kPrioritize, Verb::kBind, Verb::kPreempt})
+    for (Verb verb : {Verb::kFilter, Verb::kPrioritize, Verb::kBind, Verb::kPreempt, Verb::kPrioritizePodsWithoutGpus})
       if (name == ToString(verb)) return HandleVerb(req, verb);
   }
   // Any other endpoint refuses a body over the limit before looking at it.

@@ -2,7 +2,7 @@
 // ExtenderServer: the HTTP face of topofit: routes requests from one or two HttpListeners.
 //
 //   POST <prefix>/filter|prioritize|bind|preempt   the extender verbs (ExtenderVerbs), once the model
-//                                                  is loaded (SetReady); before, a refusal: an Error
+//   POST <prefix>/prioritize-pods-without-gpus     is loaded (SetReady); before, a refusal: an Error
 //                                                  in a 200 for filter and bind, a JSON 503 otherwise
 //   GET  /healthz                                  200 while the process serves
 //   GET  /readyz                                   200 once the model is loaded (SetReady), else 503

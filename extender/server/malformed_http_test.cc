@@ -91,10 +91,12 @@ TEST_CASE("bodies over the limit: Error for filter and bind, 413 JSON otherwise"
   CHECK(chunked->status == 200);
   CHECK(json::parse(chunked->body)["Error"].get<std::string>() ==
         "request body exceeds the limit of 1024 bytes (--max-body-bytes)");
-  auto p = srv.Post("/scheduler/prioritize", big);
-  REQUIRE(p);
-  CHECK(p->status == 413);
-  CHECK(json::parse(p->body)["error"].get<std::string>().find("exceeds") != std::string::npos);
+  for (const char* path : {"/scheduler/prioritize", "/scheduler/prioritize-pods-without-gpus"}) {
+    auto p = srv.Post(path, big);
+    REQUIRE(p);
+    CHECK(p->status == 413);
+    CHECK(json::parse(p->body)["error"].get<std::string>().find("exceeds") != std::string::npos);
+  }
   // Still serving.
   auto ok = srv.client->Get("/healthz");
   REQUIRE(ok);

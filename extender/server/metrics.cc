@@ -12,6 +12,7 @@ std::string_view ToString(Verb verb) {
     case Verb::kPrioritize: return "prioritize";
     case Verb::kBind: return "bind";
     case Verb::kPreempt: return "preempt";
+    case Verb::kPrioritizePodsWithoutGpus: return "prioritize-pods-without-gpus";
   }
   return "unknown";
 }

@@ -19,9 +19,13 @@
 
 namespace topofit::server {
 
-enum class Verb : uint8_t { kFilter, kPrioritize, kBind, kPreempt };
-inline constexpr int kVerbCount = 4;
-std::string_view ToString(Verb verb);  // "filter", "prioritize", "bind", "preempt"
+// kPrioritizePodsWithoutGpus: the prioritize verb of the second extender entry, the one without
+// managedResources (extender_verbs.h).
+enum class Verb : uint8_t { kFilter, kPrioritize, kBind, kPreempt, kPrioritizePodsWithoutGpus };
+inline constexpr int kVerbCount = 5;
+// "filter", "prioritize", "bind", "preempt", "prioritize-pods-without-gpus": the verb's path under
+// the URL prefix and its label in the metrics.
+std::string_view ToString(Verb verb);
 
 class Metrics {
  public:

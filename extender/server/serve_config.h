@@ -17,7 +17,9 @@
 //              Stranding are the older parts, off unless named)
 //     levels: relative            (or absolute: pipeline_config.h)
 //     workloadHalfLife: 2000      (pods; the workload estimate's decay, workload_estimate.h)
-//     podsWithoutGpus: false      (true: prioritize scores GPU-less pods too, pipeline_config.h)
+//     podsWithoutGpus: false      (true: the prioritize verb scores GPU-less pods too, pipeline_config.h;
+//                                  the prioritize-pods-without-gpus verb, manifests' second extender
+//                                  entry, scores them whatever this says; the bench reads it too)
 //     requestMix: [{size: 1, weight: 1}, {size: 2, weight: 1}, {size: 4, weight: 1}, {size: 8, weight: 1}]
 // Unknown keys are errors (a typo must not silently keep a default). Never throws.
 

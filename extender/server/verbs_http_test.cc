@@ -232,6 +232,9 @@ TEST_CASE("verbs are refused until the model is loaded: nodes without their pods
     CHECK(b.status == 200);
     CHECK(json::parse(b.body)["Error"] == "the cluster model is not loaded yet");
     CHECK(post("/scheduler/prioritize", filter).status == 503);
+    CHECK(post("/scheduler/prioritize-pods-without-gpus", filter).status == 503);
+    CHECK(post("/scheduler/prioritize-pods-without-gpus", R"({"Pod":)" + GpuPod("cpu", 0) + R"(,"NodeNames":["dgx-v100-1"]})")
+              .status == 503);
     CHECK(post("/scheduler/preempt", preempt).status == 503);
     CHECK(client.Get("/readyz")->status == 503);
     CHECK(app.model().Totals().reserved_gpus == 0);

@@ -1,5 +1,8 @@
 #include "extender/node/plugin/front_plugin.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "base/log.h"
 #include "extender/node/plugin/grpc_util.h"
 
@@ -21,6 +24,32 @@ const char* KindName(Decision::Kind k) {
     case Decision::Kind::kUnplanned: return "unplanned";
   }
   return "?";
+}
+
+// Whether a pod without a usable plan may be the one kubelet asks for: its next GPU container (one
+// the ledger has not seen allocated) has the request's size and kubelet says it is admitting that
+// container, or cannot say. The newest such pods are asked first, at most `max_asked` of them.
+bool ForeignMayBeAdmitted(const PreferredRequest& r, const std::vector<NodePod>& pods, const Ledger& ledger,
+                          std::string_view node, const ViewFn& view, int max_asked = 4) {
+  if (!view) return true;  // No PodResources: nothing tells.
+  std::vector<std::pair<const NodePod*, const GpuContainer*>> foreign;
+  for (const auto& pod : pods) {
+    if (pod.node_name != node || pod.terminal() || pod.deleting || UsablePlan(pod, node)) continue;
+    for (const auto& c : pod.containers) {
+      if (ledger.Allocated(pod.uid, c.name)) continue;
+      if (c.gpus == r.size) foreign.emplace_back(&pod, &c);
+      break;
+    }
+  }
+  std::sort(foreign.begin(), foreign.end(), [](const auto& a, const auto& b) {
+    return a.first->creation_timestamp > b.first->creation_timestamp;
+  });
+  if (static_cast<int>(foreign.size()) > max_asked) foreign.resize(max_asked);
+  for (const auto& [pod, c] : foreign) {
+    KubeletView v = view(*pod, c->name);
+    if (v == KubeletView::kAdmitting || v == KubeletView::kUnknown) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -73,13 +102,25 @@ DeviceList FrontPlugin::Preferred(const v1beta1::ContainerPreferredAllocationReq
   auto pods = pods_.Snapshot();
   Ledger ledger = LedgerCopy();
   auto left = [&] { return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()); };
+  auto query_of = [](const NodePod& pod, const std::string& container) {
+    ViewQuery q{pod.namespace_, pod.name, container};
+    for (const auto& c : pod.containers) {
+      if (c.name == container) q.regular_init = c.init && !c.restartable;
+    }
+    return q;
+  };
   ViewsFn views = [&](const std::vector<const Candidate*>& wave) {
     auto remaining = left();
     if (remaining.count() <= 0) return std::vector<KubeletView>(wave.size(), KubeletView::kUnknown);
     std::vector<ViewQuery> queries;
     queries.reserve(wave.size());
-    for (const Candidate* c : wave) queries.push_back({c->pod->namespace_, c->pod->name, c->container});
+    for (const Candidate* c : wave) queries.push_back(query_of(*c->pod, c->container));
     return kubelet_.Views(queries, std::min(options_.get_timeout, remaining));
+  };
+  ViewFn view = [&](const NodePod& pod, const std::string& container) {
+    auto remaining = left();
+    if (remaining.count() <= 0) return KubeletView::kUnknown;
+    return kubelet_.Views({query_of(pod, container)}, std::min(options_.get_timeout, remaining))[0];
   };
   BackendFn ask_backend = [&](const PreferredRequest& b) -> std::optional<DeviceList> {
     if (!backend_.options().get_preferred_allocation_available() || left().count() <= 0) return std::nullopt;
@@ -97,7 +138,34 @@ DeviceList FrontPlugin::Preferred(const v1beta1::ContainerPreferredAllocationReq
     const auto& ids = bresp.container_responses(0).deviceids();
     return DeviceList(ids.begin(), ids.end());
   };
-  MatchResult m = Match(r, options_.node_name, *pods, ledger, views, ask_backend);
+  // The backend is asked once the decision is final (below), not on each match.
+  MatchResult m = Match(r, options_.node_name, *pods, ledger, views, BackendFn{});
+  // Kubelet and topofit node watch the API server apart, and kubelet may ask within milliseconds of
+  // the bind: the pod it admits can be missing from the pod cache. When no planned container
+  // matched and no pod without a plan is the one kubelet admits, wait for the cache to change (up
+  // to pod_cache_wait) and match again.
+  const Clock::time_point waited_from = Clock::now();
+  const Clock::time_point wait_until = std::min(deadline, waited_from + options_.pod_cache_wait);
+  bool waited = false;
+  while (m.decision.kind == Decision::Kind::kUnplanned && Clock::now() < wait_until &&
+         !ForeignMayBeAdmitted(r, *pods, ledger, options_.node_name, view)) {
+    auto next = pods_.Snapshot();
+    while (next == pods && Clock::now() < wait_until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      next = pods_.Snapshot();
+    }
+    if (next == pods) break;
+    pods = std::move(next);
+    ledger = LedgerCopy();
+    waited = true;
+    m = Match(r, options_.node_name, *pods, ledger, views, BackendFn{});
+  }
+  if (waited && LogEnabled(LogLevel::kDebug)) {
+    Log(LogLevel::kDebug, "waited for the pod cache",
+        {{"ms", std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - waited_from).count() / 1000.0)},
+         {"decision", KindName(m.decision.kind)}, {"pod", m.decision.pod_key}});
+  }
+  if (m.decision.kind != Decision::Kind::kPlanned) m.reply = Complete(r, m.decision, ask_backend(m.decision.backend));
   {
     std::lock_guard lock(mu_);
     pending_ = m.decision;

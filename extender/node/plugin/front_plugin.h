@@ -8,7 +8,10 @@
 //                           ledger, kubelet's PodResources Get and the backend's own answer. It never
 //                           returns an error and answers within `preferred_timeout`: each step gets
 //                           what is left of it, and a step past it counts as failed (kUnknown views,
-//                           no backend answer).
+//                           no backend answer). When nothing planned matches and kubelet admits none
+//                           of the cached pods without a plan (PodResources Get), the pod is taken to
+//                           be missing from the pod cache (kubelet saw the bind first): the match is
+//                           repeated on each cache change for up to `pod_cache_wait`.
 //   Allocate                forwarded unchanged (deadline `allocate_timeout`); on success each
 //                           container's devices go to the ledger under the holder IdentifyAllocation
 //                           names. Errors are the backend's.
@@ -38,6 +41,9 @@ struct FrontOptions {
   std::chrono::milliseconds get_timeout{150};
   std::chrono::milliseconds allocate_timeout{30000};
   std::chrono::milliseconds backend_grace{10000};
+  // How long GetPreferredAllocation waits for the pod cache to catch up with kubelet when no
+  // planned container matches and no pod without a plan is the one kubelet admits.
+  std::chrono::milliseconds pod_cache_wait{500};
 };
 
 struct FrontCounters {

@@ -16,12 +16,18 @@ bool Contains(const DeviceList& list, const std::string& id) {
   return std::find(list.begin(), list.end(), id) != list.end();
 }
 
-// The pod's next GPU container in kubelet's order that the ledger has not seen allocated.
+// The pod's next GPU container in kubelet's order: the one after the last the ledger has seen
+// allocated. Kubelet admits a pod's containers in that order in one pass, so every container before
+// an allocated one was admitted too, even when kubelet's truth leaves it out (PodResources never
+// reports regular init containers, so a ledger replaced by List has none).
 const GpuContainer* NextContainer(const NodePod& pod, const Ledger& ledger) {
-  for (const auto& c : pod.containers) {
-    if (!ledger.Allocated(pod.uid, c.name)) return &c;
+  const GpuContainer* next = pod.containers.empty() ? nullptr : &pod.containers.front();
+  for (size_t i = 0; i < pod.containers.size(); ++i) {
+    if (ledger.Allocated(pod.uid, pod.containers[i].name)) {
+      next = i + 1 < pod.containers.size() ? &pod.containers[i + 1] : nullptr;
+    }
   }
-  return nullptr;
+  return next;
 }
 
 auto OrderKey(const Candidate& c) {

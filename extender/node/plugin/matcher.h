@@ -7,7 +7,8 @@
 // one container per call, the container's full request as k. The steps:
 //  1. FindCandidates. A planned container is a candidate when its pod is on `node` (spec.nodeName
 //     and the plan's node both), not terminal, not deleting; it is the pod's next GPU container in
-//     kubelet's order (init containers first, spec order) that the ledger has not seen allocated;
+//     kubelet's order (init containers first, spec order): the one after the last the ledger has
+//     seen allocated (kubelet's List never reports regular init containers);
 //     its planned set S has |S| = k and M is a subset of S. Then it is `exact` when S is within A + M
 //     (kubelet's own word that those GPUs are free: the ledger is not asked), else `partial` (a planned
 //     GPU is unhealthy, still held by a terminating pod, or taken by a foreign pod).

@@ -132,6 +132,25 @@ TEST_CASE("matcher: init container first, then an app container reusing its devi
   CHECK(w.ledger.Conflicts(Gpus({0, 1}), "other"));
 }
 
+TEST_CASE("matcher: a running pod's init container is no candidate once kubelet's truth replaced the ledger") {
+  World w;
+  w.pods = {Decoded({"p", "up", kNode, kNode, "2026-11-23T00:00:00Z", 0,
+                     {{"init", 2, Gpus({0, 1}), true}, {"main", 2, Gpus({0, 1})}}}),
+            Decoded({"q", "uq", kNode, kNode, "2026-11-23T00:00:05Z", 0, {{"main", 2, Gpus({4, 5})}}})};
+  // PodResources List reports p's app container only (kubelet leaves out regular init containers).
+  w.ledger.ReplaceWithTruth({{"up", "main", Gpus({0, 1}), 0, true}}, w.ledger.seq());
+  w.views = {{"p", KubeletView::kAdmitting}, {"q", KubeletView::kAdmitting}};
+  auto r = w.Ask(Gpus({2, 3, 4, 5, 6, 7}), 2);
+  CHECK(r.candidates == 1);
+  CHECK(r.decision.pod_uid == "uq");
+  CHECK(Sorted(r.reply) == Gpus({4, 5}));
+  // Without q in the cache, the request is nobody's here: p's init container does not take it.
+  w.pods.pop_back();
+  auto r2 = w.Ask(Gpus({2, 3, 4, 5, 6, 7}), 2);
+  CHECK(r2.candidates == 0);
+  CHECK(r2.decision.kind == Decision::Kind::kUnplanned);
+}
+
 TEST_CASE("matcher: must_include outside every plan: no exact match, the backend fills around it") {
   World w;
   w.pods = {Decoded({"p", "up", kNode, kNode, "2026-11-23T00:00:00Z", 0, {{"c", 2, Gpus({0, 1})}}})};

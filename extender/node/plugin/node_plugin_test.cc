@@ -232,6 +232,40 @@ TEST_CASE("contract: PodResources Gets asked together: every view right, rate-li
   CHECK(PodResourcesClient("", "nvidia.com/gpu").Views(queries, 1s) == std::vector<KubeletView>(9, KubeletView::kUnknown));
 }
 
+TEST_CASE("contract: kubelet admits a pod before topofit's pod cache has it: the answer waits for it, then the plan") {
+  Rig rig(7);
+  rig.StartAll();
+  NodePod pod = testing::Decoded({"p", "u1", "n1", "n1", "2026-11-23T00:00:00Z", 0,
+                                  {{"c", 2, {FakeUuid(5), FakeUuid(6)}}}});
+  // The pod reaches the cache 50 ms after kubelet starts admitting it (its watch is behind).
+  auto late = std::async(std::launch::async, [&] {
+    std::this_thread::sleep_for(50ms);
+    rig.service->pods().Set({pod});
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(rig.kubelet->Admit(pod).ok());
+  auto took = std::chrono::steady_clock::now() - t0;
+  late.wait();
+  CHECK(rig.kubelet->Holdings().at({"u1", "c"}) == Sorted({FakeUuid(5), FakeUuid(6)}));
+  CHECK(rig.service->front().counters().planned == 1);
+  CHECK(took < 500ms);
+  // A pod that never reaches the cache (a static pod): the backend's answer after the wait, no failure.
+  NodePod never = testing::Decoded({"s", "u2", "n1", "", "2026-11-23T00:00:01Z", 0, {{"c", 1, {}}}});
+  t0 = std::chrono::steady_clock::now();
+  REQUIRE(rig.kubelet->Admit(never).ok());
+  took = std::chrono::steady_clock::now() - t0;
+  CHECK(rig.kubelet->Holdings().at({"u2", "c"}).size() == 1);
+  CHECK(took >= 450ms);
+  CHECK(took < 1500ms);
+  // A foreign pod in the cache that kubelet is admitting is answered without the wait.
+  NodePod foreign = testing::Decoded({"f", "u3", "n1", "", "2026-11-23T00:00:02Z", 0, {{"c", 1, {}}}});
+  rig.service->pods().Set({pod, foreign});
+  t0 = std::chrono::steady_clock::now();
+  REQUIRE(rig.kubelet->Admit(foreign).ok());
+  took = std::chrono::steady_clock::now() - t0;
+  CHECK(took < 300ms);
+}
+
 TEST_CASE("contract: bursts of 50 pods of mixed sizes, equal sizes interleaved, all get their plans, none double") {
   Rig rig(3);
   rig.StartAll();

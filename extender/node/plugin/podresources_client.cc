@@ -24,7 +24,7 @@ PodResourcesClient::~PodResourcesClient() = default;
 
 namespace {
 
-KubeletView ViewOf(const grpc::Status& st, const v1::GetPodResourcesResponse& resp, std::string_view container,
+KubeletView ViewOf(const grpc::Status& st, const v1::GetPodResourcesResponse& resp, const ViewQuery& q,
                    const std::string& resource) {
   if (!st.ok()) {
     if (st.error_code() == grpc::StatusCode::NOT_FOUND || st.error_message().find("not found") != std::string::npos) {
@@ -33,7 +33,7 @@ KubeletView ViewOf(const grpc::Status& st, const v1::GetPodResourcesResponse& re
     return KubeletView::kUnknown;
   }
   for (const auto& c : resp.pod_resources().containers()) {
-    if (c.name() != container) continue;
+    if (c.name() != q.container && !q.regular_init) continue;
     for (const auto& d : c.devices()) {
       if (d.resource_name() == resource && d.device_ids_size() > 0) return KubeletView::kHasDevices;
     }
@@ -96,7 +96,7 @@ std::vector<KubeletView> PodResourcesClient::Views(const std::vector<ViewQuery>&
         continue;
       }
     } else {
-      out[i] = ViewOf(c.status, c.resp, queries[i].container, impl_->resource);
+      out[i] = ViewOf(c.status, c.resp, queries[i], impl_->resource);
     }
     --open;
   }

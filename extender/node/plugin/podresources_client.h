@@ -4,7 +4,9 @@
 //           the calling thread drives (no other thread involved), each with the deadline `timeout`
 //           from the call, as the matcher's KubeletView of one container each: NOT_FOUND (or any
 //           "not found" error) is kNotFound; the pod with devices of `resource` on that container
-//           is kHasDevices, without is kAdmitting; RESOURCE_EXHAUSTED (kubelet's rate limit) is
+//           is kHasDevices, without is kAdmitting; a `regular_init` container (Get never reports
+//           one) is kHasDevices when any container of the pod holds devices of `resource`, since
+//           kubelet admits it first; RESOURCE_EXHAUSTED (kubelet's rate limit) is
 //           asked again after a pause (5 ms, doubling to 40 ms) while the deadline allows; any other
 //           failure is kUnknown. Returns one view per query, in order, when every Get has ended.
 //           Get does not touch kubelet's allocation books (List does: never call it from an RPC).
@@ -37,6 +39,7 @@ struct ViewQuery {
   std::string_view namespace_;
   std::string_view name;
   std::string_view container;
+  bool regular_init = false;  // An init container without restartPolicy Always.
 };
 
 class PodResourcesClient {

@@ -10,7 +10,7 @@ package tests
 //
 // TOPOFIT_E2E_THROUGHPUT lists NODESxPODS sizes; TOPOFIT_E2E_THROUGHPUT_CONFIGS the configurations
 // (default "none,topofit"; see throughputConfigs); TOPOFIT_E2E_THROUGHPUT_REPEAT runs each that
-// many times. Results are logged as a table and written to $TOPOFIT_E2E_ARTIFACTS/throughput.json.
+// many times; TOPOFIT_E2E_THROUGHPUT_NO_GPU the percentage of pods that ask for no GPU (default 0). Results are logged as a table and written to $TOPOFIT_E2E_ARTIFACTS/throughput.json.
 
 import (
 	"context"
@@ -65,10 +65,21 @@ func throughputConfigs() map[string]throughputConfig {
 	noExtender := func(cfg map[string]any) { delete(cfg, "extenders") }
 	withPrioritize := func(cfg map[string]any) {
 		for _, e := range cfg["extenders"].([]any) {
-			e.(map[string]any)["prioritizeVerb"] = "prioritize"
+			if m := e.(map[string]any); m["filterVerb"] != nil { // the GPU entry, not the one for pods without GPUs
+				m["prioritizeVerb"] = "prioritize"
+			}
 		}
 	}
 	adaptive := func(cfg map[string]any) { delete(cfg, "percentageOfNodesToScore") }
+	gpuEntryOnly := func(cfg map[string]any) {
+		var keep []any
+		for _, e := range cfg["extenders"].([]any) {
+			if e.(map[string]any)["filterVerb"] != nil {
+				keep = append(keep, e)
+			}
+		}
+		cfg["extenders"] = keep
+	}
 	both := func(fs ...func(map[string]any)) func(map[string]any) {
 		return func(cfg map[string]any) {
 			for _, f := range fs {
@@ -87,6 +98,8 @@ func throughputConfigs() map[string]throughputConfig {
 		// Filter and prioritize both called, filter passing every node that fits (serve's default).
 		"topofit-prioritize": {Name: "topofit-prioritize", Extender: true, Edit: both(fastClient, withPrioritize),
 			ServeArgs: []string{"--filter-keeps-best=false"}},
+		// Without the second entry (prioritize-pods-without-gpus): pods without GPUs never reach topofit.
+		"topofit-gpu-entry-only": {Name: "topofit-gpu-entry-only", Extender: true, Edit: both(fastClient, gpuEntryOnly)},
 	}
 }
 
@@ -121,11 +134,20 @@ func parseSizes(t *testing.T, s string) [][2]int {
 	return out
 }
 
-// The pod sizes of the benchmark: mostly 1-GPU pods, some 2, 4 and 8, from a fixed seed.
-func throughputPods(n int) []harness.PodSpec {
+// noGPUPrefix names the pods that ask for no GPU (2 cores).
+const noGPUPrefix = "tp-cpu-"
+
+// The pod sizes of the benchmark: mostly 1-GPU pods, some 2, 4 and 8, from a fixed seed; noGPU
+// percent of them (from a seed of their own) ask for no GPU instead.
+func throughputPods(n, noGPU int) []harness.PodSpec {
 	rng := rand.New(rand.NewSource(42))
+	cpuRng := rand.New(rand.NewSource(43))
 	pods := make([]harness.PodSpec, n)
 	for i := range pods {
+		if cpuRng.Intn(100) < noGPU {
+			pods[i] = harness.PodSpec{Name: fmt.Sprintf("%s%05d", noGPUPrefix, i), CPU: "2"}
+			continue
+		}
 		gpus := 1
 		switch r := rng.Intn(100); {
 		case r >= 95:
@@ -226,7 +248,8 @@ func runThroughput(t *testing.T, cfg throughputConfig, nodes, pods int) throughp
 	if ext != nil {
 		cpu0[2] = ext.CPUSeconds()
 	}
-	specsP := throughputPods(pods)
+	noGPU, _ := strconv.Atoi(os.Getenv("TOPOFIT_E2E_THROUGHPUT_NO_GPU"))
+	specsP := throughputPods(pods, noGPU)
 	start := time.Now()
 	go parallel(t, len(specsP), 32, func(i int) error { _, err := c.CreatePod(ctx, specsP[i]); return err })
 	deadline := time.After(time.Duration(pods)*200*time.Millisecond + 2*time.Minute)
@@ -321,6 +344,9 @@ func checkNoSharedGPU(t *testing.T, placements map[string]string) {
 	t.Helper()
 	holder := map[string]string{}
 	for pod, p := range placements {
+		if strings.HasPrefix(pod, noGPUPrefix) {
+			continue
+		}
 		parts := strings.SplitN(p, " ", 2)
 		if len(parts) < 2 || parts[1] == "" {
 			t.Errorf("pod %s bound to %s without %s", pod, parts[0], harness.AnnotationGPUIDs)

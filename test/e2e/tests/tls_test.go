@@ -183,8 +183,8 @@ func TestTopofitExtenderOverTLS(t *testing.T) {
 	}
 }
 
-// writeTLSSchedulerConfig writes manifests/base/scheduler-config.yaml with its extender switched to
-// HTTPS with tlsConfig.
+// writeTLSSchedulerConfig writes manifests/base/scheduler-config.yaml with its extenders (both entries
+// call the same topofit) switched to HTTPS with tlsConfig.
 func writeTLSSchedulerConfig(t *testing.T, path string, tlsConfig map[string]any) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(harness.ModuleRoot(), "..", "..", "manifests", "base", "scheduler-config.yaml"))
@@ -196,12 +196,14 @@ func writeTLSSchedulerConfig(t *testing.T, path string, tlsConfig map[string]any
 		t.Fatal(err)
 	}
 	exts, _ := cfg["extenders"].([]any)
-	if len(exts) != 1 {
-		t.Fatalf("the deployed scheduler configuration has %d extenders, want 1", len(exts))
+	if len(exts) == 0 {
+		t.Fatal("the deployed scheduler configuration has no extender")
 	}
-	e := exts[0].(map[string]any)
-	e["enableHTTPS"] = true
-	e["tlsConfig"] = tlsConfig
+	for _, x := range exts {
+		e := x.(map[string]any)
+		e["enableHTTPS"] = true
+		e["tlsConfig"] = tlsConfig
+	}
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
