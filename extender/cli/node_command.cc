@@ -106,7 +106,7 @@ CommandRun SetupNode(CLI::App& sub) {
   sub.add_option("--preferred-timeout", flags->preferred_timeout,
                  "Hard cap on a GetPreferredAllocation answer; steps past it are skipped, never an error")
       ->capture_default_str();
-  sub.add_option("--get-timeout", flags->get_timeout, "Deadline of one PodResources Get while matching")
+  sub.add_option("--get-timeout", flags->get_timeout, "Deadline of one wave of PodResources Gets (asked together) while matching")
       ->capture_default_str();
   sub.add_option("--reconcile-interval", flags->reconcile_interval,
                  "PodResources List period of the reconciler (topofit.io/gpu-actual, gpu-health, mismatch Events)")

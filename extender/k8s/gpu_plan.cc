@@ -61,6 +61,12 @@ std::vector<std::string> GpuAssignment::AllUuids() const {
   return out;
 }
 
+const std::vector<std::string>* GpuAssignment::Find(std::string_view container) const {
+  for (const auto& [name, uuids] : containers)
+    if (name == container) return &uuids;
+  return nullptr;
+}
+
 Result<GpuAssignment> ParseGpuAssignment(std::string_view text) {
   return Decode<GpuAssignment>(text, [](dom::element root) {
     GpuAssignment a;

@@ -43,6 +43,8 @@ struct GpuAssignment {
 
   // Every UUID named, each once, in first-seen order.
   std::vector<std::string> AllUuids() const;
+  // The UUIDs of `container`; nullptr when the assignment does not name it.
+  const std::vector<std::string>* Find(std::string_view container) const;
   friend bool operator==(const GpuAssignment&, const GpuAssignment&) = default;
 };
 

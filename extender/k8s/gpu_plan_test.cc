@@ -20,6 +20,9 @@ TEST_CASE("gpu plan: the contract's example parses, and encodes back to the same
   CHECK(a->containers[1].second == std::vector<std::string>{"GPU-a", "GPU-b"});
   CHECK(a->containers[2].first == "side");
   CHECK(a->AllUuids() == std::vector<std::string>{"GPU-a", "GPU-b", "GPU-c"});
+  REQUIRE(a->Find("side") != nullptr);
+  CHECK(*a->Find("side") == std::vector<std::string>{"GPU-c"});
+  CHECK(a->Find("other") == nullptr);
   CHECK(EncodeGpuAssignment(*a) == text);
   auto again = ParseGpuAssignment(EncodeGpuAssignment(*a));
   REQUIRE(again.ok());

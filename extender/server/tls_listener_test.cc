@@ -1,19 +1,13 @@
 // HTTPS on the extender port over real sockets, with an OpenSSL client: the handshake and a request,
 // client certificates (required, from the right CA, the wrong one, none), plain HTTP on the TLS
 // port, reloading rotated files without dropping open connections, and every start-up refusal.
-// Certificates are made when the tests run (test/util/pki.h).
-#include <arpa/inet.h>
+// Certificates are made when the tests run (test/util/pki.h); the client is test/util/tls_client.h.
 #include <doctest/doctest.h>
-#include <netinet/in.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -24,6 +18,7 @@
 #include "extender/server/tls_credentials.h"
 #include "extender/k8s/demo_cluster.h"
 #include "test/util/pki.h"
+#include "test/util/tls_client.h"
 
 namespace topofit::server {
 namespace {
@@ -126,134 +121,23 @@ std::shared_ptr<TlsCredentials> MustLoad(const TlsFiles& f, std::chrono::millise
   return *c;
 }
 
-int Connect(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  timeval tv{5, 0};  // A refused handshake must fail the test, not hang it.
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  return fd;
-}
+using testing::ClientTls;
 
-struct ClientOptions {
-  X509* trust = nullptr;  // Verify the server against this CA (and its name, 127.0.0.1).
-  X509* cert = nullptr;   // A client certificate, with its key.
-  EVP_PKEY* key = nullptr;
-  int max_version = 0;    // 0: the highest; TLS1_2_VERSION to see a refusal during the handshake.
-
-  static ClientOptions Trusting(X509* ca) {
-    ClientOptions o;
-    o.trust = ca;
-    return o;
-  }
-  ClientOptions With(X509* c, EVP_PKEY* k) const {
-    ClientOptions o = *this;
-    o.cert = c;
-    o.key = k;
-    return o;
-  }
-};
-
-// An OpenSSL client on a blocking socket.
-struct TlsClient {
-  SSL_CTX* ctx = nullptr;
-  SSL* ssl = nullptr;
-  int fd = -1;
-  bool handshake_ok = false;
-  std::string error;  // OpenSSL's reason when something failed.
-
-  TlsClient(int port, const ClientOptions& o) {
-    ctx = SSL_CTX_new(TLS_client_method());
-    if (o.max_version) SSL_CTX_set_max_proto_version(ctx, o.max_version);
-    if (o.trust) {
-      X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), o.trust);
-      SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
-    }
-    if (o.cert) {
-      REQUIRE(SSL_CTX_use_certificate(ctx, o.cert) == 1);
-      REQUIRE(SSL_CTX_use_PrivateKey(ctx, o.key) == 1);
-    }
-    // As Go's HTTP client offers: h2 first.
-    static const unsigned char kAlpn[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
-    SSL_CTX_set_alpn_protos(ctx, kAlpn, sizeof kAlpn);
-    fd = Connect(port);
-    ssl = SSL_new(ctx);
-    SSL_set_fd(ssl, fd);
-    SSL_set1_host(ssl, "127.0.0.1");
-    ERR_clear_error();
-    int rc = SSL_connect(ssl);
-    handshake_ok = rc == 1;
-    if (!handshake_ok) error = Reason(rc);
-  }
-  ~TlsClient() {
-    SSL_free(ssl);
-    SSL_CTX_free(ctx);
-    close(fd);
-  }
-  // OpenSSL's reason, or what SSL_get_error said (a reset after the server's alert leaves no reason).
-  std::string Reason(int rc) const {
-    char buf[256] = "";
-    if (unsigned long e = ERR_get_error()) ERR_error_string_n(e, buf, sizeof buf);
-    else snprintf(buf, sizeof buf, "SSL_get_error %d, errno %d", SSL_get_error(ssl, rc), errno);
-    ERR_clear_error();
-    return buf;
-  }
-  long PeerSerial() const {
-    X509* peer = SSL_get1_peer_certificate(ssl);
-    if (!peer) return -1;
-    long serial = ASN1_INTEGER_get(X509_get0_serialNumber(peer));
-    X509_free(peer);
-    return serial;
-  }
-  std::string Alpn() const {
-    const unsigned char* p = nullptr;
-    unsigned int n = 0;
-    SSL_get0_alpn_selected(ssl, &p, &n);
-    return std::string(reinterpret_cast<const char*>(p), n);
-  }
-  // POSTs `body` to `path` and reads one Content-Length-framed reply; "" when the connection
-  // failed (error says why).
-  std::string Post(const std::string& path, const std::string& body) {
-    if (!handshake_ok) return "";
-    std::string req = "POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
-                      "\r\n\r\n" + body;
-    size_t written = 0;
-    if (int rc = SSL_write_ex(ssl, req.data(), req.size(), &written); rc != 1) {
-      error = Reason(rc);
-      return "";
-    }
-    std::string in;
-    for (;;) {
-      size_t head_end = in.find("\r\n\r\n");
-      if (head_end != std::string::npos) {
-        size_t cl = in.find("Content-Length: ");
-        if (cl != std::string::npos && in.size() >= head_end + 4 + std::stoul(in.substr(cl + 16)))
-          return in;
-      }
-      char buf[65536];
-      size_t n = 0;
-      if (int rc = SSL_read_ex(ssl, buf, sizeof buf, &n); rc != 1) {
-        error = Reason(rc);
-        return "";
-      }
-      in.append(buf, n);
-    }
-  }
+// The shared test client (test/util/tls_client.h), offering h2 first as Go's HTTP client does; its
+// own context per connection (SSL_new keeps a reference to it).
+struct TlsClient : testing::TlsClient {
+  TlsClient(int port, const ClientTls& o) : testing::TlsClient(port, testing::NewClientTls(o.OfferingH2()).get()) {}
 };
 
 // Plain bytes on a socket and everything that comes back until the server closes.
 std::string PlainExchange(int port, const std::string& out) {
-  int fd = Connect(port);
-  send(fd, out.data(), out.size(), MSG_NOSIGNAL);
-  shutdown(fd, SHUT_WR);
+  testing::TlsClient c(port, nullptr);
+  REQUIRE_MESSAGE(c.handshake_ok, c.error);
+  c.Write(out);
+  shutdown(c.fd, SHUT_WR);
   std::string in;
-  char buf[4096];
-  for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) in.append(buf, static_cast<size_t>(n));
-  close(fd);
+  while (c.ReadSome(in)) {
+  }
   return in;
 }
 
@@ -263,7 +147,7 @@ TEST_CASE("tls listener: a verified handshake, ALPN http/1.1, keep-alive request
   TempDir dir;
   TlsServer s(MustLoad(WriteServerFiles(dir, 0, false)));
   const Pki& p = GetPki();
-  TlsClient c(s.listener.port(), ClientOptions::Trusting(p.ca.get()));
+  TlsClient c(s.listener.port(), ClientTls::Trusting(p.ca.get()));
   REQUIRE_MESSAGE(c.handshake_ok, c.error);
   CHECK(c.PeerSerial() == 10);
   CHECK(c.Alpn() == "http/1.1");
@@ -281,21 +165,21 @@ TEST_CASE("tls listener: with a client CA, its client certificate is served, and
   TlsServer s(MustLoad(WriteServerFiles(dir, 0, true)));
   const Pki& p = GetPki();
   {
-    TlsClient ok(s.listener.port(), ClientOptions::Trusting(p.ca.get()).With(p.client.get(), p.client_key.get()));
+    TlsClient ok(s.listener.port(), ClientTls::Trusting(p.ca.get()).With(p.client.get(), p.client_key.get()));
     REQUIRE_MESSAGE(ok.handshake_ok, ok.error);
     CHECK(ok.Post("/x", "y").find("POST /x|y") != std::string::npos);
   }
   struct Case {
     const char* name;
-    ClientOptions options;
+    ClientTls options;
   };
   for (int version : {0, TLS1_2_VERSION}) {
-    for (const Case& k : {Case{"no certificate", ClientOptions::Trusting(p.ca.get())},
-                          Case{"another CA's", ClientOptions::Trusting(p.ca.get()).With(p.stranger.get(), p.stranger_key.get())},
-                          Case{"server-only", ClientOptions::Trusting(p.ca.get()).With(p.server_only.get(), p.server_only_key.get())}}) {
+    for (const Case& k : {Case{"no certificate", ClientTls::Trusting(p.ca.get())},
+                          Case{"another CA's", ClientTls::Trusting(p.ca.get()).With(p.stranger.get(), p.stranger_key.get())},
+                          Case{"server-only", ClientTls::Trusting(p.ca.get()).With(p.server_only.get(), p.server_only_key.get())}}) {
       CAPTURE(k.name);
       CAPTURE(version);
-      ClientOptions o = k.options;
+      ClientTls o = k.options;
       o.max_version = version;
       TlsClient c(s.listener.port(), o);
       // TLS 1.3 checks the client's certificate after the client's side of the handshake is done:
@@ -316,7 +200,7 @@ TEST_CASE("tls listener: plain HTTP on the TLS port gets a plain 400, a TCP prob
   CHECK(in.find("Client sent an HTTP request to an HTTPS server.") != std::string::npos);
   CHECK(PlainExchange(s.listener.port(), "").empty());  // Connect and close: no reply, no log.
   CHECK(PlainExchange(s.listener.port(), std::string("\x16\x03\x01\x00\x05garbage", 12)).find("HTTP") == std::string::npos);
-  TlsClient c(s.listener.port(), ClientOptions::Trusting(GetPki().ca.get()));
+  TlsClient c(s.listener.port(), ClientTls::Trusting(GetPki().ca.get()));
   REQUIRE_MESSAGE(c.handshake_ok, c.error);
   CHECK(c.Post("/x", "y").find("POST /x|y") != std::string::npos);
 }
@@ -327,7 +211,7 @@ TEST_CASE("tls listener: rotated files reach new connections, open ones keep ser
   TlsFiles files = WriteServerFiles(dir, 0, false);
   auto creds = MustLoad(files, 50ms);
   TlsServer s(creds);
-  TlsClient before(s.listener.port(), ClientOptions::Trusting(p.ca.get()));
+  TlsClient before(s.listener.port(), ClientTls::Trusting(p.ca.get()));
   REQUIRE_MESSAGE(before.handshake_ok, before.error);
   CHECK(before.PeerSerial() == 10);
   CHECK(before.Post("/a", "1").find("POST /a|1") != std::string::npos);
@@ -336,7 +220,7 @@ TEST_CASE("tls listener: rotated files reach new connections, open ones keep ser
   auto next_serial = [&](long from) {
     auto until = std::chrono::steady_clock::now() + 5s;
     for (;;) {
-      TlsClient c(s.listener.port(), ClientOptions::Trusting(p.ca.get()));
+      TlsClient c(s.listener.port(), ClientTls::Trusting(p.ca.get()));
       REQUIRE_MESSAGE(c.handshake_ok, c.error);
       if (c.PeerSerial() != from || std::chrono::steady_clock::now() > until) return c.PeerSerial();
       std::this_thread::sleep_for(20ms);
@@ -374,7 +258,7 @@ TEST_CASE("tls listener: a replaced client CA file decides for new connections")
   auto creds = MustLoad(WriteServerFiles(dir, 0, true), 50ms);
   TlsServer s(creds);
   auto served = [&](X509* cert, EVP_PKEY* key) {
-    TlsClient c(s.listener.port(), ClientOptions::Trusting(p.ca.get()).With(cert, key));
+    TlsClient c(s.listener.port(), ClientTls::Trusting(p.ca.get()).With(cert, key));
     return !c.Post("/x", "y").empty();
   };
   CHECK(served(p.client.get(), p.client_key.get()));
@@ -449,7 +333,7 @@ TEST_CASE("tls extender server: the verbs answer over HTTPS only, the separate o
   (*app)->Load(*k8s::LoadDemoCluster());
   REQUIRE((*app)->server().Start().ok());
   {
-    TlsClient c((*app)->server().port(), ClientOptions::Trusting(p.ca.get()).With(p.client.get(), p.client_key.get()));
+    TlsClient c((*app)->server().port(), ClientTls::Trusting(p.ca.get()).With(p.client.get(), p.client_key.get()));
     REQUIRE_MESSAGE(c.handshake_ok, c.error);
     std::string reply = c.Post("/scheduler/filter",
                                R"({"Pod":{"metadata":{"name":"p","namespace":"t","uid":"u1"},"spec":{"containers":[{"name":"c",)"

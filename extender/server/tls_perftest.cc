@@ -9,12 +9,7 @@
 // Within a group the variants alternate request by request, so all see the same machine noise.
 // Prints median and p99 per variant, in microseconds, and the ratio to plain.
 //   build/extender/server/tls_perftest [--iterations N]      (default 2000; connect runs N/2)
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <openssl/err.h>
 #include <openssl/ssl.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -34,6 +29,7 @@
 #include "extender/server/http_listener.h"
 #include "extender/server/tls_credentials.h"
 #include "test/util/pki.h"
+#include "test/util/tls_client.h"
 
 namespace {
 
@@ -73,61 +69,22 @@ struct Server {
   }
 };
 
-// A blocking client connection, plain or TLS.
+// A blocking client connection, plain (ctx nullptr) or TLS: the shared test client, failures fatal.
 struct Conn {
-  int fd = -1;
-  SSL* ssl = nullptr;
-  Conn(int port, SSL_CTX* ctx) {
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) Die("connect");
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (ctx) {
-      ssl = SSL_new(ctx);
-      SSL_set_fd(ssl, fd);
-      if (SSL_connect(ssl) != 1) Die("handshake");
-    }
-  }
-  ~Conn() {
-    if (ssl) SSL_free(ssl);
-    close(fd);
+  topofit::testing::TlsClient client;
+  Conn(int port, SSL_CTX* ctx) : client(port, ctx) {
+    if (!client.handshake_ok) Die(("connect or handshake: " + client.error).c_str());
   }
   void Write(const std::string& s) {
-    size_t n = 0;
-    if (ssl ? SSL_write_ex(ssl, s.data(), s.size(), &n) != 1 : send(fd, s.data(), s.size(), MSG_NOSIGNAL) != ssize_t(s.size()))
-      Die("write");
+    if (!client.Write(s)) Die(("write: " + client.error).c_str());
   }
-  // Reads one reply framed by Content-Length.
   void ReadReply() {
-    std::string in;
-    char buf[1 << 16];
-    for (;;) {
-      size_t head = in.find("\r\n\r\n");
-      if (head != std::string::npos) {
-        size_t cl = in.find("Content-Length: ");
-        if (cl != std::string::npos && in.size() >= head + 4 + std::stoul(in.substr(cl + 16))) return;
-      }
-      size_t n = 0;
-      if (ssl) {
-        if (SSL_read_ex(ssl, buf, sizeof buf, &n) != 1) Die("read");
-      } else {
-        ssize_t r = recv(fd, buf, sizeof buf, 0);
-        if (r <= 0) Die("read");
-        n = size_t(r);
-      }
-      in.append(buf, n);
-    }
+    if (client.ReadReply().empty()) Die(("read: " + client.error).c_str());
   }
 };
 
 std::string Request(const std::string& body, bool close) {
-  return "POST /scheduler/filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
-         std::string(close ? "Connection: close\r\n" : "") + "Content-Length: " + std::to_string(body.size()) +
-         "\r\n\r\n" + body;
+  return topofit::testing::PostRequest("/scheduler/filter", body, close);
 }
 
 struct Stats {
@@ -195,14 +152,10 @@ int main(int argc, char** argv) {
 
   Server plain(nullptr), tls_ec(load(ec_files)), tls_rsa(load(rsa_files)), tls_mtls(load(mtls_files));
   // The client verifies the server as kube-scheduler does with a caFile.
-  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> verify(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
-  X509_STORE_add_cert(SSL_CTX_get_cert_store(verify.get()), ca.get());
-  SSL_CTX_set_verify(verify.get(), SSL_VERIFY_PEER, nullptr);
-  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> with_cert(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
-  X509_STORE_add_cert(SSL_CTX_get_cert_store(with_cert.get()), ca.get());
-  SSL_CTX_set_verify(with_cert.get(), SSL_VERIFY_PEER, nullptr);
-  SSL_CTX_use_certificate(with_cert.get(), client.get());
-  SSL_CTX_use_PrivateKey(with_cert.get(), client_key.get());
+  using topofit::testing::ClientTls;
+  topofit::testing::SslCtx verify = topofit::testing::NewClientTls(ClientTls::Trusting(ca.get()));
+  topofit::testing::SslCtx with_cert =
+      topofit::testing::NewClientTls(ClientTls::Trusting(ca.get()).With(client.get(), client_key.get()));
 
   const std::string small = Request("{}", true);
   auto fresh = [&](int port, SSL_CTX* ctx) {

@@ -103,18 +103,35 @@ DeviceList FrontPlugin::Preferred(const v1beta1::ContainerPreferredAllocationReq
   Ledger ledger = LedgerCopy();
   auto left = [&] { return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()); };
   bool timed_out = false;
+  auto query_of = [](const NodePod& pod, const std::string& container) {
+    ViewQuery q{pod.namespace_, pod.name, container};
+    for (const auto& c : pod.containers) {
+      if (c.name == container) q.regular_init = c.init && !c.restartable;
+    }
+    return q;
+  };
+  ViewsFn views = [&](const std::vector<const Candidate*>& wave) {
+    auto remaining = left();
+    if (remaining.count() <= 0) {
+      timed_out = true;
+      return std::vector<KubeletView>(wave.size(), KubeletView::kUnknown);
+    }
+    std::vector<ViewQuery> queries;
+    queries.reserve(wave.size());
+    for (const Candidate* c : wave) queries.push_back(query_of(*c->pod, c->container));
+    auto out = kubelet_.Views(queries, std::min(options_.get_timeout, remaining));
+    for (KubeletView v : out) {
+      if (v == KubeletView::kUnknown && left().count() <= 0) timed_out = true;
+    }
+    return out;
+  };
   ViewFn view = [&](const NodePod& pod, const std::string& container) {
     auto remaining = left();
     if (remaining.count() <= 0) {
       timed_out = true;
       return KubeletView::kUnknown;
     }
-    bool regular_init = false;
-    for (const auto& c : pod.containers) {
-      if (c.name == container) regular_init = c.init && !c.restartable;
-    }
-    KubeletView v =
-        kubelet_.View(pod.namespace_, pod.name, container, std::min(options_.get_timeout, remaining), regular_init);
+    KubeletView v = kubelet_.Views({query_of(pod, container)}, std::min(options_.get_timeout, remaining))[0];
     if (v == KubeletView::kUnknown && left().count() <= 0) timed_out = true;
     return v;
   };
@@ -141,7 +158,7 @@ DeviceList FrontPlugin::Preferred(const v1beta1::ContainerPreferredAllocationReq
     return DeviceList(ids.begin(), ids.end());
   };
   // The backend is asked once the decision is final (below), not on each match.
-  MatchResult m = Match(r, options_.node_name, *pods, ledger, view, BackendFn{});
+  MatchResult m = Match(r, options_.node_name, *pods, ledger, views, BackendFn{});
   // Kubelet and topofit node watch the API server apart, and kubelet may ask within milliseconds of
   // the bind: the pod it admits can be missing from the pod cache. When no planned container
   // matched and no pod without a plan is the one kubelet admits, wait for the cache to change (up
@@ -160,7 +177,7 @@ DeviceList FrontPlugin::Preferred(const v1beta1::ContainerPreferredAllocationReq
     pods = std::move(next);
     ledger = LedgerCopy();
     waited = true;
-    m = Match(r, options_.node_name, *pods, ledger, view, BackendFn{});
+    m = Match(r, options_.node_name, *pods, ledger, views, BackendFn{});
   }
   if (waited && LogEnabled(LogLevel::kDebug)) {
     Log(LogLevel::kDebug, "waited for the pod cache",
@@ -189,7 +206,7 @@ DeviceList FrontPlugin::Preferred(const v1beta1::ContainerPreferredAllocationReq
     Log(LogLevel::kDebug, "preferred allocation",
         {{"decision", KindName(m.decision.kind)}, {"pod", m.decision.pod_key}, {"container", m.decision.container},
          {"size", std::to_string(r.size)}, {"candidates", std::to_string(m.candidates)},
-         {"asked", std::to_string(m.asked)}, {"reply", Join(m.reply)}});
+         {"asked", std::to_string(m.asked)}, {"unknown", std::to_string(m.unknown)}, {"reply", Join(m.reply)}});
   }
   return m.reply;
 }

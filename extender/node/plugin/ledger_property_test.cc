@@ -148,7 +148,7 @@ void RunSeed(uint64_t seed, Tally& tally) {
     std::map<std::string, bool> whole;  // container -> its plan was offered whole
     auto preferred = [&](const PreferredRequest& req) -> std::optional<DeviceList> {
       MatchResult m = Match(
-          req, kNode, pods, ledger, [&](const NodePod& p, const std::string& c) { return kubelet.View(p, c); },
+          req, kNode, pods, ledger, OneByOne([&](const NodePod& p, const std::string& c) { return kubelet.View(p, c); }),
           [&](const PreferredRequest& b) -> std::optional<DeviceList> {
             DeviceList offer = b.available;
             std::shuffle(offer.begin(), offer.end(), rng);  // Any backend policy.
@@ -172,7 +172,7 @@ void RunSeed(uint64_t seed, Tally& tally) {
     auto preferred_for = [&](const PreferredRequest& req) {
       for (const auto& c : pod.containers) {
         if (kubelet.holdings().count({pod.uid, c.name})) continue;
-        const GpuPlan* plan = UsablePlan(pod, kNode);
+        const GpuAssignment* plan = UsablePlan(pod, kNode);
         const DeviceList* s = plan ? plan->Find(c.name) : nullptr;
         if (s) {
           std::set<std::string> allowed(req.available.begin(), req.available.end());

@@ -46,7 +46,7 @@ DeviceList Offer(const PreferredRequest& request, const DeviceList& keep, const 
   std::set<std::string> reserved;
   for (const auto& pod : pods) {
     if (pod.uid == except_uid) continue;
-    const GpuPlan* plan = UsablePlan(pod, node);
+    const GpuAssignment* plan = UsablePlan(pod, node);
     if (!plan) continue;
     for (const auto& c : pod.containers) {
       if (ledger.Allocated(pod.uid, c.name)) continue;
@@ -70,7 +70,7 @@ DeviceList Offer(const PreferredRequest& request, const DeviceList& keep, const 
 
 }  // namespace
 
-const GpuPlan* UsablePlan(const NodePod& pod, std::string_view node) {
+const GpuAssignment* UsablePlan(const NodePod& pod, std::string_view node) {
   if (!pod.plan || pod.node_name != node || pod.plan->node != node || pod.terminal() || pod.deleting) return nullptr;
   return &*pod.plan;
 }
@@ -80,7 +80,7 @@ Candidates FindCandidates(std::string_view node, const std::vector<NodePod>& pod
   Candidates out;
   const std::set<std::string> usable(request.available.begin(), request.available.end());
   for (const auto& pod : pods) {
-    const GpuPlan* plan = UsablePlan(pod, node);
+    const GpuAssignment* plan = UsablePlan(pod, node);
     if (!plan) continue;
     const GpuContainer* next = NextContainer(pod, ledger);
     if (!next) continue;
@@ -165,33 +165,52 @@ DeviceList Complete(const PreferredRequest& request, const Decision& decision,
   return reply;
 }
 
+ViewsFn OneByOne(ViewFn view) {
+  return [view = std::move(view)](const std::vector<const Candidate*>& wave) {
+    std::vector<KubeletView> out;
+    out.reserve(wave.size());
+    for (const Candidate* c : wave) out.push_back(view(*c->pod, c->container));
+    return out;
+  };
+}
+
 MatchResult Match(const PreferredRequest& request, std::string_view node, const std::vector<NodePod>& pods,
-                  const Ledger& ledger, const ViewFn& view, const BackendFn& backend) {
+                  const Ledger& ledger, const ViewsFn& views, const BackendFn& backend) {
   MatchResult out;
   Candidates c = FindCandidates(node, pods, ledger, request);
   out.candidates = static_cast<int>(c.exact.size() + c.partial.size());
-  if (view && out.candidates > 0) {
+  if (views && out.candidates > 0) {
     auto by_order = [](const Candidate& a, const Candidate& b) { return OrderKey(a) < OrderKey(b); };
     std::sort(c.exact.begin(), c.exact.end(), by_order);
     std::sort(c.partial.begin(), c.partial.end(), by_order);
-    std::vector<KubeletView> exact_views, partial_views;
-    bool found = false;
-    for (auto* list : {&c.exact, &c.partial}) {
-      auto& views = list == &c.exact ? exact_views : partial_views;
-      for (const auto& cand : *list) {
-        if (found) break;
-        views.push_back(view(*cand.pod, cand.container));
-        ++out.asked;
-        found = views.back() == KubeletView::kAdmitting;
+    // Step 2's order: exact candidates, then partial ones; asked wave by wave.
+    std::vector<const Candidate*> order;
+    for (const auto& x : c.exact) order.push_back(&x);
+    for (const auto& x : c.partial) order.push_back(&x);
+    std::vector<KubeletView> seen;  // In step 2's order.
+    std::optional<size_t> admitting;
+    for (size_t begin = 0; begin < order.size() && !admitting;) {
+      const size_t end = std::min(order.size(), begin == 0 ? 1 : begin + kViewWave);
+      std::vector<const Candidate*> wave(order.begin() + begin, order.begin() + end);
+      begin = end;
+      std::vector<KubeletView> got = views(wave);
+      got.resize(wave.size(), KubeletView::kUnknown);
+      out.asked += static_cast<int>(wave.size());
+      for (KubeletView v : got) {
+        if (!admitting && v == KubeletView::kAdmitting) admitting = seen.size();
+        if (v == KubeletView::kUnknown) ++out.unknown;
+        seen.push_back(v);
       }
     }
-    if (found && partial_views.empty()) {
-      c.exact = {c.exact[exact_views.size() - 1]};
+    if (admitting && *admitting < c.exact.size()) {
+      c.exact = {c.exact[*admitting]};
       c.partial.clear();
-    } else if (found) {
+    } else if (admitting) {
+      c.partial = {c.partial[*admitting - c.exact.size()]};
       c.exact.clear();
-      c.partial = {c.partial[partial_views.size() - 1]};
     } else {
+      std::vector<KubeletView> exact_views(seen.begin(), seen.begin() + c.exact.size());
+      std::vector<KubeletView> partial_views(seen.begin() + c.exact.size(), seen.end());
       c.exact = Narrow(std::move(c.exact), exact_views);
       c.partial = Narrow(std::move(c.partial), partial_views);
     }
@@ -210,7 +229,7 @@ Holder IdentifyAllocation(const DeviceList& devices, std::string_view node, cons
   auto plan_of = [&](const std::string& uid, const std::string& container) -> DeviceList {
     for (const auto& pod : pods) {
       if (pod.uid != uid) continue;
-      const GpuPlan* plan = UsablePlan(pod, node);
+      const GpuAssignment* plan = UsablePlan(pod, node);
       const DeviceList* s = plan ? plan->Find(container) : nullptr;
       return s ? Sorted(*s) : DeviceList{};
     }
@@ -233,7 +252,7 @@ Holder IdentifyAllocation(const DeviceList& devices, std::string_view node, cons
     return {};
   }
   for (const auto& pod : pods) {
-    const GpuPlan* plan = UsablePlan(pod, node);
+    const GpuAssignment* plan = UsablePlan(pod, node);
     if (!plan) continue;
     for (const auto& c : pod.containers) {
       if (ledger.Allocated(pod.uid, c.name)) continue;

@@ -12,11 +12,13 @@
 //     its planned set S has |S| = k and M is a subset of S. Then it is `exact` when S is within A + M
 //     (kubelet's own word that those GPUs are free: the ledger is not asked), else `partial` (a planned
 //     GPU is unhealthy, still held by a terminating pod, or taken by a foreign pod).
-//  2. Ask kubelet (PodResources Get, `view`) about the candidates, exact ones first, each list in
-//     the order of step 3, and stop at the first kubelet is admitting (it knows the pod and this
-//     container holds no devices yet): kubelet admits one pod at a time and adds it to its pod
-//     manager just before, so that one is the pod. When none is: drop those kubelet does not know
-//     or that already hold devices, and keep those it could not be asked about (kUnknown).
+//  2. Ask kubelet (PodResources Get, `views`) about the candidates, exact ones first, each list in
+//     the order of step 3, in waves asked together - the first candidate alone, then at most
+//     kViewWave at a time - and stop after the first wave with a candidate kubelet is admitting (it
+//     knows the pod and this container holds no devices yet): kubelet admits one pod at a time and
+//     adds it to its pod manager just before, so that one is the pod (the earliest in this order if
+//     several say so). When none is: drop those kubelet does not know or that already hold
+//     devices, and keep those it could not be asked about (kUnknown).
 //  3. Decide. One exact candidate or more left: the earliest (creationTimestamp, then plan time, then
 //     namespace/name, as kubelet sorts a batch), answer S; `tentative` when more than one remained.
 //     No exact candidate but partial ones: the earliest partial keeps S within A + M (M first) and
@@ -97,18 +99,31 @@ Decision Decide(const PreferredRequest& request, const std::vector<Candidate>& e
 DeviceList Complete(const PreferredRequest& request, const Decision& decision,
                     const std::optional<DeviceList>& backend_answer);
 
-// Steps 1 to 4 in one: `view` (may be empty: no PodResources) is asked in step 2, `backend` only for
-// kPartial and kUnplanned (nullopt: it failed). Both may do I/O; Match itself does none.
+// Step 2's waves. The first is the earliest candidate alone: kubelet admits a delivery in creation
+// order, so it is the likeliest, and then one Get is all an admission spends, as when asking one
+// by one. Later waves hold at most half of the burst of kubelet's PodResources rate limit (a token
+// bucket shared by every client of the socket: 100 per second, burst 10), so that one admission's
+// Gets leave the other half to the reconciler's List and to other PodResources clients on the node
+// (monitoring agents), and a wave never waits for a token while the bucket is full.
+inline constexpr int kViewWave = 5;
+
+// Steps 1 to 4 in one: `views` (may be empty: no PodResources) is asked in step 2, `backend` only
+// for kPartial and kUnplanned (nullopt: it failed). Both may do I/O; Match itself does none.
 struct MatchResult {
   DeviceList reply;
   Decision decision;
   int candidates = 0;  // Exact and partial candidates before step 2.
   int asked = 0;       // Views asked for.
+  int unknown = 0;     // Of those, kUnknown (Get failed, timed out, or rate-limited past its deadline).
 };
+// The views of one wave of candidates, one per candidate in its order (asked together).
+using ViewsFn = std::function<std::vector<KubeletView>(const std::vector<const Candidate*>& wave)>;
+// One candidate's view; OneByOne asks a wave's candidates in turn (pure callers and tests).
 using ViewFn = std::function<KubeletView(const NodePod& pod, const std::string& container)>;
+ViewsFn OneByOne(ViewFn view);
 using BackendFn = std::function<std::optional<DeviceList>(const PreferredRequest& request)>;
 MatchResult Match(const PreferredRequest& request, std::string_view node, const std::vector<NodePod>& pods,
-                  const Ledger& ledger, const ViewFn& view, const BackendFn& backend);
+                  const Ledger& ledger, const ViewsFn& views, const BackendFn& backend);
 
 struct Holder {
   std::string pod_uid;  // Empty: not identified.
@@ -122,6 +137,6 @@ Holder IdentifyAllocation(const DeviceList& devices, std::string_view node, cons
 
 // The plan for a pod on `node` the matcher may follow: spec.nodeName and the plan's node both
 // `node`, the pod neither terminal nor deleting. nullptr otherwise.
-const GpuPlan* UsablePlan(const NodePod& pod, std::string_view node);
+const GpuAssignment* UsablePlan(const NodePod& pod, std::string_view node);
 
 }  // namespace topofit::node

@@ -24,12 +24,16 @@ struct World {
   std::map<std::string, KubeletView> views;
   bool backend_fails = false;
   std::vector<PreferredRequest> backend_calls;
+  int asked_one_by_one = 0;
 
   MatchResult Ask(DeviceList available, int size, DeviceList must = {}) {
     PreferredRequest r{std::move(available), std::move(must), size};
     return Match(
         r, kNode, pods, ledger,
-        [&](const NodePod& p, const std::string&) { return views.count(p.name) ? views[p.name] : KubeletView::kUnknown; },
+        OneByOne([&](const NodePod& p, const std::string&) {
+          ++asked_one_by_one;
+          return views.count(p.name) ? views[p.name] : KubeletView::kUnknown;
+        }),
         [&](const PreferredRequest& req) -> std::optional<DeviceList> {
           backend_calls.push_back(req);
           if (backend_fails) return std::nullopt;
@@ -259,17 +263,64 @@ TEST_CASE("matcher: kubelet admitting the pod whose plan broke: it keeps what it
   CHECK(Sorted(r.reply) == Gpus({2, 4}));
 }
 
-TEST_CASE("matcher: kubelet's views are asked in order and stop at the pod it admits") {
+TEST_CASE("matcher: kubelet's views are asked in waves, in order, the earliest alone, and stop after the wave with the pod it admits") {
   World w;
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < 7; ++i) {
     w.pods.push_back(Decoded({"p" + std::to_string(i), "u" + std::to_string(i), kNode, kNode,
                               "2026-11-23T00:00:0" + std::to_string(i) + "Z", 0, {{"c", 1, Gpus({i})}}}));
   }
-  w.views = {{"p0", KubeletView::kAdmitting}};
-  auto r = w.Ask(kAll, 1);
-  CHECK(r.candidates == 6);
-  CHECK(r.asked == 1);
-  CHECK(r.decision.pod_uid == "u0");
+  // Waves: p0 alone; p1 to p5; p6.
+  SUBCASE("the earliest is the one: one Get") {
+    w.views = {{"p0", KubeletView::kAdmitting}};
+    auto r = w.Ask(kAll, 1);
+    CHECK(r.candidates == 7);
+    CHECK(r.asked == 1);
+    CHECK(r.decision.pod_uid == "u0");
+    CHECK_FALSE(r.decision.tentative);
+  }
+  SUBCASE("the second wave has it") {
+    w.views = {{"p1", KubeletView::kAdmitting}, {"p0", KubeletView::kNotFound}};
+    auto r = w.Ask(kAll, 1);
+    CHECK(r.asked == 1 + kViewWave);
+    CHECK(w.asked_one_by_one == 1 + kViewWave);
+    CHECK(r.unknown == kViewWave - 1);
+    CHECK(r.decision.pod_uid == "u1");
+    CHECK_FALSE(r.decision.tentative);
+  }
+  SUBCASE("two in one wave say admitting: the earliest, as asking one by one would") {
+    w.views = {{"p0", KubeletView::kNotFound}, {"p3", KubeletView::kAdmitting}, {"p2", KubeletView::kAdmitting}};
+    auto r = w.Ask(kAll, 1);
+    CHECK(r.asked == 1 + kViewWave);
+    CHECK(r.decision.pod_uid == "u2");
+  }
+  SUBCASE("the last wave has it: every candidate asked") {
+    for (int i = 0; i < 7; ++i) w.views["p" + std::to_string(i)] = KubeletView::kNotFound;
+    w.views["p6"] = KubeletView::kAdmitting;
+    auto r = w.Ask(kAll, 1);
+    CHECK(r.asked == 7);
+    CHECK(r.unknown == 0);
+    CHECK(r.decision.pod_uid == "u6");
+  }
+  SUBCASE("none admitting: those kubelet could not be asked about stay, the earliest is followed") {
+    for (int i = 0; i < 7; ++i) w.views["p" + std::to_string(i)] = KubeletView::kNotFound;
+    w.views.erase("p4");
+    w.views.erase("p5");
+    auto r = w.Ask(kAll, 1);
+    CHECK(r.asked == 7);
+    CHECK(r.unknown == 2);
+    CHECK(r.decision.pod_uid == "u4");
+    CHECK(r.decision.tentative);
+  }
+}
+
+TEST_CASE("matcher: a views function that answers short counts the missing views as unknown") {
+  std::vector<NodePod> pods = {Decoded({"p", "up", kNode, kNode, "2026-11-23T00:00:00Z", 0, {{"c", 2, Gpus({0, 1})}}})};
+  Ledger ledger;
+  PreferredRequest r{Gpus({0, 1, 2, 3}), {}, 2};
+  auto m = Match(r, kNode, pods, ledger, [](const std::vector<const Candidate*>&) { return std::vector<KubeletView>{}; },
+                 nullptr);
+  CHECK(m.asked == 1);
+  CHECK(m.decision.pod_uid == "up");
 }
 
 TEST_CASE("matcher: a size no plan has is a foreign request: backend with planned GPUs held back") {

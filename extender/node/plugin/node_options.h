@@ -29,7 +29,7 @@ struct NodeOptions {
   std::string kubeconfig;
   std::string context;
   std::chrono::milliseconds preferred_timeout{1000};   // Hard cap on GetPreferredAllocation.
-  std::chrono::milliseconds get_timeout{150};          // PodResources Get, while narrowing candidates.
+  std::chrono::milliseconds get_timeout{150};          // One wave of PodResources Gets, while narrowing candidates.
   std::chrono::milliseconds reconcile_interval{2000};  // PodResources List -> gpu-actual.
   // The agent's topology publishing (API mode, no fake backend); "" turns it off.
   std::string nvidia_smi = "nvidia-smi";

@@ -19,6 +19,7 @@
 #include "base/files.h"
 #include "extender/node/plugin/fake_backend.h"
 #include "extender/node/plugin/node_service.h"
+#include "extender/node/plugin/podresources_client.h"
 #include "extender/node/plugin/testing/fake_kubelet.h"
 #include "extender/node/plugin/testing/pod_json.h"
 
@@ -149,10 +150,10 @@ TEST_CASE("contract: gpu-actual is published from kubelet's truth, a deviation r
     return pub.actual.size() == 2 && pub.events.size() == 1 && !pub.health.empty();
   }));
   std::lock_guard lock(pub.mu);
-  auto parsed = ParseGpuPlan(pub.actual["ug"]);
+  auto parsed = k8s::ParseGpuAssignment(pub.actual["ug"]);
   REQUIRE(parsed.ok());
   CHECK(*parsed->Find("c") == Sorted({FakeUuid(0), FakeUuid(1)}));
-  CHECK(*ParseGpuPlan(pub.actual["ub"])->Find("c") == bad_got);
+  CHECK(*k8s::ParseGpuAssignment(pub.actual["ub"])->Find("c") == bad_got);
   CHECK(pub.events[0].find("bad TopofitGpuSetMismatch: GPUs differ from topofit's plan: c: planned ") == 0);
   CHECK(pub.health.find(FakeUuid(3)) != std::string::npos);
   CHECK(rig.service->mismatches() == 1);
@@ -185,6 +186,50 @@ TEST_CASE("contract: Allocate is forwarded unchanged, so the container's env nam
   auto held = rig.kubelet->Holdings().at({"u1", "c"});
   CHECK(held == Sorted({FakeUuid(5), FakeUuid(6)}));
   CHECK(rig.kubelet->Envs("u1", "c").at("NVIDIA_VISIBLE_DEVICES") == held[0] + "," + held[1]);
+}
+
+TEST_CASE("contract: PodResources Gets asked together: every view right, rate-limited ones asked again while time allows") {
+  Rig rig(3);
+  rig.StartAll();
+  NodePod holding = testing::Decoded({"holding", "uh", "n1", "n1", "2026-11-23T00:00:00Z", 0, {{"main", 1, {FakeUuid(0)}}}});
+  testing::TestPod admitting{"admitting", "ua"};
+  admitting.containers = {{"main", 0}};  // Known to kubelet, holds nothing: the pod being admitted.
+  rig.service->pods().Set({holding});
+  REQUIRE(rig.kubelet->Admit(holding).ok());
+  REQUIRE(rig.kubelet->Admit(testing::Decoded(admitting)).ok());
+  PodResourcesClient client(rig.pr, "nvidia.com/gpu");
+  std::vector<ViewQuery> queries;
+  std::vector<KubeletView> want;
+  for (int i = 0; i < 3; ++i) {
+    queries.push_back({"default", "holding", "main"});
+    want.push_back(KubeletView::kHasDevices);
+    queries.push_back({"default", "admitting", "main"});
+    want.push_back(KubeletView::kAdmitting);
+    queries.push_back({"default", "unknown", "main"});
+    want.push_back(KubeletView::kNotFound);
+  }
+  CHECK(client.Views(queries, 1s) == want);
+  CHECK(client.Views({}, 1s).empty());
+  // kubelet's bucket holds 2 of 9: the other 7 are refused, asked again after a pause, answered.
+  rig.kubelet->LimitPodResources(100, 2);
+  CHECK(client.Views(queries, 2s) == want);
+  CHECK(rig.kubelet->pod_resources_refused() > 0);
+  // One token a second (the reconciler's List takes from it too): at most one is answered, the rest
+  // are unknown once their pauses pass the deadline.
+  rig.kubelet->LimitPodResources(1, 1);
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<KubeletView> got = client.Views({queries[0], queries[1], queries[2]}, 200ms);
+  CHECK(std::chrono::steady_clock::now() - t0 < 1s);
+  REQUIRE(got.size() == 3);
+  int answered = 0;
+  for (int i = 0; i < 3; ++i) {
+    if (got[i] == KubeletView::kUnknown) continue;
+    ++answered;
+    CHECK(got[i] == want[i]);
+  }
+  CHECK(answered <= 1);
+  // No socket: every view unknown.
+  CHECK(PodResourcesClient("", "nvidia.com/gpu").Views(queries, 1s) == std::vector<KubeletView>(9, KubeletView::kUnknown));
 }
 
 TEST_CASE("contract: kubelet admits a pod before topofit's pod cache has it: the answer waits for it, then the plan") {

@@ -145,11 +145,11 @@ struct NodeService::Impl {
                             std::chrono::system_clock::now().time_since_epoch()).count();
     for (const ActualReport& r : ComputeActuals(options.node_name, snapshot, list, now)) {
       Beat(reconciler_beat);  // Each write may take an API server timeout: the loop still turns.
-      GpuPlan timeless = r.actual;
+      GpuAssignment timeless = r.actual;
       timeless.unix_seconds = 0;
-      const std::string signature = EncodeGpuPlan(timeless);
+      const std::string signature = k8s::EncodeGpuAssignment(timeless);
       if (NeedsPublish(r) && published[r.pod->uid] != signature) {
-        Status st = publisher->PatchPod(*r.pod, {{kGpuActualAnnotation, EncodeGpuPlan(r.actual)}});
+        Status st = publisher->PatchPod(*r.pod, {{kGpuActualAnnotation, k8s::EncodeGpuAssignment(r.actual)}});
         if (st.ok()) {
           published[r.pod->uid] = signature;
         } else {

@@ -1,66 +1,10 @@
 #include "extender/node/plugin/plan.h"
 
-#include <set>
-
 #include <nlohmann/json.hpp>
 
 namespace topofit::node {
 
 using nlohmann::json;
-
-const DeviceList* GpuPlan::Find(std::string_view container) const {
-  for (const auto& [name, devices] : containers) {
-    if (name == container) return &devices;
-  }
-  return nullptr;
-}
-
-Result<GpuPlan> ParseGpuPlan(std::string_view text) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Error{"not JSON"};
-  if (!j.is_object()) return Error{"expected an object"};
-  auto v = j.find("v");
-  if (v == j.end() || !v->is_number_integer() || v->get<int64_t>() != 1) return Error{"v: expected 1"};
-  GpuPlan plan;
-  auto node = j.find("node");
-  if (node == j.end() || !node->is_string() || node->get<std::string>().empty()) {
-    return Error{"node: expected a non-empty string"};
-  }
-  plan.node = node->get<std::string>();
-  auto containers = j.find("containers");
-  if (containers == j.end() || !containers->is_object()) return Error{"containers: expected an object"};
-  for (const auto& [name, devices] : containers->items()) {
-    if (name.empty()) return Error{"containers: empty container name"};
-    if (!devices.is_array()) return Error{"containers." + name + ": expected an array"};
-    DeviceList list;
-    std::set<std::string> seen;
-    for (size_t i = 0; i < devices.size(); ++i) {
-      std::string where = "containers." + name + "[" + std::to_string(i) + "]";
-      if (!devices[i].is_string()) return Error{where + ": expected a string"};
-      std::string id = devices[i].get<std::string>();
-      if (id.empty()) return Error{where + ": empty device ID"};
-      if (!seen.insert(id).second) return Error{where + ": " + id + " repeated"};
-      list.push_back(std::move(id));
-    }
-    plan.containers.emplace_back(name, std::move(list));
-  }
-  if (auto t = j.find("t"); t != j.end()) {
-    if (!t->is_number_integer()) return Error{"t: expected an integer"};
-    plan.unix_seconds = t->get<int64_t>();
-  }
-  return plan;
-}
-
-std::string EncodeGpuPlan(const GpuPlan& plan) {
-  // nlohmann's object sorts keys; containers keep their order through ordered_json.
-  nlohmann::ordered_json j;
-  j["v"] = 1;
-  j["node"] = plan.node;
-  j["containers"] = nlohmann::ordered_json::object();
-  for (const auto& [name, devices] : plan.containers) j["containers"][name] = devices;
-  j["t"] = plan.unix_seconds;
-  return j.dump();
-}
 
 namespace {
 
@@ -120,12 +64,12 @@ Result<NodePod> DecodeNodePod(const json& pod, std::string_view resource) {
   if (auto status = pod.find("status"); status != pod.end() && status->is_object()) p.phase = Str(*status, "phase");
   if (auto ann = meta.find("annotations"); ann != meta.end() && ann->is_object()) {
     if (auto plan = ann->find(kGpuPlanAnnotation); plan != ann->end() && plan->is_string()) {
-      auto parsed = ParseGpuPlan(plan->get<std::string>());
+      auto parsed = k8s::ParseGpuAssignment(plan->get<std::string>());
       if (parsed) p.plan = std::move(*parsed);
       else p.plan_error = parsed.error();
     }
     if (auto actual = ann->find(kGpuActualAnnotation); actual != ann->end() && actual->is_string()) {
-      auto parsed = ParseGpuPlan(actual->get<std::string>());
+      auto parsed = k8s::ParseGpuAssignment(actual->get<std::string>());
       if (parsed) p.actual = std::move(*parsed);
     }
   }

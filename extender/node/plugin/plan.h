@@ -3,11 +3,8 @@
 // admission order, and its plan (topofit.io/gpu-plan, written by the extender's bind) - decoded from
 // the pod's API JSON (a watch event, a list item, or a --pods-file entry).
 //
-// Plan and actual share one shape (the extender's k8s/gpu_plan.h holds the same contract):
-//   {"v":1,"node":"<node>","containers":{"<container>":["GPU-<uuid>",...],...},"t":<unix seconds>}
-// ParseGpuPlan accepts exactly that: "v" 1, "node" a non-empty string, "containers" an object of
-// container names to arrays of non-empty, distinct strings, "t" an integer (0 when absent); unknown
-// keys ignored. Errors say what is wrong ("containers.trainer[1]: expected a string").
+// Plan and actual are k8s::GpuAssignment (extender/k8s/gpu_plan.h: the annotation's one contract,
+// parser and encoder, shared with the extender's bind that writes the plan).
 //
 // DecodeNodePod never fails on a bad plan: the pod is kept with `plan` empty and `plan_error` set
 // (the service logs it once), so a pod that wrote itself a broken plan is matched like a foreign pod.
@@ -27,22 +24,11 @@
 
 namespace topofit::node {
 
-using k8s::kGpuActualAnnotation;  // The annotation names are defined once, in extender/k8s/gpu_plan.h.
+using k8s::GpuAssignment;  // The plan's and the actual's type, parser and encoder: extender/k8s/gpu_plan.h.
+using k8s::kGpuActualAnnotation;
 using k8s::kGpuPlanAnnotation;
 
 using DeviceList = std::vector<std::string>;
-
-struct GpuPlan {
-  std::string node;
-  std::vector<std::pair<std::string, DeviceList>> containers;  // Container name -> device IDs (UUIDs).
-  int64_t unix_seconds = 0;
-
-  const DeviceList* Find(std::string_view container) const;
-  friend bool operator==(const GpuPlan&, const GpuPlan&) = default;
-};
-
-Result<GpuPlan> ParseGpuPlan(std::string_view text);
-std::string EncodeGpuPlan(const GpuPlan& plan);  // Canonical: keys in the order above, no spaces.
 
 struct GpuContainer {
   std::string name;
@@ -60,9 +46,9 @@ struct NodePod {
   std::string creation_timestamp;  // RFC 3339 as the API server writes it (sorts as text).
   bool deleting = false;           // metadata.deletionTimestamp set.
   std::vector<GpuContainer> containers;  // Those asking for the resource; init containers first, spec order.
-  std::optional<GpuPlan> plan;
-  std::string plan_error;  // Why `plan` is empty although the annotation is set.
-  std::optional<GpuPlan> actual;  // topofit.io/gpu-actual as last published (unparsable: empty).
+  std::optional<GpuAssignment> plan;
+  std::string plan_error;  // Why `plan` is empty although the annotation is set (ParseGpuAssignment's error).
+  std::optional<GpuAssignment> actual;  // topofit.io/gpu-actual as last published (unparsable: empty).
 
   bool terminal() const { return phase == "Succeeded" || phase == "Failed"; }
   std::string key() const { return namespace_ + "/" + name; }

@@ -1,5 +1,5 @@
-// ParseGpuPlan / EncodeGpuPlan and DecodeNodePod: the plan's exact shape, its errors, and the pod
-// fields the matcher reads (containers in kubelet's order, GPU limits, deletion, phase).
+// DecodeNodePod: the pod's plan and actual (the shared annotation type), a bad plan's reason, and the
+// pod fields the matcher reads (containers in kubelet's order, GPU limits, deletion, phase).
 #include "extender/node/plugin/plan.h"
 
 #include <doctest/doctest.h>
@@ -10,50 +10,57 @@
 
 namespace topofit::node {
 
-TEST_CASE("gpu-plan: parses the agreed shape and encodes it back byte for byte") {
-  const std::string text = R"({"v":1,"node":"n1","containers":{"trainer":["GPU-a","GPU-b"],"side":["GPU-c"]},"t":1795000000})";
-  auto plan = ParseGpuPlan(text);
-  REQUIRE(plan.ok());
-  CHECK(plan->node == "n1");
-  CHECK(plan->unix_seconds == 1795000000);
-  REQUIRE(plan->containers.size() == 2);
-  CHECK(*plan->Find("trainer") == DeviceList{"GPU-a", "GPU-b"});
-  CHECK(*plan->Find("side") == DeviceList{"GPU-c"});
-  CHECK(plan->Find("other") == nullptr);
-  CHECK(EncodeGpuPlan(*plan) == text);
+// The annotation's own parser and its every error are tested with it (extender/k8s/gpu_plan_test.cc);
+// here, what the node side makes of a pod's annotations.
+TEST_CASE("pod decoding: the plan and the actual are the shared GpuAssignment, read back as written") {
+  const std::string plan = R"({"v":1,"node":"n1","containers":{"trainer":["GPU-a","GPU-b"],"side":["GPU-c"]},"t":1795000000})";
+  const std::string actual = R"({"v":1,"node":"n1","containers":{"trainer":["GPU-a","GPU-d"]},"t":1795000100})";
+  nlohmann::json pod = testing::PodJson({"p", "u1", "n1", "n1", "2026-11-23T00:00:00Z", 0, {{"trainer", 2, {}}}});
+  pod["metadata"]["annotations"] = {{kGpuPlanAnnotation, plan}, {kGpuActualAnnotation, actual}};
+  auto p = DecodeNodePod(pod, "nvidia.com/gpu");
+  REQUIRE(p.ok());
+  REQUIRE(p->plan.has_value());
+  CHECK(p->plan_error.empty());
+  CHECK(p->plan->node == "n1");
+  CHECK(p->plan->unix_seconds == 1795000000);
+  CHECK(*p->plan->Find("trainer") == DeviceList{"GPU-a", "GPU-b"});
+  CHECK(p->plan->Find("other") == nullptr);
+  CHECK(k8s::EncodeGpuAssignment(*p->plan) == plan);
+  REQUIRE(p->actual.has_value());
+  CHECK(k8s::EncodeGpuAssignment(*p->actual) == actual);
 }
 
-TEST_CASE("gpu-plan: unknown keys are ignored and t is optional") {
-  auto plan = ParseGpuPlan(R"({"v":1,"node":"n1","containers":{},"extra":[1]})");
-  REQUIRE(plan.ok());
-  CHECK(plan->unix_seconds == 0);
-  CHECK(plan->containers.empty());
-}
-
-TEST_CASE("gpu-plan: each bad input gets its own message") {
+TEST_CASE("pod decoding: a bad plan keeps the pod, unplanned, with the parser's reason, and a bad actual is dropped") {
   struct Case {
     const char* text;
     const char* error;
   };
   const Case cases[] = {
-      {"", "not JSON"},
+      {"{\"v\":1}", "node: missing or empty"},
       {"[]", "expected an object"},
-      {R"({"v":2,"node":"n1","containers":{}})", "v: expected 1"},
-      {R"({"node":"n1","containers":{}})", "v: expected 1"},
-      {R"({"v":1,"node":"","containers":{}})", "node: expected a non-empty string"},
-      {R"({"v":1,"node":"n1"})", "containers: expected an object"},
-      {R"({"v":1,"node":"n1","containers":{"a":"GPU-1"}})", "containers.a: expected an array"},
-      {R"({"v":1,"node":"n1","containers":{"a":["GPU-1",2]}})", "containers.a[1]: expected a string"},
-      {R"({"v":1,"node":"n1","containers":{"a":["GPU-1","GPU-1"]}})", "containers.a[1]: GPU-1 repeated"},
-      {R"({"v":1,"node":"n1","containers":{"a":[""]}})", "containers.a[0]: empty device ID"},
-      {R"({"v":1,"node":"n1","containers":{},"t":"x"})", "t: expected an integer"},
+      {R"({"v":2,"node":"n1","containers":{}})", "v: version 2 is not supported (only 1)"},
+      {R"({"v":1,"node":"n1"})", "containers: missing"},
+      {R"({"v":1,"node":"n1","containers":{"c":["GPU-1",2]}})", "containers.c[1]: expected a string"},
+      {R"({"v":1,"node":"n1","containers":{"c":["GPU-1","GPU-1"]}})", "containers.c[1]: GPU-1 repeats"},
+      {R"({"v":1,"node":"n1","containers":{"c":["GPU 1"]}})", "containers.c[0]: 'GPU 1' is not a GPU UUID"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.text);
-    auto plan = ParseGpuPlan(c.text);
-    REQUIRE_FALSE(plan.ok());
-    CHECK(plan.error() == c.error);
+    nlohmann::json pod = testing::PodJson({"p", "u1", "n1", "n1", "2026-11-23T00:00:00Z", 0, {{"c", 1, {"G1"}}}});
+    pod["metadata"]["annotations"][kGpuPlanAnnotation] = c.text;
+    pod["metadata"]["annotations"][kGpuActualAnnotation] = c.text;
+    auto p = DecodeNodePod(pod, "nvidia.com/gpu");
+    REQUIRE(p.ok());
+    CHECK_FALSE(p->plan.has_value());
+    CHECK(p->plan_error == c.error);
+    CHECK_FALSE(p->actual.has_value());
   }
+  nlohmann::json pod = testing::PodJson({"p", "u1", "n1", "n1", "2026-11-23T00:00:00Z", 0, {{"c", 1, {"G1"}}}});
+  pod["metadata"]["annotations"][kGpuPlanAnnotation] = "{";
+  auto p = DecodeNodePod(pod, "nvidia.com/gpu");
+  REQUIRE(p.ok());
+  CHECK_FALSE(p->plan.has_value());
+  CHECK(p->plan_error.find("invalid JSON") == 0);
 }
 
 TEST_CASE("pod decoding: GPU containers in kubelet's order, init first, sidecars marked") {
@@ -83,15 +90,6 @@ TEST_CASE("pod decoding: GPU containers in kubelet's order, init first, sidecars
   CHECK_FALSE(p->containers[2].init);
   REQUIRE(p->plan.has_value());
   CHECK(*p->plan->Find("a") == DeviceList{"G1"});
-}
-
-TEST_CASE("pod decoding: a broken plan keeps the pod, without a plan, with the reason") {
-  nlohmann::json pod = testing::PodJson({"p", "u1", "n1", "n1", "2026-11-23T00:00:00Z", 0, {{"c", 1, {"G1"}}}});
-  pod["metadata"]["annotations"][kGpuPlanAnnotation] = "{\"v\":1}";
-  auto p = DecodeNodePod(pod, "nvidia.com/gpu");
-  REQUIRE(p.ok());
-  CHECK_FALSE(p->plan.has_value());
-  CHECK(p->plan_error == "node: expected a non-empty string");
 }
 
 TEST_CASE("pod decoding: not a pod is an error, and a PodList, an array and one pod all read") {

@@ -1,7 +1,8 @@
 #include "extender/node/plugin/podresources_client.h"
 
 #include <algorithm>
-#include <thread>
+
+#include <grpcpp/alarm.h>
 
 #include "extender/node/plugin/grpc_util.h"
 #include "podresources/v1/api.grpc.pb.h"
@@ -21,29 +22,10 @@ PodResourcesClient::PodResourcesClient(const std::string& socket_path, std::stri
 
 PodResourcesClient::~PodResourcesClient() = default;
 
-KubeletView PodResourcesClient::View(const std::string& namespace_, const std::string& name,
-                                     const std::string& container, std::chrono::milliseconds timeout,
-                                     bool regular_init) const {
-  if (!impl_->stub) return KubeletView::kUnknown;
-  const auto deadline = std::chrono::system_clock::now() + timeout;  // gRPC deadlines are system_clock
-  v1::GetPodResourcesRequest req;
-  req.set_pod_name(name);
-  req.set_pod_namespace(namespace_);
-  v1::GetPodResourcesResponse resp;
-  grpc::Status st;
-  // kubelet rate-limits the PodResources API (a token bucket, 100 per second, burst 10) and answers
-  // RESOURCE_EXHAUSTED past it: that says nothing about the pod, so wait for a token and ask again.
-  for (auto pause = std::chrono::milliseconds(5);; pause = std::min(pause * 2, std::chrono::milliseconds(40))) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(deadline);
-    resp.Clear();
-    ++counters_.get;
-    st = impl_->stub->Get(&ctx, req, &resp);
-    if (st.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) break;
-    ++counters_.get_rate_limited;
-    if (std::chrono::system_clock::now() + pause >= deadline) return KubeletView::kUnknown;
-    std::this_thread::sleep_for(pause);
-  }
+namespace {
+
+KubeletView ViewOf(const grpc::Status& st, const v1::GetPodResourcesResponse& resp, const ViewQuery& q,
+                   const std::string& resource) {
   if (!st.ok()) {
     if (st.error_code() == grpc::StatusCode::NOT_FOUND || st.error_message().find("not found") != std::string::npos) {
       return KubeletView::kNotFound;
@@ -51,12 +33,79 @@ KubeletView PodResourcesClient::View(const std::string& namespace_, const std::s
     return KubeletView::kUnknown;
   }
   for (const auto& c : resp.pod_resources().containers()) {
-    if (c.name() != container && !regular_init) continue;
+    if (c.name() != q.container && !q.regular_init) continue;
     for (const auto& d : c.devices()) {
-      if (d.resource_name() == impl_->resource && d.device_ids_size() > 0) return KubeletView::kHasDevices;
+      if (d.resource_name() == resource && d.device_ids_size() > 0) return KubeletView::kHasDevices;
     }
   }
   return KubeletView::kAdmitting;
+}
+
+}  // namespace
+
+std::vector<KubeletView> PodResourcesClient::Views(const std::vector<ViewQuery>& queries,
+                                                   std::chrono::milliseconds timeout) const {
+  std::vector<KubeletView> out(queries.size(), KubeletView::kUnknown);
+  if (!impl_->stub || queries.empty()) return out;
+  using Clock = std::chrono::system_clock;  // gRPC deadlines are system_clock
+  const auto deadline = Clock::now() + timeout;
+  // One Get in flight per query; its two tags (the reply, the pause's alarm) are the addresses of
+  // its `reader` and `alarm` members. Every call has the deadline, so every tag comes back.
+  struct Call {
+    v1::GetPodResourcesRequest req;
+    v1::GetPodResourcesResponse resp;
+    grpc::Status status;
+    std::unique_ptr<grpc::ClientContext> ctx;
+    std::unique_ptr<grpc::ClientAsyncResponseReader<v1::GetPodResourcesResponse>> reader;  // After ctx: destroyed first.
+    grpc::Alarm alarm;
+    std::chrono::milliseconds pause{5};
+  };
+  grpc::CompletionQueue cq;
+  std::vector<Call> calls(queries.size());
+  auto start = [&](Call& c) {
+    c.reader.reset();  // Lives in the call's arena, which the context owns: goes first.
+    c.ctx = std::make_unique<grpc::ClientContext>();
+    c.ctx->set_deadline(deadline);
+    c.resp.Clear();
+    ++counters_.get;
+    c.reader = impl_->stub->AsyncGet(c.ctx.get(), c.req, &cq);
+    c.reader->Finish(&c.resp, &c.status, &c.reader);
+  };
+  for (size_t i = 0; i < queries.size(); ++i) {
+    calls[i].req.set_pod_name(std::string(queries[i].name));
+    calls[i].req.set_pod_namespace(std::string(queries[i].namespace_));
+    start(calls[i]);
+  }
+  size_t open = calls.size();
+  void* tag = nullptr;
+  bool ok = false;
+  while (open > 0 && cq.Next(&tag, &ok)) {
+    size_t i = 0;
+    while (tag != &calls[i].reader && tag != &calls[i].alarm) ++i;
+    Call& c = calls[i];
+    if (tag == &c.alarm) {
+      start(c);
+      continue;
+    }
+    // kubelet rate-limits the PodResources API (a token bucket, 100 per second, burst 10) and
+    // answers RESOURCE_EXHAUSTED past it: that says nothing about the pod, so wait for a token and
+    // ask again.
+    if (c.status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      ++counters_.get_rate_limited;
+      if (Clock::now() + c.pause < deadline) {
+        c.alarm.Set(&cq, Clock::now() + c.pause, &c.alarm);
+        c.pause = std::min(c.pause * 2, std::chrono::milliseconds(40));
+        continue;
+      }
+    } else {
+      out[i] = ViewOf(c.status, c.resp, queries[i], impl_->resource);
+    }
+    --open;
+  }
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  return out;
 }
 
 Result<std::vector<PodDevices>> PodResourcesClient::List(std::chrono::milliseconds timeout) const {

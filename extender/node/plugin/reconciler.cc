@@ -38,7 +38,7 @@ std::vector<ActualReport> ComputeActuals(std::string_view node, const std::vecto
     r.actual.node = std::string(node);
     r.actual.unix_seconds = unix_seconds;
     for (const auto& [container, devices] : pd.containers) r.actual.containers.emplace_back(container, Sorted(devices));
-    if (const GpuPlan* plan = UsablePlan(*r.pod, node)) {
+    if (const GpuAssignment* plan = UsablePlan(*r.pod, node)) {
       for (const auto& [container, planned] : plan->containers) {
         const DeviceList* held = r.actual.Find(container);
         if (!held) continue;  // Not admitted yet (or no longer running): nothing to compare.
@@ -56,7 +56,7 @@ std::vector<ActualReport> ComputeActuals(std::string_view node, const std::vecto
 
 bool NeedsPublish(const ActualReport& report) {
   if (!report.pod->actual) return true;
-  const GpuPlan& old = *report.pod->actual;
+  const GpuAssignment& old = *report.pod->actual;
   if (old.node != report.actual.node || old.containers.size() != report.actual.containers.size()) return true;
   for (const auto& [container, devices] : report.actual.containers) {
     const DeviceList* was = old.Find(container);

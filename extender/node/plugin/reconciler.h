@@ -30,7 +30,7 @@ inline constexpr const char* kReasonMismatch = "TopofitGpuSetMismatch";
 
 struct ActualReport {
   const NodePod* pod = nullptr;
-  GpuPlan actual;
+  GpuAssignment actual;
   bool mismatch = false;
   std::string detail;
 };

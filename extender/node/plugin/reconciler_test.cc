@@ -26,7 +26,7 @@ TEST_CASE("reconciler: actual by UID, a mismatch named per container, foreign an
   auto reports = ComputeActuals("n1", pods, truth, 1795000000);
   REQUIRE(reports.size() == 2);
   CHECK(reports[0].pod->uid == "new");
-  CHECK(EncodeGpuPlan(reports[0].actual) ==
+  CHECK(k8s::EncodeGpuAssignment(reports[0].actual) ==
         R"({"v":1,"node":"n1","containers":{"c":["GPU-0001","GPU-0002"],"d":["GPU-0004"]},"t":1795000000})");
   CHECK(reports[0].mismatch);
   CHECK(reports[0].detail == "d: planned GPU-0003, holds GPU-0004");

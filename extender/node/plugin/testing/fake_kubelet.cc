@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -92,9 +93,35 @@ struct FakeKubelet::Impl final : public v1beta1::Registration::Service, public v
       for (const auto& id : devices) d->add_device_ids(id);
     }
   }
+  // kubelet's rate limit (x/time/rate's token bucket): false when no token is left. mu held.
+  bool Token() {
+    if (limit_qps <= 0) return true;
+    auto now = std::chrono::steady_clock::now();
+    tokens = std::min<double>(limit_burst, tokens + limit_qps * std::chrono::duration<double>(now - refilled).count());
+    refilled = now;
+    if (tokens < 1) {
+      ++refused;
+      return false;
+    }
+    tokens -= 1;
+    return true;
+  }
+  static grpc::Status Exhausted() { return {grpc::StatusCode::RESOURCE_EXHAUSTED, "rejected by rate limit"}; }
+
   grpc::Status Get(grpc::ServerContext*, const v1::GetPodResourcesRequest* req, v1::GetPodResourcesResponse* out) override {
     std::this_thread::sleep_for(std::chrono::milliseconds(get_delay_ms.load()));
+    return DoGet(req, out);
+  }
+  grpc::Status List(grpc::ServerContext*, const v1::ListPodResourcesRequest*, v1::ListPodResourcesResponse* out) override {
+    return DoList(out);
+  }
+  grpc::Status GetAllocatableResources(grpc::ServerContext*, const v1::AllocatableResourcesRequest*,
+                                       v1::AllocatableResourcesResponse* out) override {
+    return DoAllocatable(out);
+  }
+  grpc::Status DoGet(const v1::GetPodResourcesRequest* req, v1::GetPodResourcesResponse* out) {
     std::lock_guard lock(mu);
+    if (!Token()) return Exhausted();
     ++gets;
     if (refuse_gets > 0) {
       --refuse_gets;
@@ -106,14 +133,15 @@ struct FakeKubelet::Impl final : public v1beta1::Registration::Service, public v
     Fill(key, it->second, out->mutable_pod_resources());
     return grpc::Status::OK;
   }
-  grpc::Status List(grpc::ServerContext*, const v1::ListPodResourcesRequest*, v1::ListPodResourcesResponse* out) override {
+  grpc::Status DoList(v1::ListPodResourcesResponse* out) {
     std::lock_guard lock(mu);
+    if (!Token()) return Exhausted();
     for (const auto& [key, uid] : model.known()) Fill(key, uid, out->add_pod_resources());
     return grpc::Status::OK;
   }
-  grpc::Status GetAllocatableResources(grpc::ServerContext*, const v1::AllocatableResourcesRequest*,
-                                       v1::AllocatableResourcesResponse* out) override {
+  grpc::Status DoAllocatable(v1::AllocatableResourcesResponse* out) {
     std::lock_guard lock(mu);
+    if (!Token()) return Exhausted();
     auto* d = out->add_devices();
     d->set_resource_name("nvidia.com/gpu");
     for (const auto& id : AllIds()) d->add_device_ids(id);
@@ -142,8 +170,10 @@ struct FakeKubelet::Impl final : public v1beta1::Registration::Service, public v
   std::thread watcher;
   std::unique_ptr<grpc::Server> reg_server, pr_server;
   std::map<KubeletModel::Key, std::map<std::string, std::string>> envs;
-  int registrations = 0, preferred_rpcs = 0, allocate_rpcs = 0, gets = 0, refuse_gets = 0;
+  int registrations = 0, preferred_rpcs = 0, allocate_rpcs = 0, gets = 0, refuse_gets = 0, refused = 0;
   std::atomic<int64_t> get_delay_ms{0};
+  double limit_qps = 0, limit_burst = 0, tokens = 0;
+  std::chrono::steady_clock::time_point refilled;
 };
 
 FakeKubelet::FakeKubelet(std::string dir, std::string pod_resources_path, uint64_t seed)
@@ -157,6 +187,12 @@ Status FakeKubelet::Start() {
   grpc::ServerBuilder b;
   b.AddListeningPort(UnixAddress(impl_->pr_path), grpc::InsecureServerCredentials());
   b.RegisterService(static_cast<v1::PodResourcesLister::Service*>(impl_.get()));
+  // kubelet (Go) serves each Get on a goroutine. gRPC C++'s sync server starts a thread per request
+  // that finds no idle poller and ends threads past its max pollers (default 2): a wave of
+  // concurrent Gets (matcher.h, kViewWave) would start and end threads on every call. Keep them.
+  // (Its callback API measured more context switches per call here than this.)
+  b.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
+  b.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 8);
   impl_->pr_server = b.BuildAndStart();
   if (!impl_->pr_server) return Error{"fake kubelet: cannot serve " + impl_->pr_path};
   return Status::Ok();
@@ -195,6 +231,19 @@ void FakeKubelet::Restart() {
     impl_->model.SetDevices(health);
   }
   (void)impl_->Serve();
+}
+
+void FakeKubelet::LimitPodResources(double qps, int burst) {
+  std::lock_guard lock(impl_->mu);
+  impl_->limit_qps = qps;
+  impl_->limit_burst = burst;
+  impl_->tokens = burst;
+  impl_->refilled = std::chrono::steady_clock::now();
+}
+
+int FakeKubelet::pod_resources_refused() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->refused;
 }
 
 bool FakeKubelet::WaitForDevices(std::chrono::milliseconds timeout) {

@@ -10,7 +10,8 @@
 //     preferred & available then random fill; its books' lock is released around each RPC, as
 //     kubelet's is;
 //   - serves v1.PodResourcesLister on `pod_resources_path`: Get answers NOT_FOUND for pods it has not
-//     seen, List and GetAllocatableResources from its books;
+//     seen, List and GetAllocatableResources from its books; with LimitPodResources(qps, burst),
+//     a token bucket over all three answers RESOURCE_EXHAUSTED past it, as kubelet's does;
 //   - RefuseGets(n): the next n Gets are refused as kubelet's rate limit refuses them
 //     (RESOURCE_EXHAUSTED "rejected by rate limit"); DelayGets(d): every Get answers after d;
 //   - Restart() drops the plugin, removes every socket in <dir> (CleanupPluginDirectory) and serves
@@ -40,6 +41,8 @@ class FakeKubelet {
   bool WaitForDevices(std::chrono::milliseconds timeout);
   Status Admit(const NodePod& pod);
   void Remove(const std::string& uid);
+  void LimitPodResources(double qps, int burst);
+  int pod_resources_refused() const;  // RESOURCE_EXHAUSTED answers so far.
 
   std::map<KubeletModel::Key, DeviceList> Holdings() const;
   DeviceList Available() const;

@@ -36,14 +36,14 @@ inline nlohmann::json PodJson(const TestPod& p) {
   pod["metadata"] = {{"name", p.name}, {"namespace", "default"}, {"uid", p.uid}, {"creationTimestamp", p.created}};
   if (p.deleting) pod["metadata"]["deletionTimestamp"] = "2026-11-23T00:10:00Z";
   pod["spec"] = {{"nodeName", p.node}, {"containers", nlohmann::json::array()}};
-  GpuPlan plan{p.plan_node, {}, p.plan_time};
+  GpuAssignment plan{p.plan_node, {}, p.plan_time};
   for (const auto& c : p.containers) {
     nlohmann::json cj = {{"name", c.name}, {"image", "x"}};
     if (c.gpus > 0) cj["resources"] = {{"limits", {{"nvidia.com/gpu", std::to_string(c.gpus)}}}};
     pod["spec"][c.init ? "initContainers" : "containers"].push_back(cj);
     if (!c.plan.empty()) plan.containers.emplace_back(c.name, c.plan);
   }
-  if (!p.plan_node.empty()) pod["metadata"]["annotations"] = {{kGpuPlanAnnotation, EncodeGpuPlan(plan)}};
+  if (!p.plan_node.empty()) pod["metadata"]["annotations"] = {{kGpuPlanAnnotation, k8s::EncodeGpuAssignment(plan)}};
   pod["status"] = {{"phase", p.phase}};
   return pod;
 }
