@@ -271,21 +271,28 @@ TEST_CASE("monitoring: dashboard and alert expressions use only metrics topofit 
     CHECK(rule_names.count(want) == 1);
   }
 
-  // The latency alert fires at half of kube-scheduler's extender httpTimeout, and the histogram has
-  // a bucket at that bound, so the p99 can read above it.
+  // The latency alert fires at half of each extender entry's httpTimeout (one "> X" per entry), and
+  // the histogram has a bucket at each bound, so the p99 can read above it.
   YAML::Node sched = YAML::Load(Source("manifests/base/scheduler-config.yaml"));
-  auto timeout = topofit::ParseDuration(sched["extenders"][0]["httpTimeout"].as<std::string>());
-  REQUIRE(timeout.ok());
-  double half = std::chrono::duration<double>(*timeout).count() / 2;
   const std::string& latency = alerts["TopofitVerbLatencyNearTimeout"];
-  size_t gt = latency.rfind('>');
-  REQUIRE(gt != std::string::npos);
-  CHECK(std::strtod(latency.c_str() + gt + 1, nullptr) == doctest::Approx(half));
   CHECK(latency.find("histogram_quantile(0.99") != std::string::npos);
-  char le[32];
-  std::snprintf(le, sizeof le, "%g", half);  // As the server prints bucket bounds: 2.5, 5, 10.
-  CHECK(m.text.find("topofit_request_duration_seconds_bucket{verb=\"filter\",le=\"" + std::string(le) + "\"}") !=
-        std::string::npos);
+  std::set<double> thresholds;
+  for (size_t gt = latency.find('>'); gt != std::string::npos; gt = latency.find('>', gt + 1)) {
+    thresholds.insert(std::strtod(latency.c_str() + gt + 1, nullptr));
+  }
+  REQUIRE(sched["extenders"].size() >= 1);
+  for (const YAML::Node& entry : sched["extenders"]) {
+    auto timeout = topofit::ParseDuration(entry["httpTimeout"].as<std::string>());
+    REQUIRE(timeout.ok());
+    double half = std::chrono::duration<double>(*timeout).count() / 2;
+    CAPTURE(half);
+    CHECK(thresholds.count(half) == 1);
+    char le[32];
+    std::snprintf(le, sizeof le, "%g", half);  // As the server prints bucket bounds: 0.5, 2.5, 5, 10.
+    CHECK(m.text.find("topofit_request_duration_seconds_bucket{verb=\"filter\",le=\"" + std::string(le) + "\"}") !=
+          std::string::npos);
+  }
+  CHECK(thresholds.size() == sched["extenders"].size());
 }
 
 TEST_CASE("monitoring: the PromQL metric-name reader") {
