@@ -72,7 +72,7 @@ TEST_CASE("the shipped GPU model map covers every openb node") {
   }
 }
 
-TEST_CASE("a recorded serve trace replays: first filter per UID is the arrival, delete lines depart") {
+TEST_CASE("a recorded serve trace replays: first filter or prioritize-pods-without-gpus per UID is the arrival, delete lines depart") {
   const char* pod_a = R"({"metadata":{"name":"a","namespace":"ml","uid":"u-a"},"spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"4"},"requests":{"cpu":"8","memory":"32Gi"}}}]},"status":{}})";
   const char* pod_b = R"({"metadata":{"name":"b","namespace":"ml","uid":"u-b"},"spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"1"}}}]},"status":{}})";
   std::string trace;
@@ -81,9 +81,17 @@ TEST_CASE("a recorded serve trace replays: first filter per UID is the arrival, 
   trace += std::string(R"({"ts":102,"verb":"filter","request":{"Pod":)") + pod_a + R"(,"NodeNames":["n1"]},"response":{}})" "\n";
   trace += std::string(R"({"ts":130,"verb":"filter","request":{"Pod":)") + pod_b + R"(,"NodeNames":["n1"]},"response":{}})" "\n";
   trace += R"({"ts":160,"verb":"delete","uid":"u-a"})" "\n";
+  // A pod without GPUs reaches only the second extender entry; a GPU pod's call there is no arrival.
+  const char* pod_c = R"({"metadata":{"name":"c","namespace":"ml","uid":"u-c"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"2","memory":"1Gi"}}}]},"status":{}})";
+  trace += std::string(R"({"ts":170,"verb":"prioritize-pods-without-gpus","request":{"Pod":)") + pod_b + R"(,"NodeNames":["n1"]},"response":[]})" "\n";
+  trace += std::string(R"({"ts":175,"verb":"prioritize-pods-without-gpus","request":{"Pod":)") + pod_c + R"(,"NodeNames":["n1"]},"response":[]})" "\n";
   auto pods = ParseRecordedTrace(trace);
   REQUIRE_MESSAGE(pods.ok(), (pods.ok() ? "" : pods.error()));
-  REQUIRE(pods->size() == 2);
+  REQUIRE(pods->size() == 3);
+  CHECK((*pods)[2].name == "u-c");
+  CHECK((*pods)[2].gpus == 0);
+  CHECK((*pods)[2].cpu_milli == 2000);
+  CHECK((*pods)[2].creation_time == 75);
   CHECK((*pods)[0].name == "u-a");
   CHECK((*pods)[0].gpus == 4);
   CHECK((*pods)[0].cpu_milli == 8000);

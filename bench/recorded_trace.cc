@@ -61,7 +61,9 @@ Result<std::vector<PodSpec>> ParseRecordedTrace(std::string_view text) {
       ts = *s;
     }
     if (!t0) t0 = ts;
-    if (verb == "filter") {
+    // A pod arrives with its first filter (the GPU entry) or prioritize-pods-without-gpus (the entry
+    // every pod of the profile reaches, the only one a pod without GPUs does).
+    if (verb == "filter" || verb == "prioritize-pods-without-gpus") {
       const json* req = Key(j, "request");
       if (!req) continue;  // The recorder keeps bodies that were not JSON as request_text: no pod to replay.
       auto args = protocol::DecodeExtenderArgs(req->dump());

@@ -22,7 +22,8 @@ Explanation Explain(const Pipeline& pipeline, const PodRequest& pod, std::span<c
     nodes = all;
   }
   std::vector<std::string_view> names(nodes.begin(), nodes.end());
-  std::vector<NodeEvaluation> evals = pipeline.Evaluate(pod, names);
+  // A pod without GPUs is explained as the prioritize-pods-without-gpus entry scores it.
+  std::vector<NodeEvaluation> evals = pipeline.Evaluate(pod, names, /*score_pods_without_gpus=*/true);
 
   auto reader = pipeline.model().Read();
   for (const NodeEvaluation& e : evals) {

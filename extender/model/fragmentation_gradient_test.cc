@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "extender/model/cluster_model.h"
+#include "extender/model/explain.h"
 #include "extender/model/model_test_util.h"
 #include "extender/model/pipeline.h"
 #include "extender/model/score_plugins.h"
@@ -195,6 +196,17 @@ TEST_CASE("fragmentation gradient: with podsWithoutGpus a CPU-only pod keeps the
   auto o = Scores(off, cpu, names);
   CHECK(o["big"] == 0);
   CHECK(o["small"] == 0);
+  // Explain shows the pod as the prioritize-pods-without-gpus entry scores it, whatever the config.
+  Explanation e = Explain(off, cpu, names);
+  REQUIRE(e.nodes.size() == 2);
+  CHECK(e.chosen == "small");
+  CHECK(e.nodes[0].node == "small");
+  CHECK(e.nodes[0].score == 10);
+  CHECK(e.nodes[1].score < 10);
+  REQUIRE(e.nodes[0].parts.size() == 2);
+  CHECK(e.nodes[0].parts[1].plugin == "FragmentationGradient");
+  CHECK(e.nodes[0].set.has_value());
+  CHECK(e.nodes[0].set->size() == 0);
 }
 
 }  // namespace

@@ -189,9 +189,15 @@ FilterOutcome Pipeline::Filter(const PodRequest& pod, std::span<const std::strin
 }
 
 std::vector<NodeEvaluation> Pipeline::Evaluate(const PodRequest& pod, std::span<const std::string_view> nodes) const {
+  return Evaluate(pod, nodes, config_.score_pods_without_gpus);
+}
+
+std::vector<NodeEvaluation> Pipeline::Evaluate(const PodRequest& pod, std::span<const std::string_view> nodes,
+                                               bool score_pods_without_gpus) const {
   std::vector<NodeEvaluation> out(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) out[i].name = nodes[i];
-  if (!pod.wants_gpus()) return out;  // Passes everywhere, neutral score 0.
+  const bool no_gpus = !pod.wants_gpus();
+  if (no_gpus && !score_pods_without_gpus) return out;  // Passes everywhere, neutral score 0.
   if (FilterStatus pre = PreFilter(pod); !pre.passed()) {
     for (auto& e : out) e.status = pre;
     return out;
@@ -213,9 +219,13 @@ std::vector<NodeEvaluation> Pipeline::Evaluate(const PodRequest& pod, std::span<
       continue;
     }
     NodeView view{nodes[i], node, node->free()};
-    out[i].candidate = state.CandidateFor(view);
-    out[i].status = FilterNode(state, view);
-    if (!out[i].status.passed()) continue;
+    if (no_gpus) {
+      out[i].candidate.found = true;  // The empty set: the pod takes CPU and memory only (as Prioritize).
+    } else {
+      out[i].candidate = state.CandidateFor(view);
+      out[i].status = FilterNode(state, view);
+      if (!out[i].status.passed()) continue;
+    }
     passing.push_back(i);
     views.push_back(view);
     candidates.push_back(out[i].candidate);

@@ -89,8 +89,11 @@ class Pipeline {
   // prioritize-pods-without-gpus verb scores GPU-less pods whatever the config says).
   std::vector<NodeScore> Prioritize(const PodRequest& pod, std::span<const std::string_view> nodes,
                                     bool score_pods_without_gpus) const;
-  // Filter, score and candidate of every given node; read-only.
+  // Filter, score and candidate of every given node; read-only. A pod without GPUs passes everywhere
+  // and is scored as Prioritize scores it with the same score_pods_without_gpus (else 0 everywhere).
   std::vector<NodeEvaluation> Evaluate(const PodRequest& pod, std::span<const std::string_view> nodes) const;
+  std::vector<NodeEvaluation> Evaluate(const PodRequest& pod, std::span<const std::string_view> nodes,
+                                       bool score_pods_without_gpus) const;
 
   Result<GpuSet> ReserveBest(const PodRequest& pod, std::string_view node);
   Status Confirm(std::string_view uid) { return model_->Confirm(uid); }
