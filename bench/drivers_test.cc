@@ -50,7 +50,21 @@ TEST_CASE("paper protocol: 2 nodes x 4 GPUs, pods 3,3,2 - the 2-GPU pod fails, 2
     CHECK(m.curve[1].allocated_pct == doctest::Approx(75.0));
     CHECK(m.curve[2].x == doctest::Approx(100.0));
     CHECK(m.curve[2].allocated_pct == doctest::Approx(75.0));
+    // Where the gap is: one GPU free on each 4-GPU node of model M, the 2-GPU pod failed.
+    CHECK(m.unallocated_at_100 == std::map<std::string, int64_t>{{"M x4, 1 free", 2}});
+    CHECK(m.failed_at_100 == std::map<std::string, int64_t>{{"2 GPUs", 1}});
   }
+}
+
+TEST_CASE("paper protocol: failed pods by request name their gpu_spec models; no entry without a free GPU") {
+  auto c = TwoNodes(2);  // capacity 4, model M
+  PodSpec other = Pod("other", 1);
+  other.gpu_models = {"V100M16", "V100M32"};
+  std::vector<PodSpec> pods{Pod("two", 2), other, Pod("two-more", 2)};
+  auto policy = AllPolicies()[1].make(PolicyOptions{});
+  RunMetrics m = RunPaperOnce(*c, *policy, pods, {0, 1, 2}, 1);  // 50%, 75% (fails: no V100), 125%
+  CHECK(m.failed_at_100 == std::map<std::string, int64_t>{{"1 GPU on V100M16|V100M32", 1}});
+  CHECK(m.unallocated_at_100.empty());  // Both nodes full after the arrival crossing 100%.
 }
 
 TEST_CASE("paper protocol: interpolates at exactly 100% arrival") {
@@ -105,12 +119,18 @@ TEST_CASE("summary: mean and sample stddev over seeds, best-set share, percentil
   b.decision_us = {100};
   a.no_gpu_decision_us = {7};
   b.no_gpu_decision_cpu_us = {5, 9};
+  a.unallocated_at_100 = {{"M x8, 1 free", 3}};
+  b.unallocated_at_100 = {{"M x8, 1 free", 1}, {"M x2, 2 free", 2}};
+  a.failed_at_100 = {{"8 GPUs", 1}};
   a.curve = {{50, 50}, {100, 90}};
   b.curve = {{50, 40}, {100, 80}};
   auto rows = Summarize({a, b});
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].unallocated_gpu_pct == doctest::Approx(15));
   CHECK(rows[0].unallocated_gpu_pct_stddev == doctest::Approx(7.0710678));
+  CHECK(rows[0].unallocated_gpu_pct_runs == std::vector<double>{10, 20});
+  CHECK(rows[0].unallocated_at_100_by_node == std::map<std::string, double>{{"M x2, 2 free", 1}, {"M x8, 1 free", 2}});
+  CHECK(rows[0].failed_at_100_by_request == std::map<std::string, double>{{"8 GPUs", 0.5}});
   CHECK(rows[0].multi_gpu_best_set_pct == doctest::Approx(200.0 / 3));
   CHECK(rows[0].multi_gpu_mean_bandwidth_gbps == doctest::Approx(85.0 / 3));
   CHECK(rows[0].decision_us_p50 == doctest::Approx(3));

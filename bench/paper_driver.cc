@@ -7,6 +7,17 @@
 
 namespace topofit::bench {
 
+std::string NodeClass(const SimCluster& cluster, const SimNode& node) {
+  std::string model = node.model_id >= 0 ? cluster.models()[node.model_id] : "no model";
+  return model + " x" + std::to_string(node.all.size()) + ", " + std::to_string(node.free_gpus()) + " free";
+}
+
+std::string RequestClass(const PodSpec& pod) {
+  std::string s = std::to_string(pod.gpus) + (pod.gpus == 1 ? " GPU" : " GPUs");
+  for (size_t i = 0; i < pod.gpu_models.size(); ++i) s += (i == 0 ? " on " : "|") + pod.gpu_models[i];
+  return s;
+}
+
 std::vector<int> PaperSequence(const std::vector<PodSpec>& pods, int64_t capacity, double stop_ratio, uint64_t seed) {
   std::vector<int> seq;
   if (pods.empty()) return seq;
@@ -40,13 +51,19 @@ RunMetrics RunPaperOnce(SimCluster& cluster, Policy& policy, const std::vector<P
     pod = pods[sequence[n]];
     pod.name += "#" + std::to_string(n);  // A pod drawn twice is two pods.
     Placement p = replay.Arrive(pod);
-    if (!p.ok() && !crossed) ++m.failed_pods_at_100;
+    if (!p.ok() && !crossed) {
+      ++m.failed_pods_at_100;
+      ++m.failed_at_100[RequestClass(pod)];
+    }
     arrived += pod.gpus;
     double x = 100.0 * double(arrived) / cap;
     double alloc = 100.0 * double(cluster.gpus_allocated()) / cap;
     m.curve.push_back({x, alloc});
     if (!crossed && x >= 100.0) {
       crossed = true;
+      for (const SimNode& node : cluster.nodes()) {
+        if (node.free_gpus() > 0) m.unallocated_at_100[NodeClass(cluster, node)] += node.free_gpus();
+      }
       double unalloc = 100.0 - alloc;
       // Interpolate to exactly 100% arrival between this arrival and the previous one.
       m.unallocated_pct_at_100 = x > prev_x ? prev_unalloc + (unalloc - prev_unalloc) * (100.0 - prev_x) / (x - prev_x)

@@ -31,6 +31,11 @@ struct PaperOptions {
   std::function<void(int, int)> on_progress;
 };
 
+// RunMetrics::unallocated_at_100's key for a node ("V100M32 x8, 2 free": model, GPUs, GPUs free now)
+// and failed_at_100's for a pod ("4 GPUs", "1 GPU on V100M16|V100M32": its gpu_spec models).
+std::string NodeClass(const SimCluster& cluster, const SimNode& node);
+std::string RequestClass(const PodSpec& pod);
+
 // The arrival sequence for one seed: indices into `pods`.
 std::vector<int> PaperSequence(const std::vector<PodSpec>& pods, int64_t capacity, double stop_ratio, uint64_t seed);
 

@@ -73,6 +73,9 @@ std::string FormatJson(const ReportContext& ctx, const std::vector<PolicySummary
         {"kube_override_pct", r.kube_override_pct},
         {"curve", {{"x", curve_x}, {"allocated_gpu_pct", curve_y}}},
     };
+    o["unallocated_gpu_pct_runs"] = r.unallocated_gpu_pct_runs;
+    if (!r.unallocated_at_100_by_node.empty()) o["unallocated_at_100_by_node"] = r.unallocated_at_100_by_node;
+    if (!r.failed_at_100_by_request.empty()) o["failed_at_100_by_request"] = r.failed_at_100_by_request;
     if (!r.error.empty()) o["error"] = r.error;
     policies.push_back(std::move(o));
   }

@@ -10,6 +10,7 @@
 // at that moment (SetSelector::BestRingMbps over every node passing kube-scheduler's filters).
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -39,6 +40,11 @@ struct RunMetrics {
   int64_t failed_gpu_pods = 0;
   int64_t failed_pods_at_100 = 0;        // Paper protocol: before the arrived request reached 100%.
   double unallocated_pct_at_100 = 0;     // Paper: at 100% arrival; timed: time-weighted mean.
+  // Paper protocol, where the gap is: the free GPUs after the arrival that crossed 100%, by node class
+  // and free count ("V100M32 x8, 2 free" -> GPUs), and the pods that failed before it by request
+  // ("8 GPUs", "1 GPU on V100M16|V100M32" -> pods).
+  std::map<std::string, int64_t> unallocated_at_100;
+  std::map<std::string, int64_t> failed_at_100;
   std::vector<CurvePoint> curve;         // One point per arrival.
   std::vector<MultiGpuPlacement> multi;  // Placed multi-GPU pods.
   std::vector<float> decision_us;        // Wall time per arrival.

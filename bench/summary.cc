@@ -50,8 +50,11 @@ std::vector<PolicySummary> Summarize(const std::vector<RunMetrics>& runs, double
     for (const auto* r : g) {
       if (!r->error.empty()) s.error = r->error;
       s.unallocated_gpu_pct += r->unallocated_pct_at_100;
+      s.unallocated_gpu_pct_runs.push_back(r->unallocated_pct_at_100);
       s.failed_pods += double(r->failed_pods_at_100);
       s.failed_pods_total += double(r->failed_pods);
+      for (const auto& [k, v] : r->unallocated_at_100) s.unallocated_at_100_by_node[k] += double(v);
+      for (const auto& [k, v] : r->failed_at_100) s.failed_at_100_by_request[k] += double(v);
       for (const auto& m : r->multi) {
         ++s.multi_gpu_pods;
         bw += m.bandwidth_gbps;
@@ -69,6 +72,8 @@ std::vector<PolicySummary> Summarize(const std::vector<RunMetrics>& runs, double
     s.unallocated_gpu_pct /= n;
     s.failed_pods /= n;
     s.failed_pods_total /= n;
+    for (auto& [k, v] : s.unallocated_at_100_by_node) v /= n;
+    for (auto& [k, v] : s.failed_at_100_by_request) v /= n;
     if (s.runs > 1) {
       double var = 0;
       for (const auto* r : g) var += std::pow(r->unallocated_pct_at_100 - s.unallocated_gpu_pct, 2);

@@ -11,8 +11,12 @@
 //   decision_us_p50/_p99        percentiles of per-pod decision time (filters + choice), all runs;
 //                               decision_cpu_us_*: the same in the thread's CPU time; no_gpu_*: pods
 //                               without GPUs only.
+//   unallocated_at_100_by_node  paper protocol: mean over runs of RunMetrics::unallocated_at_100 (free
+//                               GPUs after the arrival crossing 100%, by node class and free count);
+//   failed_at_100_by_request    mean over runs of RunMetrics::failed_at_100 (pods by request).
 //   curve                       allocated % averaged over runs on a 1%-step grid of arrived request.
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -40,6 +44,9 @@ struct PolicySummary {
   // Extender policies: % of their prioritized decisions kube-scheduler placed on a node below the
   // extender's best score (Policy::extender_stats); -1 for other policies.
   double kube_override_pct = -1;
+  std::vector<double> unallocated_gpu_pct_runs;  // Each run's, in run order (seeds), for paired comparisons.
+  std::map<std::string, double> unallocated_at_100_by_node;
+  std::map<std::string, double> failed_at_100_by_request;
   std::vector<CurvePoint> curve;        // Grid x = 0, 1, ..., max arrived %.
   std::vector<MultiGpuPlacement> multi; // All runs' multi-GPU placements (for the plots).
   std::string error;
