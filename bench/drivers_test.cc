@@ -56,7 +56,7 @@ TEST_CASE("paper protocol: 2 nodes x 4 GPUs, pods 3,3,2 - the 2-GPU pod fails, 2
   }
 }
 
-TEST_CASE("paper protocol: failed pods by request name their gpu_spec models; no entry without a free GPU") {
+TEST_CASE("paper protocol: failed pods by request name their gpu_spec models, no entry without a free GPU") {
   auto c = TwoNodes(2);  // capacity 4, model M
   PodSpec other = Pod("other", 1);
   other.gpu_models = {"V100M16", "V100M32"};
