@@ -63,6 +63,46 @@ inline std::string Slurp(const std::string& path) {
   return text.ok() ? *text : std::string();
 }
 
+// Starts TOPOFIT_BINARY with `args` (argv[0] first), its stdout on /dev/null and its stderr on
+// `log_fd` (closed here, in the parent); returns the child's pid.
+inline pid_t SpawnTopofit(std::vector<std::string> args, int log_fd) {
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    dup2(log_fd, 2);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    execv(TOPOFIT_BINARY, argv.data());
+    _exit(127);
+  }
+  close(log_fd);
+  return pid;
+}
+
+// The PORT of the first `<key>=127.0.0.1:PORT` in the log at `log_path`, polled for up to 20 s; 0 when
+// it never appears.
+inline int WaitForLoggedPort(const std::string& log_path, const std::string& key) {
+  const std::string marker = key + "=127.0.0.1:";
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::string log = Slurp(log_path);
+    size_t at = log.find(marker);
+    if (at != std::string::npos) return std::atoi(log.c_str() + at + marker.size());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return 0;
+}
+
+// SIGKILL and reap; nothing for pid <= 0.
+inline void KillAndReap(pid_t pid) {
+  if (pid <= 0) return;
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+
 // `topofit serve --listen 127.0.0.1:0 [extra...]` on its embedded demo cluster, its stderr in a temp
 // file; the port comes from its log line `listen=127.0.0.1:PORT`. Killed when it goes out of scope.
 struct ServeProcess {
@@ -74,40 +114,16 @@ struct ServeProcess {
   explicit ServeProcess(const std::vector<std::string>& extra = {}) {
     std::vector<std::string> args = {"topofit", "serve", "--listen", "127.0.0.1:0"};
     args.insert(args.end(), extra.begin(), extra.end());
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
     const char* dir = std::getenv("TMPDIR");
     log_path = std::string(dir && *dir ? dir : "/tmp") + "/topofit-serve-XXXXXX";
     int fd = mkstemp(log_path.data());
     REQUIRE(fd >= 0);
-    pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      dup2(fd, 2);
-      int devnull = open("/dev/null", O_WRONLY);
-      dup2(devnull, 1);
-      execv(TOPOFIT_BINARY, argv.data());
-      _exit(127);
-    }
-    close(fd);
-    auto deadline = Clock::now() + std::chrono::seconds(20);
-    while (Clock::now() < deadline) {
-      std::string log = Slurp(log_path);
-      size_t at = log.find("listen=127.0.0.1:");
-      if (at != std::string::npos) {
-        port = std::atoi(log.c_str() + at + 17);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    pid = SpawnTopofit(std::move(args), fd);
+    port = WaitForLoggedPort(log_path, "listen");
     REQUIRE_MESSAGE(port > 0, Slurp(log_path));
   }
   ~ServeProcess() {
-    if (pid > 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
+    KillAndReap(pid);
     unlink(log_path.c_str());
   }
   ServeProcess(const ServeProcess&) = delete;
@@ -149,38 +165,14 @@ struct NodeProcess {
     std::vector<std::string> args = {"topofit", "node", "--node-name", "n1", "--device-plugin-dir", dir,
                                      "--pod-resources-socket", "", "--pods-file", dir + "/pods.json",
                                      "--fake-backend", topo, "--ops-listen", "127.0.0.1:0"};
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
     int fd = ::open((dir + "/log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     REQUIRE(fd >= 0);
-    pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      dup2(fd, 2);
-      int devnull = open("/dev/null", O_WRONLY);
-      dup2(devnull, 1);
-      execv(TOPOFIT_BINARY, argv.data());
-      _exit(127);
-    }
-    close(fd);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::string log = Slurp(dir + "/log");
-      size_t at = log.find("ops=127.0.0.1:");
-      if (at != std::string::npos) {
-        port = std::atoi(log.c_str() + at + 14);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    pid = SpawnTopofit(std::move(args), fd);
+    port = WaitForLoggedPort(dir + "/log", "ops");
     REQUIRE_MESSAGE(port > 0, Slurp(dir + "/log"));
   }
   ~NodeProcess() {
-    if (pid > 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
+    KillAndReap(pid);
     std::string cmd = "rm -rf '" + dir + "'";
     if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "cannot remove %s\n", dir.c_str());
   }
