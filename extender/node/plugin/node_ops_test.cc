@@ -1,24 +1,20 @@
 // topofit node's /healthz, /readyz and /metrics (node_ops.h) over the real service: the fake kubelet
-// (testing/fake_kubelet.h) and the fake backend over unix sockets in a temporary directory, as in
-// node_plugin_test.cc. Each counter is read from the rendered exposition text after the code path
-// that moves it ran; readiness is followed through registration, a backend gone and back, and a
-// kubelet restart.
+// (testing/fake_kubelet.h) and the fake backend over unix sockets in a temporary directory (NodeRig,
+// testing/node_rig.h, as node_plugin_test.cc). Each counter is read from the rendered exposition
+// text after the code path that moves it ran; readiness is followed through registration, a backend
+// gone and back, and a kubelet restart.
 #include <doctest/doctest.h>
 
-#include <stdlib.h>
-
 #include <chrono>
-#include <filesystem>
 #include <future>
 #include <mutex>
 #include <string>
 #include <thread>
 
-#include "base/files.h"
-#include "extender/node/plugin/fake_backend.h"
 #include "extender/node/plugin/node_ops.h"
 #include "extender/node/plugin/node_service.h"
 #include "extender/node/plugin/testing/fake_kubelet.h"
+#include "extender/node/plugin/testing/node_rig.h"
 #include "extender/node/plugin/testing/pod_json.h"
 
 namespace topofit::node {
@@ -28,17 +24,7 @@ using namespace std::chrono_literals;
 using testing::FakeKubelet;
 using testing::TestPod;
 
-const std::string kTopo = std::string(TOPOFIT_SOURCE_DIR) + "/topology/testdata/topo/h100-8-nv18-8nic.txt";
-
-template <typename F>
-bool Eventually(F&& f, std::chrono::milliseconds timeout = 10s) {
-  auto end = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < end) {
-    if (f()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return f();
-}
+using testing::Eventually;
 
 // The value of one series ("name" or "name{labels}") in the exposition text; -1 when absent.
 double Value(const std::string& text, const std::string& series) {
@@ -61,47 +47,17 @@ struct Recorder : ActualPublisher {
   Status PatchNode(const std::string&, const std::map<std::string, std::string>&) override { return Status::Ok(); }
 };
 
-struct Rig {
-  std::string root, dir, pr;
-  std::unique_ptr<FakeKubelet> kubelet;
-  std::unique_ptr<FakeBackend> backend;
-  std::unique_ptr<NodeService> service;
-  NodeOptions options;
+struct Rig : testing::NodeRig {
   Recorder publisher;
 
-  Rig() {
-    char tmpl[] = "/tmp/tfo-XXXXXX";
-    root = ::mkdtemp(tmpl);
-    dir = root + "/device-plugins";
-    pr = root + "/pod-resources/kubelet.sock";
-    std::filesystem::create_directories(dir);
-    std::filesystem::create_directories(root + "/pod-resources");
-    kubelet = std::make_unique<FakeKubelet>(dir, pr, 11);
-    REQUIRE(kubelet->Start().ok());
-    options.node_name = "n1";
-    options.device_plugin_dir = dir;
-    options.pod_resources_socket = pr;
-    options.reconcile_interval = 100ms;
-  }
+  Rig() : NodeRig(11) {}
   ~Rig() {
-    if (service) service->Stop();
-    if (backend) backend->Stop();
-    kubelet->Stop();
-    std::filesystem::remove_all(root);
+    if (service) service->Stop();  // Before `publisher` goes: the service reports to it.
   }
   void StartService() {
     service = std::make_unique<NodeService>(options);
     service->SetPublisher(&publisher);
     REQUIRE(service->Start().ok());
-  }
-  void StartBackend() {
-    if (!backend) {
-      auto text = ReadFile(kTopo);
-      REQUIRE(text.ok());
-      backend = std::move(FakeBackend::FromTopo(*text).value());
-    }
-    REQUIRE(backend->Start(dir + "/nvidia-gpu.sock").ok());
-    REQUIRE(backend->Register(service->registrar_path(), "nvidia.com/gpu").ok());
   }
   std::string Metrics() const { return RenderNodeMetrics(service->State()); }
   double Metric(const std::string& series) const { return Value(Metrics(), series); }

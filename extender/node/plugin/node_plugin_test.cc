@@ -4,12 +4,10 @@
 // ledger, reconciler) and a fake backend registering to topofit's registrar as the NVIDIA plugin does.
 #include <doctest/doctest.h>
 
-#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <future>
 #include <mutex>
 #include <random>
@@ -21,6 +19,7 @@
 #include "extender/node/plugin/node_service.h"
 #include "extender/node/plugin/podresources_client.h"
 #include "extender/node/plugin/testing/fake_kubelet.h"
+#include "extender/node/plugin/testing/node_rig.h"
 #include "extender/node/plugin/testing/pod_json.h"
 
 namespace topofit::node {
@@ -31,58 +30,17 @@ using testing::FakeKubelet;
 using testing::TestContainer;
 using testing::TestPod;
 
-const std::string kTopo = std::string(TOPOFIT_SOURCE_DIR) + "/topology/testdata/topo/h100-8-nv18-8nic.txt";
+using testing::Eventually;
+const std::string& kTopo = testing::kRigTopo;
 
-template <typename F>
-bool Eventually(F&& f, std::chrono::milliseconds timeout = 10s) {
-  auto end = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < end) {
-    if (f()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return f();
-}
-
-// A temporary /tmp/tfn-XXXXXX with device-plugins/ and pod-resources/ (short: unix paths are < 108 bytes).
-struct Rig {
-  std::string root, dir, pr;
-  std::unique_ptr<FakeKubelet> kubelet;
-  std::unique_ptr<FakeBackend> backend;
-  std::unique_ptr<NodeService> service;
-  NodeOptions options;
-
-  explicit Rig(uint64_t seed) {
-    char tmpl[] = "/tmp/tfn-XXXXXX";
-    root = ::mkdtemp(tmpl);
-    dir = root + "/device-plugins";
-    pr = root + "/pod-resources/kubelet.sock";
-    std::filesystem::create_directories(dir);
-    std::filesystem::create_directories(root + "/pod-resources");
-    kubelet = std::make_unique<FakeKubelet>(dir, pr, seed);
-    REQUIRE(kubelet->Start().ok());
-    options.node_name = "n1";
-    options.device_plugin_dir = dir;
-    options.pod_resources_socket = pr;
-    options.reconcile_interval = 100ms;
-  }
-  ~Rig() {
-    if (service) service->Stop();
-    if (backend) backend->Stop();
-    kubelet->Stop();
-    std::filesystem::remove_all(root);
-  }
+struct Rig : testing::NodeRig {
+  using NodeRig::NodeRig;
 
   // The NVIDIA stand-in, registering to topofit's registrar; then topofit registers to kubelet.
   void StartAll() {
     service = std::make_unique<NodeService>(options);
     REQUIRE(service->Start().ok());
-    auto text = ReadFile(kTopo);
-    REQUIRE(text.ok());
-    auto b = FakeBackend::FromTopo(*text);
-    REQUIRE(b.ok());
-    backend = std::move(*b);
-    REQUIRE(backend->Start(dir + "/nvidia-gpu.sock").ok());
-    REQUIRE(backend->Register(service->registrar_path(), "nvidia.com/gpu").ok());
+    StartBackend();
     REQUIRE(kubelet->WaitForDevices(10s));
   }
 };
@@ -127,15 +85,12 @@ struct RecordingPublisher : ActualPublisher {
 }  // namespace
 
 TEST_CASE("contract: gpu-actual is published from kubelet's truth, a deviation raises one mismatch Event") {
+  RecordingPublisher pub;  // Outlives the rig: its service reports to it until stopped.
   Rig rig(9);
-  RecordingPublisher pub;
   rig.service = std::make_unique<NodeService>(rig.options);
   rig.service->SetPublisher(&pub);
   REQUIRE(rig.service->Start().ok());
-  auto text = ReadFile(kTopo);
-  rig.backend = std::move(FakeBackend::FromTopo(*text).value());
-  REQUIRE(rig.backend->Start(rig.dir + "/nvidia-gpu.sock").ok());
-  REQUIRE(rig.backend->Register(rig.service->registrar_path(), "nvidia.com/gpu").ok());
+  rig.StartBackend();
   REQUIRE(rig.kubelet->WaitForDevices(10s));
   NodePod good = testing::Decoded({"good", "ug", "n1", "n1", "2026-11-23T00:00:00Z", 0, {{"c", 2, {FakeUuid(0), FakeUuid(1)}}}});
   NodePod bad = testing::Decoded({"bad", "ub", "n1", "n1", "2026-11-23T00:00:01Z", 0, {{"c", 2, {FakeUuid(2), FakeUuid(3)}}}});
