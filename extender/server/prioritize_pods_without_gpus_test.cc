@@ -44,36 +44,19 @@ std::map<std::string, int> ScoresOf(const std::string& body) {
 // Two empty 8-GPU nodes: "small" has 64 cores, "big" 128 (memory in proportion, so kube-scheduler's
 // MostAllocated would put a CPU pod on small), and "cpu-node" without GPUs. The workload seen: 8-GPU
 // pods that need 60 cores.
-struct HandMade {
-  std::unique_ptr<ExtenderApp> app;
-  std::unique_ptr<httplib::Client> client;
+k8s::Snapshot HandMadeCluster() {
+  k8s::Snapshot snap;
+  const std::string cpu_node = R"({"metadata":{"name":"cpu-node"},"status":{"allocatable":{"cpu":"32","memory":"128Gi"}}})";
+  for (const auto& n : {NodeJson("small", 64, 256), NodeJson("big", 128, 512), cpu_node}) {
+    auto node = k8s::DecodeNode(n);
+    REQUIRE(node);
+    snap.nodes.push_back(std::move(*node));
+  }
+  return snap;
+}
 
-  explicit HandMade(ServeConfig cfg = {}) {
-    cfg.server.host = "127.0.0.1";
-    cfg.server.port = 0;
-    cfg.server.threads = 4;
-    cfg.server.keep_alive_seconds = 2;
-    auto created = ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
-    REQUIRE(created);
-    app = std::move(*created);
-    k8s::Snapshot snap;
-    const std::string cpu_node = R"({"metadata":{"name":"cpu-node"},"status":{"allocatable":{"cpu":"32","memory":"128Gi"}}})";
-    for (const auto& n : {NodeJson("small", 64, 256), NodeJson("big", 128, 512), cpu_node}) {
-      auto node = k8s::DecodeNode(n);
-      REQUIRE(node);
-      snap.nodes.push_back(std::move(*node));
-    }
-    app->Load(snap);
-    REQUIRE(app->server().Start().ok());
-    client = std::make_unique<httplib::Client>("127.0.0.1", app->server().port());
-  }
-  ~HandMade() {
-    client.reset();
-    app->server().Stop();
-  }
-  httplib::Result Post(const std::string& path, const std::string& body) {
-    return client->Post(path.c_str(), body, "application/json");
-  }
+struct HandMade : LiveServer {
+  explicit HandMade(ServeConfig cfg = {}) : LiveServer(std::move(cfg), HandMadeCluster()) {}
 };
 
 const std::string kNames = R"(["small","big"])";

@@ -1,5 +1,5 @@
 #pragma once
-// Test fixture: the demo cluster behind a real server on 127.0.0.1, an ephemeral port.
+// Test fixture: the demo cluster (or a given one) behind a real server on 127.0.0.1, an ephemeral port.
 #include <httplib.h>
 
 #include <memory>
@@ -14,7 +14,9 @@ struct LiveServer {
   std::unique_ptr<ExtenderApp> app;
   std::unique_ptr<httplib::Client> client;
 
-  explicit LiveServer(ServeConfig cfg = {}, std::string record = "") {
+  explicit LiveServer(ServeConfig cfg = {}, std::string record = "") : LiveServer(cfg, *k8s::LoadDemoCluster(), record) {}
+  // The same server on the given cluster instead of the demo.
+  LiveServer(ServeConfig cfg, const k8s::Snapshot& cluster, std::string record = "") {
     cfg.server.host = "127.0.0.1";
     cfg.server.port = 0;
     cfg.server.threads = 16;
@@ -23,7 +25,7 @@ struct LiveServer {
     auto created = ExtenderApp::Create(cfg, record, nullptr, /*log_decisions=*/false);
     if (!created) throw std::runtime_error(created.error());
     app = std::move(*created);
-    app->Load(*k8s::LoadDemoCluster());
+    app->Load(cluster);
     auto started = app->server().Start();
     if (!started.ok()) throw std::runtime_error(started.error());
     client = std::make_unique<httplib::Client>("127.0.0.1", app->server().port());
