@@ -180,36 +180,27 @@ func (b *Backend) Restart(ctx context.Context) error {
 // PreferLast is a deterministic preference unlike any fill order: must_include, then the
 // lexicographically last available IDs up to size.
 func PreferLast(available, mustInclude []string, size int) []string {
-	out := append([]string(nil), mustInclude...)
-	in := map[string]bool{}
-	for _, id := range mustInclude {
-		in[id] = true
-	}
 	avail := append([]string(nil), available...)
 	sort.Sort(sort.Reverse(sort.StringSlice(avail)))
-	for _, id := range avail {
-		if len(out) >= size {
-			break
-		}
-		if !in[id] {
-			out = append(out, id)
-			in[id] = true
-		}
-	}
-	return out
+	return preferInOrder(avail, mustInclude, size)
 }
 
 // PreferFirst is the mirror of PreferLast (the lexicographically first IDs): the backend's own,
 // topology-blind answer in the scenarios with topofit in front.
 func PreferFirst(available, mustInclude []string, size int) []string {
+	avail := append([]string(nil), available...)
+	sort.Strings(avail)
+	return preferInOrder(avail, mustInclude, size)
+}
+
+// preferInOrder is must_include, then the IDs of ordered not yet in it, up to size.
+func preferInOrder(ordered, mustInclude []string, size int) []string {
 	out := append([]string(nil), mustInclude...)
 	in := map[string]bool{}
 	for _, id := range mustInclude {
 		in[id] = true
 	}
-	avail := append([]string(nil), available...)
-	sort.Strings(avail)
-	for _, id := range avail {
+	for _, id := range ordered {
 		if len(out) >= size {
 			break
 		}
