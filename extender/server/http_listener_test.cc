@@ -1,6 +1,7 @@
 // HttpListener over real sockets: framing (Content-Length, chunked, pipelining, 100-continue), limits,
 // malformed requests, and stopping.
 #include "extender/server/http_listener.h"
+#include "extender/server/listener_test_util.h"
 
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
@@ -38,23 +39,8 @@ Reply Echo(const HttpRequest& req) {
   return r;
 }
 
-struct Running {
-  HttpListener listener;
-  std::thread thread;
-  explicit Running(ListenerOptions o = {}) : listener(Options(o), Echo) {
-    REQUIRE(listener.Bind().ok());
-    thread = std::thread([this] { listener.Run(); });
-  }
-  ~Running() {
-    listener.Stop();
-    thread.join();
-  }
-  static ListenerOptions Options(ListenerOptions o) {
-    o.host = "127.0.0.1";
-    o.port = 0;
-    o.threads = 4;
-    return o;
-  }
+struct Running : testing::RunningListener {
+  explicit Running(ListenerOptions o = {}) : RunningListener(std::move(o), Echo) {}
 };
 
 // A raw TCP client: what is sent is exactly what the test wrote.

@@ -15,6 +15,7 @@
 
 #include "extender/server/extender_app.h"
 #include "extender/server/http_listener.h"
+#include "extender/server/listener_test_util.h"
 #include "extender/server/tls_credentials.h"
 #include "extender/k8s/demo_cluster.h"
 #include "test/util/pki.h"
@@ -93,22 +94,10 @@ Reply Echo(const HttpRequest& req) {
   return r;
 }
 
-struct TlsServer {
-  HttpListener listener;
-  std::thread thread;
-  explicit TlsServer(std::shared_ptr<TlsCredentials> tls) : listener(Options(std::move(tls)), Echo) {
-    REQUIRE(listener.Bind().ok());
-    thread = std::thread([this] { listener.Run(); });
-  }
-  ~TlsServer() {
-    listener.Stop();
-    thread.join();
-  }
+struct TlsServer : testing::RunningListener {
+  explicit TlsServer(std::shared_ptr<TlsCredentials> tls) : RunningListener(Options(std::move(tls)), Echo) {}
   static ListenerOptions Options(std::shared_ptr<TlsCredentials> tls) {
     ListenerOptions o;
-    o.host = "127.0.0.1";
-    o.port = 0;
-    o.threads = 4;
     o.keep_alive_seconds = 10;
     o.tls = std::move(tls);
     return o;

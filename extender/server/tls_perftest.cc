@@ -27,6 +27,7 @@
 
 #include "base/log.h"
 #include "extender/server/http_listener.h"
+#include "extender/server/listener_test_util.h"
 #include "extender/server/tls_credentials.h"
 #include "test/util/pki.h"
 #include "test/util/tls_client.h"
@@ -42,28 +43,16 @@ void Die(const char* what) {
   std::exit(1);
 }
 
-struct Server {
-  HttpListener listener;
-  std::thread thread;
+struct Server : topofit::testing::RunningListener {
   explicit Server(std::shared_ptr<TlsCredentials> tls)
-      : listener(Options(std::move(tls)), [](const HttpRequest& req) {
+      : RunningListener(Options(std::move(tls)), [](const HttpRequest& req) {
           Reply r;
           r.content_type = "application/json";
           r.body = std::string(req.body);
           return r;
-        }) {
-    if (!listener.Bind().ok()) Die("bind");
-    thread = std::thread([this] { listener.Run(); });
-  }
-  ~Server() {
-    listener.Stop();
-    thread.join();
-  }
+        }) {}
   static ListenerOptions Options(std::shared_ptr<TlsCredentials> tls) {
     ListenerOptions o;
-    o.host = "127.0.0.1";
-    o.port = 0;
-    o.threads = 4;
     o.tls = std::move(tls);
     return o;
   }
