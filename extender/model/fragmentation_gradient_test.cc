@@ -19,6 +19,7 @@ namespace {
 
 using testing::kGiB;
 using testing::MakePod;
+using testing::Scores;
 
 PipelineConfig OldScoring() {
   PipelineConfig c;
@@ -40,12 +41,6 @@ PodRequest Pod(const std::string& uid, int gpus, int64_t cores, int64_t mem_gib,
   r.memory_bytes = mem_gib * kGiB;
   r.gpu_products = std::move(products);
   return r;
-}
-
-std::map<std::string, int> Scores(const Pipeline& p, const PodRequest& pod, const std::vector<std::string>& names) {
-  std::map<std::string, int> out;
-  for (const NodeScore& s : p.Prioritize(pod, names)) out[names[s.index]] = s.score;
-  return out;
 }
 
 TEST_CASE("fragmentation gradient: a model-agnostic pod leaves the model that bound pods need") {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "extender/k8s/objects.h"
+#include "extender/model/pipeline.h"
 #include "extender/model/pod_intent.h"
 
 namespace topofit::model::testing {
@@ -58,6 +59,13 @@ inline std::map<std::string, std::string> Required(const std::string& min_link =
   std::map<std::string, std::string> a{{k8s::kTopologyPolicyAnnotation, "required"}};
   if (!min_link.empty()) a[k8s::kMinLinkAnnotation] = min_link;
   return a;
+}
+
+// Prioritize's score of each named node, by name.
+inline std::map<std::string, int> Scores(const Pipeline& p, const PodRequest& pod, const std::vector<std::string>& names) {
+  std::map<std::string, int> out;
+  for (const NodeScore& s : p.Prioritize(pod, names)) out[names[s.index]] = s.score;
+  return out;
 }
 
 }  // namespace topofit::model::testing

@@ -14,12 +14,7 @@ namespace {
 using testing::MakeNode;
 using testing::MakePod;
 using testing::Request;
-
-std::map<std::string, int> Scores(const Pipeline& p, const PodRequest& pod, const std::vector<std::string>& names) {
-  std::map<std::string, int> out;
-  for (const NodeScore& s : p.Prioritize(pod, names)) out[names[s.index]] = s.score;
-  return out;
-}
+using testing::Scores;
 
 TEST_CASE("score: a 1-GPU pod prefers the half-used DGX-1 over an empty one (packing)") {
   ClusterModel model;

@@ -17,6 +17,7 @@ namespace {
 
 using testing::kGiB;
 using testing::MakePod;
+using testing::Scores;
 
 void AddNode(ClusterModel& model, const std::string& name, int gpus, const std::string& topology, int64_t cores,
              int64_t mem_gib) {
@@ -44,12 +45,6 @@ PipelineConfig Rule(TieBreak rule) {
   PipelineConfig c;
   c.tie_break = rule;
   return c;
-}
-
-std::map<std::string, int> Scores(const Pipeline& p, const PodRequest& pod, const std::vector<std::string>& names) {
-  std::map<std::string, int> out;
-  for (const NodeScore& s : p.Prioritize(pod, names)) out[names[s.index]] = s.score;
-  return out;
 }
 
 TEST_CASE("tie-break: names parse and print") {
