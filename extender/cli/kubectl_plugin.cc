@@ -111,6 +111,9 @@ std::string ExplainTable(const json& j) {
                                                             ? ", best node " + j["chosen"].get<std::string>()
                                                             : ", no node fits");
   if (!j.value("error", "").empty()) head += "error: " + j["error"].get<std::string>() + "\n";
+  // What the scores weighed: the workload estimate and, when pods are bound to GPU models, their demand.
+  if (!j.value("workload", "").empty()) head += "workload: " + j["workload"].get<std::string>() + "\n";
+  if (!j.value("gpuModels", "").empty()) head += j["gpuModels"].get<std::string>() + "\n";
   std::vector<std::vector<std::string>> rows{{"NODE", "VERDICT", "SCORE", "GPUS", "GB/S", "LINKS", "REASON"}};
   for (const auto& n : j.value("nodes", json::array())) {
     std::string links;

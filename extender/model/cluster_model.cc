@@ -333,6 +333,14 @@ size_t ClusterModel::ExpireReservations() {
 ClusterModel::Reader::Reader(const ClusterModel* model)
     : model_(model), lock_(model->nodes_mu_), now_(model->clock_->Now()) {}
 
+FreeGpus ClusterModel::Reader::FreeByModel() const {
+  FreeGpus out;
+  ForEach([&](const NodeState& node) {
+    if (node.topology()) out.Add(node.product_id(), node.free().size());
+  });
+  return out;
+}
+
 void ClusterModel::Reader::Expire(const NodeState& node) const { model_->ExpireNode(node, now_); }
 
 const NodeState* ClusterModel::Reader::Find(std::string_view name) const {

@@ -37,6 +37,7 @@
 #include "extender/k8s/objects.h"
 #include "extender/model/clock.h"
 #include "extender/model/free_shapes.h"
+#include "extender/model/model_shortfall.h"
 #include "extender/model/model_views.h"
 #include "extender/model/node_index.h"
 #include "extender/model/node_state.h"
@@ -115,6 +116,8 @@ class ClusterModel {
         f(*node);
       }
     }
+    // The free GPUs of every node, by GPU model (ModelShortfall's supply; nodes without GPUs add nothing).
+    FreeGpus FreeByModel() const;
     size_t size() const { return model_->nodes_.size(); }
     TimePoint now() const { return now_; }
 

@@ -14,7 +14,10 @@ Explanation Explain(const Pipeline& pipeline, const PodRequest& pod, std::span<c
   out.policy = std::string(ToString(pod.intent.policy));
   if (auto min = pod.intent.EffectiveMinLink()) out.min_link = std::string(ToString(*min));
   out.error = pod.error;
-  out.workload = DescribeWorkload(*pipeline.workload().SnapshotWith(pod));
+  const auto snapshot = pipeline.workload().SnapshotWith(pod);
+  out.workload = DescribeWorkload(*snapshot);
+  if (ModelShortfall::AnyBound(snapshot->shapes))
+    out.gpu_models = DescribeShortfall(ModelShortfall(snapshot->shapes, pipeline.model().Read().FreeByModel()));
 
   std::vector<std::string> all;
   if (nodes.empty()) {

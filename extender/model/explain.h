@@ -37,6 +37,8 @@ struct Explanation {
   std::vector<NodeExplanation> nodes;  // Sorted: passing first by score descending, then by name.
   std::optional<std::string> chosen;   // Highest score (ties: first by name); nullopt if none pass.
   std::string workload;                // DescribeWorkload of the estimate FragmentationGradient used.
+  std::string gpu_models;              // DescribeShortfall of it and the free GPUs; "" when no pod
+                                       // seen is bound to a GPU model.
 };
 
 // nodes empty: every node of the model.

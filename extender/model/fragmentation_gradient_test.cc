@@ -69,6 +69,46 @@ TEST_CASE("fragmentation gradient: a model-agnostic pod leaves the model that bo
   CHECK(o["p100"] >= o["t4"]);
 }
 
+TEST_CASE("fragmentation gradient: a pod that may run anywhere leaves a scarce model's GPUs to its bound pods") {
+  // One T4 x2 node beside two G2 x8 nodes. A tenth of the GPUs asked for must be T4 (2 of 20 GPU
+  // units: 6 any-model 1-GPU pods with this one, 2 T4-bound, 3 of 4 GPUs): 1.8 of the 18 free GPUs,
+  // against the 2 T4 GPUs free.
+  auto cluster = [](ClusterModel& model) {
+    AddNode(model, "t4", 2, "phb-2-workstation", 64, 256, "T4");
+    AddNode(model, "g2a", 8, "pcie-8-dual-socket", 96, 512, "G2");
+    AddNode(model, "g2b", 8, "pcie-8-dual-socket", 96, 512, "G2");
+  };
+  auto observe = [](Pipeline& p, std::vector<std::string> bound_to) {
+    for (int i = 0; i < 5; ++i) p.workload().Observe(Pod("any" + std::to_string(i), 1, 4, 16));
+    for (int i = 0; i < 2; ++i) p.workload().Observe(Pod("t4-" + std::to_string(i), 1, 4, 16, bound_to));
+    for (int i = 0; i < 3; ++i) p.workload().Observe(Pod("four" + std::to_string(i), 4, 16, 64));
+  };
+  const std::vector<std::string> names{"t4", "g2a", "g2b"};
+  const PodRequest pod = Pod("new", 1, 4, 16);
+  // frag alone: on t4 the pod takes a GPU the 4-GPU pods could never use (delta -2 x 3/11 + 1 x 3/11),
+  // on g2 one the T4-bound pods cannot use (-2/11): t4 - and with it, the GPU a T4-bound pod needs.
+  ClusterModel unbound_model;
+  cluster(unbound_model);
+  Pipeline unbound(&unbound_model);
+  observe(unbound, {});  // The same sizes, no model named: the shortfall is 0 everywhere.
+  CHECK(Scores(unbound, pod, names)["t4"] == 10);
+  ClusterModel model;
+  cluster(model);
+  Pipeline pipeline(&model);
+  observe(pipeline, {"T4"});
+  // With the T4-bound pods: on t4, 17 free GPUs would leave 1.7 T4 GPUs wanted against 1 free: the
+  // shortfall rises by 0.7 GPUs, more than frag gains there, so a G2 node.
+  Explanation e = Explain(pipeline, pod, names);
+  CHECK(e.gpu_models == "GPUs model-bound pods will want / free: T4 2/2; short 0");
+  REQUIRE(e.chosen.has_value());
+  CHECK(*e.chosen != "t4");
+  auto s = Scores(pipeline, pod, names);
+  CHECK(s["g2a"] == 10);
+  CHECK(s["g2b"] == 10);
+  CHECK(s["t4"] < 10);
+  CHECK(Explain(unbound, pod, names).gpu_models == "");
+}
+
 TEST_CASE("fragmentation gradient: a small pod keeps the node with CPU for 8-GPU pods whole") {
   ClusterModel model;
   AddNode(model, "big", 8, "pcie-8-dual-socket", 128, 1024, "G3");  // The only node a 100-core 8-GPU pod fits.

@@ -19,6 +19,14 @@ std::vector<std::string_view> Views(std::span<const S> names) {
   return std::vector<std::string_view>(names.begin(), names.end());
 }
 
+// The cluster's free GPUs by model, for ModelShortfall (model_shortfall.h): every node of the model,
+// not only those of the request (kube-scheduler may send a sample). Null when no shape of the
+// workload is bound to a model, so that clusters without such pods pay nothing for it.
+std::shared_ptr<const FreeGpus> CountFreeGpus(const ClusterModel::Reader& reader, const WorkloadSnapshot* workload) {
+  if (!workload || !ModelShortfall::AnyBound(workload->shapes)) return nullptr;
+  return std::make_shared<FreeGpus>(reader.FreeByModel());
+}
+
 }  // namespace
 
 Pipeline::Pipeline(ClusterModel* model, PipelineConfig config)
@@ -205,6 +213,7 @@ std::vector<NodeEvaluation> Pipeline::Evaluate(const PodRequest& pod, std::span<
   CycleState state(pod, placer_);
   state.workload = workload_.SnapshotWith(pod);  // As prioritize would see it.
   auto reader = model_->Read();
+  state.free_gpus = CountFreeGpus(reader, state.workload.get());
   std::vector<const NodeState*> found(nodes.size());
   reader.FindEach(nodes, [&](uint32_t i, const NodeState* node) { found[i] = node; });
   std::vector<NodeView> views;
@@ -276,6 +285,7 @@ std::vector<NodeScore> Pipeline::Prioritize(const PodRequest& pod, std::span<con
   std::vector<ResourceKey> class_resources;
   std::vector<uint8_t> like_class(nodes.size(), 0);  // CPU and memory as the class's first node.
   auto reader = model_->Read();  // Held while scoring: the nodes must stay alive.
+  state.free_gpus = CountFreeGpus(reader, state.workload.get());
   reader.FindEach(nodes, [&](uint32_t i, const NodeState* node) {
     found[i] = node;
     if (!node) return;

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "extender/model/model_shortfall.h"
 #include "extender/model/node_state.h"
 #include "extender/model/placer.h"
 #include "extender/model/pod_intent.h"
@@ -77,6 +78,9 @@ class CycleState {
   uint32_t best_ring_mbps = 0;
   // The workload estimate at the start of the cycle (set by the pipeline; null: none known).
   std::shared_ptr<const WorkloadSnapshot> workload;
+  // The cluster's free GPUs by model, counted over every node of the model (not only the nodes
+  // scored) when the workload has model-bound shapes (set by the pipeline; null: not counted).
+  std::shared_ptr<const FreeGpus> free_gpus;
   // Filled by FragmentationGradientScore::PreScore.
   std::shared_ptr<FragmentationCycle> fragmentation;
 

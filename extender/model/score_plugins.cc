@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace topofit::model {
 
@@ -144,6 +145,8 @@ void FragmentationGradientScore::PreScore(CycleState& state, std::span<const Nod
                           sh.memory_bytes > 0 ? 1.0 / double(sh.memory_bytes) : 0.0, g});
   }
   const size_t groups = fc->groups.size();
+  std::optional<ModelShortfall> shortfall;
+  if (state.free_gpus) shortfall.emplace(*shapes, *state.free_gpus);
   int most_gpus = 1;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const NodeView& v = nodes[i];
@@ -156,6 +159,7 @@ void FragmentationGradientScore::PreScore(CycleState& state, std::span<const Nod
     if (!added) continue;
     FragmentationCycle::Terms& t = it->second;
     const GpuSet after = c.found ? GpuSet(v.free.mask() & ~c.gpus.mask()) : v.free;
+    if (shortfall) t.shortfall_delta = shortfall->Delta(key.product, pod.gpus);
     t.free_before = v.free.size();
     t.free_after = after.size();
     t.n_before.assign(groups, 0);
@@ -195,7 +199,7 @@ std::pair<double, double> FragmentationGradientScore::Frag(const CycleState& sta
   const double before = FragOf(*fc, t.free_before, t.allowed, t.n_before, t.q_before, cpu, mem);
   const double after = FragOf(*fc, t.free_after, t.allowed, t.n_after, t.q_after, cpu - double(pod.cpu_milli),
                               mem - double(pod.memory_bytes));
-  return {before, after};
+  return {before, after + t.shortfall_delta};
 }
 
 double FragmentationGradientScore::Score(const CycleState& state, const NodeView& node, const Candidate& c) const {

@@ -77,6 +77,8 @@ class StrandingScore final : public ScorePlugin {
 //            (1 for k_s = 1 and policy none): a free set is worth what its best ring offers
 //   frag   = sum_s p_s |F| (1 - q_s [fits_s])      free GPUs a pod drawn from the workload can't use
 //   delta = frag(after placing the pod on its set) - frag(before)         (may be negative)
+//           + shortfall's change: the GPUs that model-bound shapes will ask for and their models' free
+//             GPUs cannot give (model_shortfall.h; 0 when no shape is bound to a model)
 //   s     = clamp(0.5 - delta / (2 G), 0, 1), G = the most usable GPUs of any node scored, so that
 //           delta compares across node sizes; 0 for a multi-GPU pod (policy not none) on a node
 //           whose set is slower than the best any node offers, so that with SetQuality beside it
@@ -84,7 +86,10 @@ class StrandingScore final : public ScorePlugin {
 // This is the paper's whole-GPU definition (a shape that fits can use every free GPU) plus ring
 // quality. It reads CPU and memory (it subsumes Stranding: GPUs left without CPU or memory for a pod
 // count as lost), keeps free sets for the sizes in demand (Fragmentation) and fills nodes whose
-// leftovers no pod of the workload can use (Packing). Without a workload estimate (no pod seen) the pod itself
+// leftovers no pod of the workload can use (Packing). frag alone is per node: it counts a T4's free GPUs
+// as wasted on the pods bound to other models, so it fills the T4 nodes first with pods that could run
+// anywhere, and the T4-bound pods that come later fail; the shortfall term weighs each model's
+// bound demand against its free GPUs across the cluster. Without a workload estimate (no pod seen) the pod itself
 // is the workload.
 class FragmentationGradientScore final : public ScorePlugin {
  public:
@@ -93,7 +98,8 @@ class FragmentationGradientScore final : public ScorePlugin {
   void PreScore(CycleState& state, std::span<const NodeView> nodes,
                 std::span<const Candidate> candidates) const override;
   double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
-  // frag before and after placing the cycle's pod on `c`, in GPUs (for tests and explain).
+  // frag before and after placing the cycle's pod on `c`, in GPUs, the shortfall's change included in
+  // after (for tests and explain).
   static std::pair<double, double> Frag(const CycleState& state, const NodeView& node, const Candidate& c);
 };
 
@@ -113,6 +119,7 @@ struct FragmentationCycle {
   struct Terms {
     int free_before, free_after;
     uint64_t allowed = 0;     // Bit j: shape j may use this node's GPU model.
+    double shortfall_delta = 0;  // ModelShortfall::Delta for the pod's GPUs on this node's model.
     std::vector<float> n_before, q_before, n_after, q_after;  // Per group; n > 0: k GPUs (meeting the policy) fit.
   };
   struct Key {

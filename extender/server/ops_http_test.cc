@@ -283,6 +283,26 @@ TEST_CASE("config: scoring levels and workload half-life, and GET /api/v1/worklo
   CHECK(w["shapes"][0]["share"] == 1.0);
   CHECK(w["shapes"][0]["gpuProducts"] == json::array());
   CHECK(w["summary"] == "1 GPU pod seen (half-life 2000): 4 GPUs 100%");
+  CHECK(w["gpuModels"].empty());  // No pod bound to a GPU model: nothing reserved for one.
+  CHECK(w["shortfallGpus"] == 0.0);
+  CHECK(w["gpuModelsSummary"] == "");
+  const int free_gpus = w["freeGpus"];
+  CHECK(free_gpus > 0);
+
+  // A 1-GPU pod bound to one model by its nodeSelector: 1 of the 5 GPUs asked for.
+  const std::string bound =
+      R"({"metadata":{"name":"bound","namespace":"t","uid":"uid-bound"},"spec":{"nodeSelector":)"
+      R"({"nvidia.com/gpu.product":"Tesla-V100-SXM2-32GB"},"containers":[{"name":"c","resources":)"
+      R"({"limits":{"nvidia.com/gpu":"1"}}}]},"status":{}})";
+  REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + bound + R"(,"NodeNames":)" + kDemoNames + "}"));
+  w = json::parse(srv.client->Get("/api/v1/workload")->body);
+  REQUIRE(w["gpuModels"].size() == 1);
+  CHECK(w["gpuModels"][0]["gpuProducts"] == json::array({"Tesla-V100-SXM2-32GB"}));
+  CHECK(w["gpuModels"][0]["share"].get<double>() == doctest::Approx(0.2).epsilon(1e-3));
+  CHECK(w["gpuModels"][0]["wantedGpus"].get<double>() == doctest::Approx(0.2 * free_gpus).epsilon(1e-3));
+  CHECK(w["gpuModels"][0]["freeGpus"].get<int>() > 0);
+  CHECK(w["gpuModelsSummary"].get<std::string>().starts_with(
+      "GPUs model-bound pods will want / free: Tesla-V100-SXM2-32GB "));
 }
 
 TEST_CASE("web view: /ui files with their types and no-cache, /api/v1/ui/nodes has every node in full") {

@@ -143,10 +143,22 @@ Reply QueryApi::Workload() const {
                       {"topologyPolicy", std::string(model::ToString(s.policy))},
                       {"share", s.weight}});
   }
+  // Model-bound demand against the free GPUs (model_shortfall.h): what FragmentationGradient weighs.
+  const model::ModelShortfall shortfall(snap->shapes, pipeline_->model().Read().FreeByModel());
+  json models = json::array();
+  for (const auto& d : shortfall.demands()) {
+    json products = json::array();
+    for (uint32_t p : d.products) products.push_back(model::GpuProductName(p));
+    models.push_back({{"gpuProducts", products}, {"share", d.share}, {"wantedGpus", d.wanted}, {"freeGpus", d.free}});
+  }
   return Json(200, {{"observedGpuPods", snap->observed},
                     {"halfLifePods", snap->half_life},
                     {"summary", model::DescribeWorkload(*snap)},
-                    {"shapes", shapes}});
+                    {"shapes", shapes},
+                    {"freeGpus", shortfall.free_total()},
+                    {"gpuModels", models},
+                    {"shortfallGpus", shortfall.Now()},
+                    {"gpuModelsSummary", model::DescribeShortfall(shortfall)}});
 }
 
 Reply QueryApi::Explain(std::string_view body, std::string_view nodes) const {
@@ -171,7 +183,7 @@ Reply QueryApi::Explain(std::string_view body, std::string_view nodes) const {
   model::Explanation e = model::Explain(*pipeline_, request, names);
   json out = {{"pod", e.pod}, {"gpus", e.gpus}, {"policy", e.policy}, {"minLink", e.min_link},
               {"error", e.error}, {"chosen", e.chosen ? json(*e.chosen) : json(nullptr)},
-              {"workload", e.workload}};
+              {"workload", e.workload}, {"gpuModels", e.gpu_models}};
   json items = json::array();
   for (const auto& n : e.nodes) {
     json parts = json::array();

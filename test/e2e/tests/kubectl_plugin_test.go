@@ -168,4 +168,7 @@ func TestTopofitKubectlPlugin(t *testing.T) {
 		!strings.Contains(explain, "4 GPUs requested, 3 free (GPUs 1,2,3)") {
 		t.Errorf("explain output lacks the best node or pcie-4x-1's reason")
 	}
+	if !strings.Contains(explain, "\nworkload: ") || !strings.Contains(explain, "4 GPUs") {
+		t.Errorf("explain output lacks the workload estimate the scores used")
+	}
 }

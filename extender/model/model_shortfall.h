@@ -1,0 +1,87 @@
+#pragma once
+// ModelShortfall: the GPUs that pods bound to GPU models will ask for and their models' free GPUs
+// cannot give - what a pod that could run anywhere costs when it takes a scarce model's GPUs.
+//
+// The workload (workload_estimate.h) says which share of the GPUs the coming pods ask for is bound
+// to which models: shape s asks for g_s = p_s k_s / sum_t p_t k_t of them and may use the models M_s
+// (none named: any). Over the horizon of the GPUs free now, F (pods keep coming until the cluster is
+// full), the bound shapes will ask for g_s F GPUs each. Which of that the free GPUs can meet is a
+// transport problem; by Hall's theorem what they cannot meet is
+//   shortfall(F, free) = max over sets S of models of ( F sum_{s bound, M_s within S} g_s - free(S) ),
+// at least 0 (S empty), with free(S) the free GPUs on nodes whose model is in S. The max is reached
+// at a union of the shapes' model sets, so only those unions are tried. Placing k GPUs on a node of
+// model m changes it by
+//   Delta(m, k) = shortfall(F - k, free - k on m) - shortfall(F, free).
+// Delta is 0 while every model keeps its bound demand free; up to k (less the pod's own share of the
+// demand) when the pod takes GPUs that bound pods will need; below 0 on models no bound pod is short
+// of. In GPUs, like FragmentationGradient's frag, to which it is added.
+//
+// Exact for up to 64 distinct models named by bound shapes and 4,096 unions of their sets; past
+// that, shapes naming further models and further unions are left out (the shortfall is then a lower
+// bound). Not an error: no bound shape (every Delta is 0), a model no node has (its free GPUs are 0).
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "extender/model/workload_estimate.h"
+
+namespace topofit::model {
+
+// The cluster's free GPUs now, by GPU model (GpuProductId; 0 = unknown model).
+struct FreeGpus {
+  int64_t total = 0;
+  std::vector<std::pair<uint32_t, int64_t>> by_product;
+
+  void Add(uint32_t product, int64_t gpus);
+  int64_t Of(uint32_t product) const;
+};
+
+class ModelShortfall {
+ public:
+  static constexpr size_t kMaxModels = 64;
+  static constexpr size_t kMaxUnions = 4096;
+
+  // Whether any shape is bound to GPU models (else the shortfall is 0 and free GPUs need not be counted).
+  static bool AnyBound(std::span<const PodShape> shapes);
+
+  ModelShortfall(std::span<const PodShape> shapes, const FreeGpus& free);
+
+  // One bound set of models: what its shapes ask for over the horizon against its models' free GPUs.
+  struct Demand {
+    std::vector<uint32_t> products;  // The set's GPU models (GpuProductId), in first-seen order.
+    double share = 0;                // Of the GPUs the workload asks for.
+    double wanted = 0;               // share x the cluster's free GPUs.
+    int64_t free = 0;                // Free GPUs of the set's models.
+  };
+  // Per bound set of models, most wanted first.
+  const std::vector<Demand>& demands() const { return demands_; }
+  int64_t free_total() const { return free_total_; }
+
+  double Now() const { return Shortfall(double(free_total_), {}, 0); }
+  // Delta(m, k) above, for k GPUs placed on a node of GPU model `product`.
+  double Delta(uint32_t product, int k) const;
+
+ private:
+  struct Union {
+    uint64_t models;  // Bit j: models_[j].
+    double demand;    // sum of g_s over the bound shapes whose models are all in the union.
+    double free;      // Free GPUs of the union's models.
+  };
+  // shortfall with `total` free GPUs in all, `taken` fewer of them on the models `on`.
+  double Shortfall(double total, uint64_t on, double taken) const;
+
+  std::vector<Demand> demands_;
+  std::vector<uint32_t> models_;  // Product ids named by bound shapes.
+  std::vector<Union> unions_;
+  int64_t free_total_ = 0;
+};
+
+// One line for explain and GET /api/v1/workload: "GPUs model-bound pods will want / free: T4 297/842,
+// P100 180/265, V100M16|V100M32 46/399; short 0", at most `top` sets, most wanted first; "" when no
+// shape is bound to a model.
+std::string DescribeShortfall(const ModelShortfall& shortfall, size_t top = 4);
+
+}  // namespace topofit::model

@@ -1,0 +1,146 @@
+// ModelShortfall against a max-flow oracle: bound demand minus the most of it the free GPUs can carry.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "extender/model/model_shortfall.h"
+#include "extender/model/node_state.h"
+
+namespace topofit::model {
+namespace {
+
+PodShape Shape(int gpus, double weight, std::vector<uint32_t> products) {
+  PodShape s;
+  s.gpus = gpus;
+  s.weight = weight;
+  s.product_ids = std::move(products);
+  return s;
+}
+
+// Edmonds-Karp on a dense capacity matrix: source 0, shapes 1..S, models S+1..S+M, sink S+M+1.
+double MaxFlow(std::vector<std::vector<double>> cap, int source, int sink) {
+  const int n = int(cap.size());
+  double flow = 0;
+  for (;;) {
+    std::vector<int> prev(n, -1);
+    prev[source] = source;
+    std::vector<int> queue{source};
+    for (size_t q = 0; q < queue.size() && prev[sink] < 0; ++q)
+      for (int v = 0; v < n; ++v)
+        if (prev[v] < 0 && cap[queue[q]][v] > 1e-12) {
+          prev[v] = queue[q];
+          queue.push_back(v);
+        }
+    if (prev[sink] < 0) return flow;
+    double push = std::numeric_limits<double>::infinity();
+    for (int v = sink; v != source; v = prev[v]) push = std::min(push, cap[prev[v]][v]);
+    for (int v = sink; v != source; v = prev[v]) {
+      cap[prev[v]][v] -= push;
+      cap[v][prev[v]] += push;
+    }
+    flow += push;
+  }
+}
+
+// What the bound shapes ask for over the horizon `total` minus what the free GPUs can carry.
+double Oracle(const std::vector<PodShape>& shapes, const std::vector<uint32_t>& models,
+              const std::vector<double>& free, double total) {
+  double gpu_weight = 0;
+  for (const auto& s : shapes) gpu_weight += s.weight * s.gpus;
+  const int S = int(shapes.size()), M = int(models.size()), n = S + M + 2;
+  std::vector<std::vector<double>> cap(n, std::vector<double>(n, 0));
+  double demand = 0;
+  for (int i = 0; i < S; ++i) {
+    if (shapes[i].product_ids.empty()) continue;
+    const double d = shapes[i].weight * shapes[i].gpus / gpu_weight * total;
+    cap[0][1 + i] = d;
+    demand += d;
+    for (int j = 0; j < M; ++j)
+      if (std::find(shapes[i].product_ids.begin(), shapes[i].product_ids.end(), models[j]) !=
+          shapes[i].product_ids.end())
+        cap[1 + i][1 + S + j] = 1e18;
+  }
+  for (int j = 0; j < M; ++j) cap[1 + S + j][n - 1] = free[j];
+  return demand - MaxFlow(cap, 0, n - 1);
+}
+
+TEST_CASE("model shortfall: equals bound demand minus the max flow, before and after every placement") {
+  std::mt19937 rng(7);
+  const std::vector<uint32_t> models{GpuProductId("sf-a"), GpuProductId("sf-b"), GpuProductId("sf-c"),
+                                     GpuProductId("sf-d")};
+  const uint32_t unbound_model = GpuProductId("sf-none");
+  int cases = 0, short_cases = 0;
+  for (int t = 0; t < 400; ++t) {
+    std::vector<PodShape> shapes;
+    const int n_shapes = 1 + int(rng() % 6);
+    for (int i = 0; i < n_shapes; ++i) {
+      std::vector<uint32_t> products;
+      if (rng() % 3 != 0)  // A third may use any model.
+        for (uint32_t m : models)
+          if (rng() % 3 == 0) products.push_back(m);
+      shapes.push_back(Shape(1 << (rng() % 4), 1 + rng() % 20, products));
+    }
+    FreeGpus free;
+    std::vector<double> model_free;
+    for (uint32_t m : models) {
+      const int f = int(rng() % 40);
+      free.Add(m, f);
+      model_free.push_back(f);
+    }
+    free.Add(unbound_model, int(rng() % 200));
+    ModelShortfall sf(shapes, free);
+    const double before = Oracle(shapes, models, model_free, double(free.total));
+    CHECK(sf.Now() == doctest::Approx(before).epsilon(1e-9));
+    short_cases += before > 1e-9;
+    for (size_t j = 0; j <= models.size(); ++j) {
+      const uint32_t product = j < models.size() ? models[j] : unbound_model;
+      const int k = 1 + int(rng() % 4);
+      if (k > free.Of(product)) continue;
+      std::vector<double> after_free = model_free;
+      if (j < models.size()) after_free[j] -= k;
+      const double after = Oracle(shapes, models, after_free, double(free.total - k));
+      CHECK(sf.Delta(product, k) == doctest::Approx(after - before).epsilon(1e-9));
+      ++cases;
+    }
+  }
+  CHECK(cases > 1000);
+  CHECK(short_cases > 50);  // The generator reaches both regimes.
+  CHECK(short_cases < 350);
+}
+
+TEST_CASE("model shortfall: a pod that may run anywhere pays for a scarce model's GPUs, not a plentiful one's") {
+  const uint32_t t4 = GpuProductId("T4"), g2 = GpuProductId("G2");
+  // 20% of the GPUs asked for must be T4; 100 GPUs free, 22 of them T4: 2 to spare.
+  std::vector<PodShape> shapes{Shape(1, 0.8, {}), Shape(1, 0.2, {t4})};
+  FreeGpus free;
+  free.Add(t4, 22);
+  free.Add(g2, 78);
+  ModelShortfall sf(shapes, free);
+  CHECK(sf.Now() == 0);
+  CHECK(sf.Delta(t4, 1) == 0);                             // 21 left for 19.8 of demand.
+  CHECK(sf.Delta(t4, 4) == doctest::Approx(4 - 0.8 - 2));  // 18 left for 19.2: 1.2 short.
+  CHECK(sf.Delta(g2, 4) == 0);
+  // No shape bound to a model: nothing to pay anywhere.
+  std::vector<PodShape> free_shapes{Shape(1, 1, {})};
+  CHECK_FALSE(ModelShortfall::AnyBound(free_shapes));
+  CHECK(ModelShortfall(free_shapes, free).Delta(t4, 4) == 0);
+}
+
+TEST_CASE("model shortfall: when a model is short already, its bound pods lower it and others raise it") {
+  const uint32_t t4 = GpuProductId("T4"), g2 = GpuProductId("G2");
+  std::vector<PodShape> shapes{Shape(1, 0.5, {}), Shape(1, 0.5, {t4})};
+  FreeGpus free;
+  free.Add(t4, 10);
+  free.Add(g2, 90);
+  ModelShortfall sf(shapes, free);
+  CHECK(sf.Now() == doctest::Approx(40));           // 50 T4 GPUs asked for, 10 free.
+  CHECK(sf.Delta(t4, 1) == doctest::Approx(0.5));   // One fewer T4 free, half a GPU less asked.
+  CHECK(sf.Delta(g2, 1) == doctest::Approx(-0.5));  // Only less asked.
+}
+
+}  // namespace
+}  // namespace topofit::model
