@@ -335,7 +335,8 @@ ClusterModel::Reader::Reader(const ClusterModel* model)
 
 FreeGpus ClusterModel::Reader::FreeByModel() const {
   FreeGpus out;
-  ForEach([&](const NodeState& node) {
+  model_->by_name_.ForEach([&](const NodeState& node) {
+    MaybeExpire(node);
     if (node.topology()) out.Add(node.product_id(), node.free().size());
   });
   return out;

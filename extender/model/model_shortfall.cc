@@ -91,6 +91,7 @@ ModelShortfall::ModelShortfall(std::span<const PodShape> shapes, const FreeGpus&
       if ((u >> j) & 1) x.free += model_free[j];
     unions_.push_back(x);
   }
+  now_ = Shortfall(double(free_total_), 0, 0);
 }
 
 double ModelShortfall::Shortfall(double total, uint64_t on, double taken) const {

@@ -60,7 +60,7 @@ class ModelShortfall {
   const std::vector<Demand>& demands() const { return demands_; }
   int64_t free_total() const { return free_total_; }
 
-  double Now() const { return Shortfall(double(free_total_), {}, 0); }
+  double Now() const { return now_; }
   // Delta(m, k) above, for k GPUs placed on a node of GPU model `product`.
   double Delta(uint32_t product, int k) const;
 
@@ -77,6 +77,7 @@ class ModelShortfall {
   std::vector<uint32_t> models_;  // Product ids named by bound shapes.
   std::vector<Union> unions_;
   int64_t free_total_ = 0;
+  double now_ = 0;
 };
 
 // One line for explain and GET /api/v1/workload: "GPUs model-bound pods will want / free: T4 297/842,

@@ -147,6 +147,13 @@ void FragmentationGradientScore::PreScore(CycleState& state, std::span<const Nod
   const size_t groups = fc->groups.size();
   std::optional<ModelShortfall> shortfall;
   if (state.free_gpus) shortfall.emplace(*shapes, *state.free_gpus);
+  std::vector<std::pair<uint32_t, double>> shortfall_deltas;  // By GPU model: the pod's k is the cycle's.
+  auto shortfall_delta = [&](uint32_t product) {
+    for (const auto& [p, d] : shortfall_deltas)
+      if (p == product) return d;
+    shortfall_deltas.emplace_back(product, shortfall->Delta(product, pod.gpus));
+    return shortfall_deltas.back().second;
+  };
   int most_gpus = 1;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const NodeView& v = nodes[i];
@@ -159,7 +166,7 @@ void FragmentationGradientScore::PreScore(CycleState& state, std::span<const Nod
     if (!added) continue;
     FragmentationCycle::Terms& t = it->second;
     const GpuSet after = c.found ? GpuSet(v.free.mask() & ~c.gpus.mask()) : v.free;
-    if (shortfall) t.shortfall_delta = shortfall->Delta(key.product, pod.gpus);
+    if (shortfall) t.shortfall_delta = shortfall_delta(key.product);
     t.free_before = v.free.size();
     t.free_after = after.size();
     t.n_before.assign(groups, 0);
