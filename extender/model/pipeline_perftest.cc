@@ -31,6 +31,7 @@ struct Cluster {
 std::unique_ptr<Cluster> MakeCluster(bool busy) {
   auto c = std::make_unique<Cluster>();
   const char* profiles[] = {"dgx1-v100", "hgx-a100-8", "pcie-8-dual-socket"};
+  const char* products[] = {"Tesla-V100-SXM2-32GB", "NVIDIA-A100-SXM4-80GB", "NVIDIA-L40S"};
   for (int i = 0; i < kNodes; ++i) {
     k8s::NodeObject n;
     n.meta.name = k8s::testing::Ec2NodeName(i);
@@ -39,6 +40,7 @@ std::unique_ptr<Cluster> MakeCluster(bool busy) {
     n.allocatable_cpu_milli = 95690;
     n.allocatable_memory_bytes = 1100 * kGiB;
     n.meta.annotations[k8s::kTopologyAnnotation] = profiles[i % 3];
+    n.meta.labels[k8s::kGfdProductLabel] = products[i % 3];
     c->model.ApplyNode(n);
     c->names.push_back(n.meta.name);
   }
@@ -123,6 +125,25 @@ void BM_PrioritizeNoGpus(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kNodes);
 }
 BENCHMARK(BM_PrioritizeNoGpus)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// BM_Prioritize's pod when a third of the pods seen may run only on one GPU model: each cycle also
+// counts every node's free GPUs by model and weighs the bound demand against them (model_shortfall.h).
+void BM_PrioritizeModelBound(benchmark::State& state) {
+  Cluster& c = state.range(0) ? Busy() : Idle();
+  Pipeline pipeline(&c.model);
+  for (int i = 0; i < 64; ++i) {
+    PodRequest w = TwoGpuPod();
+    w.uid = "w" + std::to_string(i);
+    w.gpus = 1 << (i % 4);
+    if (i % 3 == 0) w.gpu_products = {i % 2 ? "NVIDIA-L40S" : "Tesla-V100-SXM2-32GB"};
+    pipeline.workload().Observe(w);
+  }
+  const PodRequest pod = TwoGpuPod();
+  for (auto _ : state) benchmark::DoNotOptimize(pipeline.Prioritize(pod, c.views));
+  state.SetLabel(state.range(0) ? "busy" : "idle");
+  state.SetItemsProcessed(state.iterations() * kNodes);
+}
+BENCHMARK(BM_PrioritizeModelBound)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace topofit::model
