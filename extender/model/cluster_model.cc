@@ -91,6 +91,8 @@ void ClusterModel::ApplyNode(const k8s::NodeObject& node) {
   auto it = nodes_.find(name);
   if (it != nodes_.end()) {
     for (Holding& h : it->second->Holdings()) fresh->Upsert(std::move(h));
+    it->second->DetachFreeCounter();
+    AttachFreeCounterLocked(*fresh);
     by_name_.Put(fresh.get());
     it->second = std::move(fresh);
   } else {
@@ -103,6 +105,7 @@ void ClusterModel::ApplyNode(const k8s::NodeObject& node) {
       }
     }
     for (Holding& h : parked) fresh->Upsert(std::move(h));
+    AttachFreeCounterLocked(*fresh);
     by_name_.Put(fresh.get());
     nodes_.emplace(name, std::move(fresh));
   }
@@ -110,11 +113,19 @@ void ClusterModel::ApplyNode(const k8s::NodeObject& node) {
   node_labels_.insert_or_assign(name, node.meta.labels);
 }
 
+void ClusterModel::AttachFreeCounterLocked(NodeState& node) {
+  if (!node.topology()) return;
+  auto& counter = free_by_product_[node.product_id()];
+  if (!counter) counter = std::make_unique<std::atomic<int64_t>>(0);
+  node.AttachFreeCounter(counter.get());
+}
+
 void ClusterModel::DeleteNode(std::string_view name) {
   std::unique_lock lock(nodes_mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return;
   std::vector<Holding> holdings = it->second->Holdings();
+  it->second->DetachFreeCounter();
   std::string key(name);
   by_name_.Erase(name);
   nodes_.erase(it);
@@ -335,10 +346,7 @@ ClusterModel::Reader::Reader(const ClusterModel* model)
 
 FreeGpus ClusterModel::Reader::FreeByModel() const {
   FreeGpus out;
-  model_->by_name_.ForEach([&](const NodeState& node) {
-    MaybeExpire(node);
-    if (node.topology()) out.Add(node.product_id(), node.free().size());
-  });
+  for (const auto& [product, count] : model_->free_by_product_) out.Add(product, count->load(std::memory_order_relaxed));
   return out;
 }
 

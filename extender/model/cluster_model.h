@@ -23,6 +23,7 @@
 // to two pods: choosing and recording a reservation happen under one NodeState lock.
 // Thread-safe throughout.
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -116,7 +117,9 @@ class ClusterModel {
         f(*node);
       }
     }
-    // The free GPUs of every node, by GPU model (ModelShortfall's supply; nodes without GPUs add nothing).
+    // The free GPUs of every node, by GPU model (ModelShortfall's supply; nodes without GPUs add
+    // nothing). Kept by counters the nodes update as their GPUs change: a few loads, however many
+    // nodes; reservations past their expiry count as held until a reader or ExpireReservations sweeps them.
     FreeGpus FreeByModel() const;
     size_t size() const { return model_->nodes_.size(); }
     TimePoint now() const { return now_; }
@@ -156,6 +159,8 @@ class ClusterModel {
   NodeInfo InfoOf(const NodeState& node) const;
   void ExpireNode(const NodeState& node, TimePoint now) const;
   void RemoveFromIndexLocked(const std::string& uid);
+  // Attaches the node to its GPU model's free-GPU counter (nodes_mu_ held exclusively).
+  void AttachFreeCounterLocked(NodeState& node);
   // Removes uid's holding wherever it is (node or parked); index_mu_ must not be held.
   void DetachPodLocked(const std::string& uid, bool reservations_only);
 
@@ -167,6 +172,10 @@ class ClusterModel {
   PendingPods pending_;
 
   mutable std::shared_mutex nodes_mu_;
+  // Free GPUs by GPU model (product id), kept by the nodes (NodeState::AttachFreeCounter). Entries
+  // are added under nodes_mu_ held exclusively and never removed, so readers may hold it shared;
+  // declared before nodes_ so that the counters outlive the nodes.
+  std::unordered_map<uint32_t, std::unique_ptr<std::atomic<int64_t>>> free_by_product_;
   struct SvHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }

@@ -1,6 +1,8 @@
 // Nodes as the model sees them: topology source and warnings visible to readers, partial nodes.
 #include <doctest/doctest.h>
 
+#include <map>
+
 #include "extender/model/cluster_model.h"
 #include "extender/model/model_test_util.h"
 #include "extender/model/pipeline.h"
@@ -105,6 +107,73 @@ TEST_CASE("model nodes: views carry the Node's labels, also after a change of la
   model.DeleteNode("n");
   model.ApplyNode(testing::MakeNode("n", 8, "dgx1-v100"));
   CHECK(model.Node("n")->labels.empty());
+}
+
+TEST_CASE("nodes: the free GPUs by model follow every change - pods, reservations, replaced and deleted nodes") {
+  using namespace std::chrono_literals;
+  FakeClock clock;
+  ClusterModel model(ModelOptions{.reservation_ttl = 30s, .clock = &clock});
+  Pipeline pipeline(&model);
+  auto node = [&](const std::string& name, int gpus, const std::string& topology, const std::string& product) {
+    k8s::NodeObject n = MakeNode(name, gpus, topology);
+    if (!product.empty()) n.meta.labels[k8s::kGfdProductLabel] = product;
+    model.ApplyNode(n);
+  };
+  // What every node's own free mask adds up to, by model.
+  auto by_hand = [&] {
+    std::map<uint32_t, int64_t> out;
+    model.Read().ForEach([&](const NodeState& n) {
+      if (n.topology()) out[n.product_id()] += n.free().size();
+    });
+    return out;
+  };
+  auto counted = [&] {
+    std::map<uint32_t, int64_t> out;
+    const FreeGpus f = model.Read().FreeByModel();
+    int64_t total = 0;
+    for (const auto& [p, n] : f.by_product) {
+      if (n != 0) out[p] = n;
+      total += n;
+    }
+    CHECK(total == f.total);
+    return out;
+  };
+  auto same = [&](const char* step) {
+    CAPTURE(step);
+    auto want = by_hand();
+    std::erase_if(want, [](const auto& e) { return e.second == 0; });
+    CHECK(counted() == want);
+  };
+  node("v1", 8, "dgx1-v100", "V100");
+  node("v2", 8, "dgx1-v100", "V100");
+  node("t1", 2, "phb-2-workstation", "T4");
+  node("u", 4, "pcie-4-single-socket", "");  // Unknown model: product 0.
+  node("cpu", 0, "", "");                     // No GPUs: counts nothing.
+  same("nodes applied");
+  CHECK(model.Read().FreeByModel().total == 22);
+  model.ApplyPod(MakePod("a", 4, "v1", "0,1,2,3"));
+  model.ApplyPod(MakePod("b", 1, "t1", "0"));
+  same("pods bound");
+  REQUIRE(pipeline.ReserveBest(Request("r1", 2), "v2").ok());
+  REQUIRE(pipeline.ReserveBest(Request("r2", 2), "u").ok());
+  same("reserved");
+  CHECK(pipeline.Release("r1").ok());
+  CHECK(pipeline.Confirm("r2").ok());
+  same("released and confirmed");
+  REQUIRE(pipeline.ReserveBest(Request("r3", 4), "v2").ok());
+  clock.Advance(31s);
+  CHECK(model.ExpireReservations() == 1);
+  same("expired");
+  model.ApplyNode(MakeNode("v1", 8, "pcie-8-dual-socket", {{k8s::kGfdProductLabel, "V100"}}));  // Replaced.
+  same("node replaced, its pod kept");
+  model.ApplyNode(MakeNode("t1", 4, "pcie-4-single-socket", {{k8s::kGfdProductLabel, "A10"}}));  // Other model.
+  same("node moved to another model");
+  model.DeletePod("a");
+  model.DeleteNode("v2");
+  model.DeleteNode("nothing-by-that-name");
+  same("pod and node deleted");
+  CHECK(model.Read().FreeByModel().Of(GpuProductId("V100")) == 8);
+  CHECK(model.Read().FreeByModel().Of(GpuProductId("A10")) == 3);
 }
 
 }  // namespace

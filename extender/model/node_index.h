@@ -30,17 +30,6 @@ class NodeIndex {
   void Put(NodeState* node);
   void Erase(std::string_view name);
   size_t size() const { return size_; }
-  // f(const NodeState&) for every node, in slot order: one sequential pass over the slots with the
-  // nodes prefetched a few ahead (a pass over 1,000 nodes through the node map chased three pointers each).
-  template <typename F>
-  void ForEach(F&& f) const {
-    constexpr size_t kAhead = 8;
-    const size_t n = slots_.size();
-    for (size_t i = 0; i < n; ++i) {
-      if (i + kAhead < n && slots_[i + kAhead].node) __builtin_prefetch(slots_[i + kAhead].node);
-      if (slots_[i].node) f(static_cast<const NodeState&>(*slots_[i].node));
-    }
-  }
 
  private:
   struct Slot {

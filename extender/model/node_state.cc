@@ -278,10 +278,23 @@ void NodeState::RecountLocked() {
   }
   used_cpu_.store(cpu, std::memory_order_release);
   used_memory_.store(memory, std::memory_order_release);
-  free_.store((usable - held).mask(), std::memory_order_release);
+  const GpuSet free = usable - held;
+  if (free_counter_)
+    free_counter_->fetch_add(free.size() - GpuSet(free_.load(std::memory_order_relaxed)).size(),
+                             std::memory_order_relaxed);
+  free_.store(free.mask(), std::memory_order_release);
   next_expiry_.store(next, std::memory_order_release);
   version_.fetch_add(1, std::memory_order_acq_rel);
 }
+
+void NodeState::AttachFreeCounter(std::atomic<int64_t>* counter) {
+  std::lock_guard lock(mu_);
+  if (free_counter_) free_counter_->fetch_sub(free().size(), std::memory_order_relaxed);
+  free_counter_ = counter;
+  if (free_counter_) free_counter_->fetch_add(free().size(), std::memory_order_relaxed);
+}
+
+void NodeState::DetachFreeCounter() { AttachFreeCounter(nullptr); }
 
 bool NodeState::PlanMayExpire(const Holding& h) const {
   return spec_.observed && h.kind == HoldingKind::kBound && h.count > 0 && h.observed.empty() && !h.plan_expired &&

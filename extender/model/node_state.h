@@ -93,6 +93,12 @@ class alignas(64) NodeState {
   // Drops uid's holding if it is a reservation or confirmation (never a bound pod): false otherwise.
   bool ReleaseReservation(std::string_view uid);
 
+  // From Attach until Detach, *counter follows this node's free GPU count: Attach adds the count now,
+  // every change adds its difference, Detach takes the count off. One counter at a time; the
+  // ClusterModel attaches a node while it is part of the model (its free GPUs by GPU model).
+  void AttachFreeCounter(std::atomic<int64_t>* counter);
+  void DetachFreeCounter();
+
   // Copies, under mu_.
   std::vector<Holding> Holdings() const;
   std::optional<Holding> Find(std::string_view uid) const;
@@ -125,6 +131,7 @@ class alignas(64) NodeState {
   const ResolvedTopology spec_;
 
   mutable std::mutex mu_;
+  std::atomic<int64_t>* free_counter_ = nullptr;  // Guarded by mu_.
   std::vector<Holding> holdings_;     // In seq order.
   std::vector<std::string> holding_warnings_;
   static std::atomic<uint64_t> next_seq_;
