@@ -1,6 +1,7 @@
 #include "extender/model/model_shortfall.h"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -31,13 +32,15 @@ bool ModelShortfall::AnyBound(std::span<const PodShape> shapes) {
   return false;
 }
 
-ModelShortfall::ModelShortfall(std::span<const PodShape> shapes, const FreeGpus& free) : free_total_(free.total) {
+ModelShortfall::ModelShortfall(std::span<const PodShape> shapes, const FreeGpus& free, bool spread)
+    : free_total_(free.total), spread_(spread) {
   double gpu_weight = 0;
   for (const PodShape& s : shapes)
     if (s.gpus > 0) gpu_weight += s.weight * s.gpus;
   if (gpu_weight <= 0) return;
   // Each bound shape's share of the GPU demand, by the set of models it may use.
   std::unordered_map<uint64_t, double> by_set;
+  std::unordered_map<uint64_t, double> by_set_k;  // The same, times the shape's GPU count (variance).
   for (const PodShape& s : shapes) {
     if (s.gpus <= 0 || s.product_ids.empty()) continue;
     uint64_t set = 0;
@@ -54,7 +57,9 @@ ModelShortfall::ModelShortfall(std::span<const PodShape> shapes, const FreeGpus&
       }
       set |= uint64_t{1} << (it - models_.begin());
     }
-    if (fits) by_set[set] += s.weight * s.gpus / gpu_weight;
+    if (!fits) continue;
+    by_set[set] += s.weight * s.gpus / gpu_weight;
+    by_set_k[set] += s.weight * s.gpus / gpu_weight * s.gpus;
   }
   // Unions of the shapes' sets, closed under union: start from the empty set, add each set to all.
   std::vector<uint64_t> unions{0};
@@ -84,9 +89,12 @@ ModelShortfall::ModelShortfall(std::span<const PodShape> shapes, const FreeGpus&
   });
   for (uint64_t u : unions) {
     if (u == 0) continue;
-    Union x{u, 0, 0};
+    Union x{u, 0, 0, 0};
     for (const auto& [set, share] : by_set)
-      if ((set & ~u) == 0) x.demand += share;
+      if ((set & ~u) == 0) {
+        x.demand += share;
+        x.spread += spread_ ? by_set_k[set] : 0.0;
+      }
     for (size_t j = 0; j < models_.size(); ++j)
       if ((u >> j) & 1) x.free += model_free[j];
     unions_.push_back(x);
@@ -94,19 +102,32 @@ ModelShortfall::ModelShortfall(std::span<const PodShape> shapes, const FreeGpus&
   now_ = Shortfall(double(free_total_), 0, 0);
 }
 
+namespace {
+
+// E[max(0, X - f)] for X normal with mean mu and variance var (var 0: max(0, mu - f)).
+double ExpectedExcess(double mu, double var, double f) {
+  if (var <= 0) return std::max(0.0, mu - f);
+  const double sigma = std::sqrt(var), z = (mu - f) / sigma;
+  const double cdf = 0.5 * std::erfc(-z / std::sqrt(2.0));
+  const double pdf = std::exp(-0.5 * z * z) / std::sqrt(2.0 * 3.14159265358979323846);
+  return std::max(0.0, (mu - f) * cdf + sigma * pdf);
+}
+
+}  // namespace
+
 double ModelShortfall::Shortfall(double total, uint64_t on, double taken) const {
   double worst = 0;
   for (const Union& u : unions_)
-    worst = std::max(worst, u.demand * total - (u.free - ((u.models & on) ? taken : 0.0)));
+    worst = std::max(worst, ExpectedExcess(u.demand * total, u.spread * total, u.free - ((u.models & on) ? taken : 0.0)));
   return worst;
 }
 
-double ModelShortfall::Delta(uint32_t product, int k) const {
+double ModelShortfall::Delta(uint32_t product, double k) const {
   if (unions_.empty() || k <= 0) return 0;
   uint64_t on = 0;
   for (size_t j = 0; j < models_.size(); ++j)
     if (models_[j] == product) on = uint64_t{1} << j;
-  return Shortfall(double(free_total_ - k), on, double(k)) - Now();
+  return Shortfall(double(free_total_) - k, on, k) - Now();
 }
 
 std::string DescribeShortfall(const ModelShortfall& shortfall, size_t top) {

@@ -12,9 +12,13 @@
 // at a union of the shapes' model sets, so only those unions are tried. Placing k GPUs on a node of
 // model m changes it by
 //   Delta(m, k) = shortfall(F - k, free - k on m) - shortfall(F, free).
-// Delta is 0 while every model keeps its bound demand free; up to k (less the pod's own share of the
-// demand) when the pod takes GPUs that bound pods will need; below 0 on models no bound pod is short
-// of. In GPUs, like FragmentationGradient's frag, to which it is added.
+// The demand is not known exactly: pods arrive at random. So each union's term is the expected
+// excess E[max(0, X_S - free(S))] of a normal X_S with the mean above and the variance of compound
+// Poisson arrivals, F sum g_s k_s over the same shapes (spread = false: X_S is exactly its mean, and
+// the shortfall the deficiency above). Delta is then about 0 while every model keeps its bound demand
+// free with a margin of a sigma or two; up to k (less the pod's own share of the demand) when the pod
+// takes GPUs that bound pods will need; below 0 on models no bound pod is short of. In GPUs, like
+// FragmentationGradient's frag, to which it is added.
 //
 // Exact for up to 64 distinct models named by bound shapes and 4,096 unions of their sets; past
 // that, shapes naming further models and further unions are left out (the shortfall is then a lower
@@ -47,7 +51,9 @@ class ModelShortfall {
   // Whether any shape is bound to GPU models (else the shortfall is 0 and free GPUs need not be counted).
   static bool AnyBound(std::span<const PodShape> shapes);
 
-  ModelShortfall(std::span<const PodShape> shapes, const FreeGpus& free);
+  // spread false: the demand is exactly its mean (the transport deficiency above, which the tests
+  // check against max flow).
+  ModelShortfall(std::span<const PodShape> shapes, const FreeGpus& free, bool spread = true);
 
   // One bound set of models: what its shapes ask for over the horizon against its models' free GPUs.
   struct Demand {
@@ -61,14 +67,15 @@ class ModelShortfall {
   int64_t free_total() const { return free_total_; }
 
   double Now() const { return now_; }
-  // Delta(m, k) above, for k GPUs placed on a node of GPU model `product`.
-  double Delta(uint32_t product, int k) const;
+  // Delta(m, k) above, for k GPUs (fractional: expected) leaving the free GPUs of GPU model `product`.
+  double Delta(uint32_t product, double k) const;
 
  private:
   struct Union {
     uint64_t models;  // Bit j: models_[j].
     double demand;    // sum of g_s over the bound shapes whose models are all in the union.
     double free;      // Free GPUs of the union's models.
+    double spread;    // sum of g_s k_s over the same shapes: the demand's variance per free GPU.
   };
   // shortfall with `total` free GPUs in all, `taken` fewer of them on the models `on`.
   double Shortfall(double total, uint64_t on, double taken) const;
@@ -77,6 +84,7 @@ class ModelShortfall {
   std::vector<uint32_t> models_;  // Product ids named by bound shapes.
   std::vector<Union> unions_;
   int64_t free_total_ = 0;
+  bool spread_ = true;
   double now_ = 0;
 };
 

@@ -92,7 +92,7 @@ TEST_CASE("model shortfall: equals bound demand minus the max flow, before and a
       model_free.push_back(f);
     }
     free.Add(unbound_model, int(rng() % 200));
-    ModelShortfall sf(shapes, free);
+    ModelShortfall sf(shapes, free, /*spread=*/false);
     const double before = Oracle(shapes, models, model_free, double(free.total));
     CHECK(sf.Now() == doctest::Approx(before).epsilon(1e-9));
     short_cases += before > 1e-9;
@@ -119,7 +119,7 @@ TEST_CASE("model shortfall: a pod that may run anywhere pays for a scarce model'
   FreeGpus free;
   free.Add(t4, 22);
   free.Add(g2, 78);
-  ModelShortfall sf(shapes, free);
+  ModelShortfall sf(shapes, free, /*spread=*/false);
   CHECK(sf.Now() == 0);
   CHECK(sf.Delta(t4, 1) == 0);                             // 21 left for 19.8 of demand.
   CHECK(sf.Delta(t4, 4) == doctest::Approx(4 - 0.8 - 2));  // 18 left for 19.2: 1.2 short.
@@ -136,10 +136,46 @@ TEST_CASE("model shortfall: when a model is short already, its bound pods lower 
   FreeGpus free;
   free.Add(t4, 10);
   free.Add(g2, 90);
-  ModelShortfall sf(shapes, free);
+  ModelShortfall sf(shapes, free, /*spread=*/false);
   CHECK(sf.Now() == doctest::Approx(40));           // 50 T4 GPUs asked for, 10 free.
   CHECK(sf.Delta(t4, 1) == doctest::Approx(0.5));   // One fewer T4 free, half a GPU less asked.
   CHECK(sf.Delta(g2, 1) == doctest::Approx(-0.5));  // Only less asked.
+}
+
+TEST_CASE("model shortfall: with the demand's spread, the expected excess, and a margin before the mean runs out") {
+  const uint32_t t4 = GpuProductId("T4"), g2 = GpuProductId("G2");
+  // 10% of the GPUs asked for are T4-bound 1-GPU pods and 20% T4-bound 4-GPU pods: over 1,000 free
+  // GPUs, 300 wanted, variance 1000 x (0.1 x 1 + 0.2 x 4) = 900 (compound Poisson).
+  std::vector<PodShape> shapes{Shape(1, 0.7, {}), Shape(1, 0.1, {t4}), Shape(4, 0.05, {t4})};
+  double gpu_weight = 0;
+  for (const auto& s : shapes) gpu_weight += s.weight * s.gpus;
+  const double g1 = shapes[1].weight / gpu_weight, g4 = 4 * shapes[2].weight / gpu_weight;
+  for (int t4_free : {200, 300, 340, 400}) {
+    CAPTURE(t4_free);
+    FreeGpus free;
+    free.Add(t4, t4_free);
+    free.Add(g2, 1000 - t4_free);
+    ModelShortfall sf(shapes, free);
+    // E[max(0, X - f)], X normal, by the midpoint rule over mean +- 10 sigma.
+    const double mu = (g1 + g4) * 1000, var = (g1 + 4 * g4) * 1000, sigma = std::sqrt(var);
+    double expected = 0;
+    const int steps = 200000;
+    for (int i = 0; i < steps; ++i) {
+      const double x = mu - 10 * sigma + (i + 0.5) * 20 * sigma / steps;
+      expected += std::max(0.0, x - t4_free) * std::exp(-0.5 * (x - mu) * (x - mu) / var) /
+                  std::sqrt(2 * 3.14159265358979323846 * var) * 20 * sigma / steps;
+    }
+    CHECK(sf.Now() == doctest::Approx(expected).epsilon(1e-6));
+    // Exactly the mean: nothing short while free covers it.
+    ModelShortfall exact(shapes, free, /*spread=*/false);
+    CHECK(exact.Now() == doctest::Approx(std::max(0.0, mu - t4_free)));
+    // One T4 GPU taken by a pod that could go elsewhere costs more the closer free is to the mean:
+    // with the spread it costs already 40 GPUs (1.3 sigma) above it.
+    const double cost = sf.Delta(t4, 1), cost_g2 = sf.Delta(g2, 1);
+    CHECK(cost > cost_g2);
+    if (t4_free == 340) CHECK(cost > 0.05);
+    if (t4_free == 340) CHECK(exact.Delta(t4, 1) <= 0);
+  }
 }
 
 }  // namespace
