@@ -91,7 +91,7 @@ void ClusterModel::ApplyNode(const k8s::NodeObject& node) {
   auto it = nodes_.find(name);
   if (it != nodes_.end()) {
     for (Holding& h : it->second->Holdings()) fresh->Upsert(std::move(h));
-    it->second->DetachFreeCounter();
+    DetachFreeCounterLocked(*it->second);
     AttachFreeCounterLocked(*fresh);
     by_name_.Put(fresh.get());
     it->second = std::move(fresh);
@@ -118,6 +118,14 @@ void ClusterModel::AttachFreeCounterLocked(NodeState& node) {
   auto& counter = free_by_product_[node.product_id()];
   if (!counter) counter = std::make_unique<std::atomic<int64_t>>(0);
   node.AttachFreeCounter(counter.get());
+  ++node_types_[{node.topology(), node.usable().mask(), node.product_id()}];
+}
+
+void ClusterModel::DetachFreeCounterLocked(NodeState& node) {
+  if (!node.topology()) return;
+  node.DetachFreeCounter();
+  auto it = node_types_.find({node.topology(), node.usable().mask(), node.product_id()});
+  if (it != node_types_.end() && --it->second == 0) node_types_.erase(it);
 }
 
 void ClusterModel::DeleteNode(std::string_view name) {
@@ -125,7 +133,7 @@ void ClusterModel::DeleteNode(std::string_view name) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return;
   std::vector<Holding> holdings = it->second->Holdings();
-  it->second->DetachFreeCounter();
+  DetachFreeCounterLocked(*it->second);
   std::string key(name);
   by_name_.Erase(name);
   nodes_.erase(it);
@@ -347,6 +355,8 @@ ClusterModel::Reader::Reader(const ClusterModel* model)
 FreeGpus ClusterModel::Reader::FreeByModel() const {
   FreeGpus out;
   for (const auto& [product, count] : model_->free_by_product_) out.Add(product, count->load(std::memory_order_relaxed));
+  for (const auto& [type, nodes] : model_->node_types_)
+    out.types.push_back({std::get<0>(type), GpuSet(std::get<1>(type)), std::get<2>(type)});
   return out;
 }
 

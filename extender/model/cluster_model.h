@@ -25,12 +25,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -159,8 +161,10 @@ class ClusterModel {
   NodeInfo InfoOf(const NodeState& node) const;
   void ExpireNode(const NodeState& node, TimePoint now) const;
   void RemoveFromIndexLocked(const std::string& uid);
-  // Attaches the node to its GPU model's free-GPU counter (nodes_mu_ held exclusively).
+  // Attaches the node to its GPU model's free-GPU counter and counts its node type; Detach undoes
+  // both (nodes_mu_ held exclusively).
   void AttachFreeCounterLocked(NodeState& node);
+  void DetachFreeCounterLocked(NodeState& node);
   // Removes uid's holding wherever it is (node or parked); index_mu_ must not be held.
   void DetachPodLocked(const std::string& uid, bool reservations_only);
 
@@ -176,6 +180,8 @@ class ClusterModel {
   // are added under nodes_mu_ held exclusively and never removed, so readers may hold it shared;
   // declared before nodes_ so that the counters outlive the nodes.
   std::unordered_map<uint32_t, std::unique_ptr<std::atomic<int64_t>>> free_by_product_;
+  // Nodes with GPUs by (topology, usable GPUs, GPU model), for FreeByModel's node types.
+  std::map<std::tuple<const Topology*, uint64_t, uint32_t>, int> node_types_;
   struct SvHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }

@@ -99,7 +99,7 @@ TEST_CASE("fragmentation gradient: a pod that may run anywhere leaves a scarce m
   // With the T4-bound pods: on t4, 17 free GPUs would leave 1.7 T4 GPUs wanted against 1 free: the
   // shortfall rises by 0.7 GPUs, more than frag gains there, so a G2 node.
   Explanation e = Explain(pipeline, pod, names);
-  CHECK(e.gpu_models == "GPUs model-bound pods will want / free: T4 2/2; short 0");
+  CHECK(e.gpu_models == "GPUs model-bound pods will want / free: T4 2/2, best rings on G2 11/16; short 1");
   REQUIRE(e.chosen.has_value());
   CHECK(*e.chosen != "t4");
   auto s = Scores(pipeline, pod, names);

@@ -32,74 +32,119 @@ bool ModelShortfall::AnyBound(std::span<const PodShape> shapes) {
   return false;
 }
 
-ModelShortfall::ModelShortfall(std::span<const PodShape> shapes, const FreeGpus& free, bool spread)
+ModelShortfall::ModelShortfall(std::span<const PodShape> shapes, const FreeGpus& free,
+                               std::span<const BestRingModels> best_rings, bool spread)
     : free_total_(free.total), spread_(spread) {
   double gpu_weight = 0;
   for (const PodShape& s : shapes)
     if (s.gpus > 0) gpu_weight += s.weight * s.gpus;
-  if (gpu_weight <= 0) return;
-  // Each bound shape's share of the GPU demand, by the set of models it may use.
-  std::unordered_map<uint64_t, double> by_set;
-  std::unordered_map<uint64_t, double> by_set_k;  // The same, times the shape's GPU count (variance).
-  for (const PodShape& s : shapes) {
-    if (s.gpus <= 0 || s.product_ids.empty()) continue;
-    uint64_t set = 0;
-    bool fits = true;
-    for (uint32_t p : s.product_ids) {
+  if (gpu_weight <= 0 || !AnyBound(shapes)) return;
+  // The bit set of a list of models (false past kMaxModels).
+  auto mask = [&](const std::vector<uint32_t>& products, uint64_t* set) {
+    *set = 0;
+    for (uint32_t p : products) {
       auto it = std::find(models_.begin(), models_.end(), p);
       if (it == models_.end()) {
-        if (models_.size() == kMaxModels) {
-          fits = false;
-          break;
-        }
+        if (models_.size() == kMaxModels) return false;
         models_.push_back(p);
         it = models_.end() - 1;
       }
-      set |= uint64_t{1} << (it - models_.begin());
+      *set |= uint64_t{1} << (it - models_.begin());
     }
-    if (!fits) continue;
-    by_set[set] += s.weight * s.gpus / gpu_weight;
-    by_set_k[set] += s.weight * s.gpus / gpu_weight * s.gpus;
+    return *set != 0;
+  };
+  // Each shape's share of the GPU demand (and that times its GPU count, for the variance), by the
+  // set of models it may use (bound) or goes to for its best ring (a multi-GPU shape of any model).
+  struct Sets {
+    std::unordered_map<uint64_t, std::pair<double, double>> bound, best_ring;
+  } sets;
+  for (const PodShape& s : shapes) {
+    if (s.gpus <= 0) continue;
+    const double share = s.weight * s.gpus / gpu_weight;
+    uint64_t set = 0;
+    if (!s.product_ids.empty()) {
+      if (!mask(s.product_ids, &set)) continue;
+      sets.bound[set].first += share;
+      sets.bound[set].second += share * s.gpus;
+      continue;
+    }
+    if (s.gpus < 2 || s.policy == TopologyPolicy::kNone) continue;
+    for (const BestRingModels& b : best_rings)
+      if (b.gpus == s.gpus && b.policy == s.policy && mask(b.products, &set)) {
+        sets.best_ring[set].first += share;
+        sets.best_ring[set].second += share * s.gpus;
+      }
   }
-  // Unions of the shapes' sets, closed under union: start from the empty set, add each set to all.
+  // Unions of the sets, closed under union: start from the empty set, add each set to all.
   std::vector<uint64_t> unions{0};
   std::unordered_map<uint64_t, bool> seen{{0, true}};
-  for (const auto& [set, share] : by_set) {
-    const size_t n = unions.size();
-    for (size_t i = 0; i < n && unions.size() < kMaxUnions; ++i) {
-      const uint64_t u = unions[i] | set;
-      if (seen.emplace(u, true).second) unions.push_back(u);
+  for (const auto* group : {&sets.bound, &sets.best_ring})
+    for (const auto& [set, share] : *group) {
+      const size_t n = unions.size();
+      for (size_t i = 0; i < n && unions.size() < kMaxUnions; ++i) {
+        const uint64_t u = unions[i] | set;
+        if (seen.emplace(u, true).second) unions.push_back(u);
+      }
     }
-  }
   std::vector<double> model_free(models_.size());
   for (size_t j = 0; j < models_.size(); ++j) model_free[j] = double(free.Of(models_[j]));
-  for (const auto& [set, share] : by_set) {
-    Demand d;
-    d.share = share;
-    d.wanted = share * double(free.total);
-    for (size_t j = 0; j < models_.size(); ++j)
-      if ((set >> j) & 1) {
-        d.products.push_back(models_[j]);
-        d.free += free.Of(models_[j]);
-      }
-    demands_.push_back(std::move(d));
-  }
+  for (const auto* group : {&sets.bound, &sets.best_ring})
+    for (const auto& [set, share] : *group) {
+      Demand d;
+      d.share = share.first;
+      d.wanted = share.first * double(free.total);
+      d.best_ring = group == &sets.best_ring;
+      for (size_t j = 0; j < models_.size(); ++j)
+        if ((set >> j) & 1) {
+          d.products.push_back(models_[j]);
+          d.free += free.Of(models_[j]);
+        }
+      demands_.push_back(std::move(d));
+    }
   std::sort(demands_.begin(), demands_.end(), [](const Demand& a, const Demand& b) {
+    if (a.best_ring != b.best_ring) return b.best_ring;
     return a.share != b.share ? a.share > b.share : a.products < b.products;
   });
   for (uint64_t u : unions) {
-    if (u == 0) continue;
     Union x{u, 0, 0, 0};
-    for (const auto& [set, share] : by_set)
-      if ((set & ~u) == 0) {
-        x.demand += share;
-        x.spread += spread_ ? by_set_k[set] : 0.0;
-      }
+    bool bound = false;  // Best-ring demand counts only beside bound demand it competes with.
+    for (const auto* group : {&sets.bound, &sets.best_ring})
+      for (const auto& [set, share] : *group)
+        if ((set & ~u) == 0) {
+          bound |= group == &sets.bound;
+          x.demand += share.first;
+          x.spread += spread_ ? share.second : 0.0;
+        }
+    if (!bound) continue;
     for (size_t j = 0; j < models_.size(); ++j)
       if ((u >> j) & 1) x.free += model_free[j];
     unions_.push_back(x);
   }
   now_ = Shortfall(double(free_total_), 0, 0);
+}
+
+std::vector<BestRingModels> BestRingModelsOf(const Placer& placer, const FreeGpus& free,
+                                             std::span<const PodShape> shapes) {
+  std::vector<BestRingModels> out;
+  for (const PodShape& s : shapes) {
+    if (s.gpus < 2 || s.policy == TopologyPolicy::kNone || !s.product_ids.empty()) continue;
+    bool done = false;
+    for (const BestRingModels& b : out) done |= b.gpus == s.gpus && b.policy == s.policy;
+    if (done) continue;
+    BestRingModels b{s.gpus, s.policy, {}};
+    uint32_t best = 0;
+    const PodIntent intent{s.policy, std::nullopt};
+    for (const FreeGpus::NodeType& t : free.types) {
+      if (!t.topology || t.usable.size() < s.gpus) continue;
+      const Candidate whole = placer.Choose(*t.topology, t.usable, s.gpus, intent);
+      if (!whole.found || whole.ring_mbps < best) continue;
+      if (whole.ring_mbps > best) b.products.clear();
+      best = whole.ring_mbps;
+      if (std::find(b.products.begin(), b.products.end(), t.product) == b.products.end()) b.products.push_back(t.product);
+    }
+    if (!b.products.empty()) out.push_back(std::move(b));
+  }
+  return out;
 }
 
 namespace {
@@ -135,8 +180,8 @@ std::string DescribeShortfall(const ModelShortfall& shortfall, size_t top) {
   if (demands.empty()) return "";
   std::string out = "GPUs model-bound pods will want / free:";
   for (size_t i = 0; i < demands.size() && i < top; ++i) {
-    std::string names;
-    for (uint32_t p : demands[i].products) names += (names.empty() ? "" : "|") + GpuProductName(p);
+    std::string names = demands[i].best_ring ? "best rings on " : "";
+    for (uint32_t p : demands[i].products) names += (names.empty() || names.back() == ' ' ? "" : "|") + GpuProductName(p);
     out += fmt::format("{} {} {:.0f}/{}", i == 0 ? "" : ",", names, demands[i].wanted, demands[i].free);
   }
   if (demands.size() > top) out += fmt::format(" (+{} more)", demands.size() - top);

@@ -30,18 +30,37 @@
 #include <utility>
 #include <vector>
 
+#include "extender/model/placer.h"
 #include "extender/model/workload_estimate.h"
+#include "topology/gpu_set.h"
+#include "topology/topology.h"
 
 namespace topofit::model {
 
-// The cluster's free GPUs now, by GPU model (GpuProductId; 0 = unknown model).
+// The cluster's free GPUs now, by GPU model (GpuProductId; 0 = unknown model), and its node types.
 struct FreeGpus {
   int64_t total = 0;
   std::vector<std::pair<uint32_t, int64_t>> by_product;
+  struct NodeType {
+    const Topology* topology = nullptr;  // Valid while the model's reader that counted it lives.
+    GpuSet usable;
+    uint32_t product = 0;
+  };
+  std::vector<NodeType> types;  // Each distinct (topology, usable GPUs, model) of the nodes with GPUs.
 
   void Add(uint32_t product, int64_t gpus);
   int64_t Of(uint32_t product) const;
 };
+
+// The models a multi-GPU shape of any model goes to for its best ring: those of the node types
+// whose whole-node best ring of `gpus` GPUs is the highest (topofit gives such a pod the best set).
+struct BestRingModels {
+  int gpus = 0;
+  TopologyPolicy policy = TopologyPolicy::kBestEffort;
+  std::vector<uint32_t> products;
+};
+std::vector<BestRingModels> BestRingModelsOf(const Placer& placer, const FreeGpus& free,
+                                             std::span<const PodShape> shapes);
 
 class ModelShortfall {
  public:
@@ -51,9 +70,11 @@ class ModelShortfall {
   // Whether any shape is bound to GPU models (else the shortfall is 0 and free GPUs need not be counted).
   static bool AnyBound(std::span<const PodShape> shapes);
 
-  // spread false: the demand is exactly its mean (the transport deficiency above, which the tests
-  // check against max flow).
-  ModelShortfall(std::span<const PodShape> shapes, const FreeGpus& free, bool spread = true);
+  // best_rings: where the multi-GPU shapes of any model go (BestRingModelsOf); their demand counts
+  // in a set of models only beside bound demand in it. spread false: the demand is exactly its mean
+  // (the transport deficiency above, which the tests check against max flow).
+  ModelShortfall(std::span<const PodShape> shapes, const FreeGpus& free,
+                 std::span<const BestRingModels> best_rings = {}, bool spread = true);
 
   // One bound set of models: what its shapes ask for over the horizon against its models' free GPUs.
   struct Demand {
@@ -61,6 +82,7 @@ class ModelShortfall {
     double share = 0;                // Of the GPUs the workload asks for.
     double wanted = 0;               // share x the cluster's free GPUs.
     int64_t free = 0;                // Free GPUs of the set's models.
+    bool best_ring = false;          // Multi-GPU pods of any model there for their best ring.
   };
   // Per bound set of models, most wanted first.
   const std::vector<Demand>& demands() const { return demands_; }

@@ -7,6 +7,8 @@
 #include <random>
 #include <vector>
 
+#include "extender/k8s/objects.h"
+#include "extender/model/cluster_model.h"
 #include "extender/model/model_shortfall.h"
 #include "extender/model/node_state.h"
 
@@ -92,7 +94,7 @@ TEST_CASE("model shortfall: equals bound demand minus the max flow, before and a
       model_free.push_back(f);
     }
     free.Add(unbound_model, int(rng() % 200));
-    ModelShortfall sf(shapes, free, /*spread=*/false);
+    ModelShortfall sf(shapes, free, {}, /*spread=*/false);
     const double before = Oracle(shapes, models, model_free, double(free.total));
     CHECK(sf.Now() == doctest::Approx(before).epsilon(1e-9));
     short_cases += before > 1e-9;
@@ -119,7 +121,7 @@ TEST_CASE("model shortfall: a pod that may run anywhere pays for a scarce model'
   FreeGpus free;
   free.Add(t4, 22);
   free.Add(g2, 78);
-  ModelShortfall sf(shapes, free, /*spread=*/false);
+  ModelShortfall sf(shapes, free, {}, /*spread=*/false);
   CHECK(sf.Now() == 0);
   CHECK(sf.Delta(t4, 1) == 0);                             // 21 left for 19.8 of demand.
   CHECK(sf.Delta(t4, 4) == doctest::Approx(4 - 0.8 - 2));  // 18 left for 19.2: 1.2 short.
@@ -136,7 +138,7 @@ TEST_CASE("model shortfall: when a model is short already, its bound pods lower 
   FreeGpus free;
   free.Add(t4, 10);
   free.Add(g2, 90);
-  ModelShortfall sf(shapes, free, /*spread=*/false);
+  ModelShortfall sf(shapes, free, {}, /*spread=*/false);
   CHECK(sf.Now() == doctest::Approx(40));           // 50 T4 GPUs asked for, 10 free.
   CHECK(sf.Delta(t4, 1) == doctest::Approx(0.5));   // One fewer T4 free, half a GPU less asked.
   CHECK(sf.Delta(g2, 1) == doctest::Approx(-0.5));  // Only less asked.
@@ -167,7 +169,7 @@ TEST_CASE("model shortfall: with the demand's spread, the expected excess, and a
     }
     CHECK(sf.Now() == doctest::Approx(expected).epsilon(1e-6));
     // Exactly the mean: nothing short while free covers it.
-    ModelShortfall exact(shapes, free, /*spread=*/false);
+    ModelShortfall exact(shapes, free, {}, /*spread=*/false);
     CHECK(exact.Now() == doctest::Approx(std::max(0.0, mu - t4_free)));
     // One T4 GPU taken by a pod that could go elsewhere costs more the closer free is to the mean:
     // with the spread it costs already 40 GPUs (1.3 sigma) above it.
@@ -176,6 +178,57 @@ TEST_CASE("model shortfall: with the demand's spread, the expected excess, and a
     if (t4_free == 340) CHECK(cost > 0.05);
     if (t4_free == 340) CHECK(exact.Delta(t4, 1) <= 0);
   }
+}
+
+TEST_CASE("model shortfall: multi-GPU pods of any model count where their best ring is, beside bound demand only") {
+  const uint32_t v100 = GpuProductId("V100"), g2 = GpuProductId("G2");
+  // 10% of the GPUs asked for are V100-bound, 40% come in 8-GPU pods of any model whose best ring is
+  // on the V100 nodes; 100 GPUs free, 40 of them V100.
+  std::vector<PodShape> shapes{Shape(1, 0.5, {}), Shape(1, 0.1, {v100}), Shape(8, 0.05, {})};
+  const std::vector<BestRingModels> rings{{8, TopologyPolicy::kBestEffort, {v100}}};
+  FreeGpus free;
+  free.Add(v100, 40);
+  free.Add(g2, 60);
+  // Bound alone: 10 of 40 V100 GPUs wanted - plenty to spare. With the 8-GPU pods there: 50 of 40.
+  CHECK(ModelShortfall(shapes, free, {}, false).Now() == 0);
+  ModelShortfall both(shapes, free, rings, false);
+  CHECK(both.Now() == doctest::Approx(10));
+  CHECK(both.Delta(v100, 1) == doctest::Approx(1 - 0.5));  // One fewer V100 free, half a GPU less asked.
+  CHECK(both.Delta(g2, 1) == doctest::Approx(-0.5));
+  REQUIRE(both.demands().size() == 2);
+  CHECK_FALSE(both.demands()[0].best_ring);
+  CHECK(both.demands()[1].best_ring);
+  CHECK(DescribeShortfall(both) == "GPUs model-bound pods will want / free: V100 10/40, best rings on V100 40/40; short 10");
+  // Without pods bound to a model, the 8-GPU pods' claim alone costs nothing: they could run elsewhere.
+  std::vector<PodShape> unbound{Shape(1, 0.6, {}), Shape(8, 0.05, {})};
+  CHECK(ModelShortfall(unbound, free, rings, false).Delta(v100, 1) == 0);
+  CHECK(ModelShortfall(unbound, free, rings, false).demands().empty());
+}
+
+TEST_CASE("model shortfall: the best ring of each multi-GPU size is found on the node types of the cluster") {
+  ClusterModel model;
+  auto node = [&](const std::string& name, int gpus, const std::string& topology, const std::string& product) {
+    k8s::NodeObject n;
+    n.meta.name = name;
+    n.meta.uid = "uid-" + name;
+    n.allocatable_gpus = n.capacity_gpus = gpus;
+    n.meta.annotations[k8s::kTopologyAnnotation] = topology;
+    n.meta.labels[k8s::kGfdProductLabel] = product;
+    model.ApplyNode(n);
+  };
+  node("dgx", 8, "dgx1-v100", "V100");
+  node("pcie", 8, "pcie-8-dual-socket", "G2");
+  node("t4", 2, "phb-2-workstation", "T4");
+  Placer placer;
+  std::vector<PodShape> shapes{Shape(8, 1, {}), Shape(2, 1, {}), Shape(4, 1, {GpuProductId("G2")})};
+  shapes[1].policy = TopologyPolicy::kNone;  // No topology policy: goes anywhere, not counted.
+  auto reader = model.Read();
+  const FreeGpus free = reader.FreeByModel();
+  CHECK(free.types.size() == 3);
+  const auto rings = BestRingModelsOf(placer, free, shapes);
+  REQUIRE(rings.size() == 1);  // The bound 4-GPU shape is bound already.
+  CHECK(rings[0].gpus == 8);
+  CHECK(rings[0].products == std::vector<uint32_t>{GpuProductId("V100")});
 }
 
 }  // namespace

@@ -144,12 +144,15 @@ Reply QueryApi::Workload() const {
                       {"share", s.weight}});
   }
   // Model-bound demand against the free GPUs (model_shortfall.h): what FragmentationGradient weighs.
-  const model::ModelShortfall shortfall(snap->shapes, pipeline_->model().Read().FreeByModel());
+  auto reader = pipeline_->model().Read();  // The node types' topologies stay alive while it lives.
+  const model::FreeGpus free = reader.FreeByModel();
+  const model::ModelShortfall shortfall(snap->shapes, free, model::BestRingModelsOf(pipeline_->placer(), free, snap->shapes));
   json models = json::array();
   for (const auto& d : shortfall.demands()) {
     json products = json::array();
     for (uint32_t p : d.products) products.push_back(model::GpuProductName(p));
-    models.push_back({{"gpuProducts", products}, {"share", d.share}, {"wantedGpus", d.wanted}, {"freeGpus", d.free}});
+    models.push_back({{"gpuProducts", products}, {"share", d.share}, {"wantedGpus", d.wanted}, {"freeGpus", d.free},
+                      {"bestRing", d.best_ring}});
   }
   return Json(200, {{"observedGpuPods", snap->observed},
                     {"halfLifePods", snap->half_life},
