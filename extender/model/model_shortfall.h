@@ -20,6 +20,11 @@
 // takes GPUs that bound pods will need; below 0 on models no bound pod is short of. In GPUs, like
 // FragmentationGradient's frag, to which it is added.
 //
+// Multi-GPU shapes of any model (topology policy not none) are not bound, but topofit gives each the
+// best set, so they take the GPUs of the models whose nodes offer the best ring of their size
+// (BestRingModelsOf). Their demand is added to a union's only when bound demand is in it too: there
+// it takes what bound pods need; alone it costs nothing, since they could run elsewhere.
+//
 // Exact for up to 64 distinct models named by bound shapes and 4,096 unions of their sets; past
 // that, shapes naming further models and further unions are left out (the shortfall is then a lower
 // bound). Not an error: no bound shape (every Delta is 0), a model no node has (its free GPUs are 0).
