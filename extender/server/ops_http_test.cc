@@ -296,8 +296,13 @@ TEST_CASE("config: scoring levels and workload half-life, and GET /api/v1/worklo
       R"({"limits":{"nvidia.com/gpu":"1"}}}]},"status":{}})";
   REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + bound + R"(,"NodeNames":)" + kDemoNames + "}"));
   w = json::parse(srv.client->Get("/api/v1/workload")->body);
-  REQUIRE(w["gpuModels"].size() == 1);
+  // The bound set, then where the 4-GPU pods of any model go for their best ring.
+  REQUIRE(w["gpuModels"].size() == 2);
   CHECK(w["gpuModels"][0]["gpuProducts"] == json::array({"Tesla-V100-SXM2-32GB"}));
+  CHECK(w["gpuModels"][0]["bestRing"] == false);
+  CHECK(w["gpuModels"][1]["bestRing"] == true);
+  CHECK_FALSE(w["gpuModels"][1]["gpuProducts"].empty());
+  CHECK(w["gpuModels"][1]["share"].get<double>() == doctest::Approx(0.8).epsilon(1e-3));
   CHECK(w["gpuModels"][0]["share"].get<double>() == doctest::Approx(0.2).epsilon(1e-3));
   CHECK(w["gpuModels"][0]["wantedGpus"].get<double>() == doctest::Approx(0.2 * free_gpus).epsilon(1e-3));
   CHECK(w["gpuModels"][0]["freeGpus"].get<int>() > 0);
