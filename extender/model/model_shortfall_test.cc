@@ -23,6 +23,14 @@ PodShape Shape(int gpus, double weight, std::vector<uint32_t> products) {
   return s;
 }
 
+// The free GPUs of two models.
+FreeGpus Free(uint32_t a, int64_t free_a, uint32_t b, int64_t free_b) {
+  FreeGpus free;
+  free.Add(a, free_a);
+  free.Add(b, free_b);
+  return free;
+}
+
 // Edmonds-Karp on a dense capacity matrix: source 0, shapes 1..S, models S+1..S+M, sink S+M+1.
 double MaxFlow(std::vector<std::vector<double>> cap, int source, int sink) {
   const int n = int(cap.size());
@@ -118,9 +126,7 @@ TEST_CASE("model shortfall: a pod that may run anywhere pays for a scarce model'
   const uint32_t t4 = GpuProductId("T4"), g2 = GpuProductId("G2");
   // 20% of the GPUs asked for must be T4; 100 GPUs free, 22 of them T4: 2 to spare.
   std::vector<PodShape> shapes{Shape(1, 0.8, {}), Shape(1, 0.2, {t4})};
-  FreeGpus free;
-  free.Add(t4, 22);
-  free.Add(g2, 78);
+  const FreeGpus free = Free(t4, 22, g2, 78);
   ModelShortfall sf(shapes, free, {}, /*spread=*/false);
   CHECK(sf.Now() == 0);
   CHECK(sf.Delta(t4, 1) == 0);                             // 21 left for 19.8 of demand.
@@ -135,9 +141,7 @@ TEST_CASE("model shortfall: a pod that may run anywhere pays for a scarce model'
 TEST_CASE("model shortfall: when a model is short already, its bound pods lower it and others raise it") {
   const uint32_t t4 = GpuProductId("T4"), g2 = GpuProductId("G2");
   std::vector<PodShape> shapes{Shape(1, 0.5, {}), Shape(1, 0.5, {t4})};
-  FreeGpus free;
-  free.Add(t4, 10);
-  free.Add(g2, 90);
+  const FreeGpus free = Free(t4, 10, g2, 90);
   ModelShortfall sf(shapes, free, {}, /*spread=*/false);
   CHECK(sf.Now() == doctest::Approx(40));           // 50 T4 GPUs asked for, 10 free.
   CHECK(sf.Delta(t4, 1) == doctest::Approx(0.5));   // One fewer T4 free, half a GPU less asked.
@@ -154,9 +158,7 @@ TEST_CASE("model shortfall: with the demand's spread, the expected excess, and a
   const double g1 = shapes[1].weight / gpu_weight, g4 = 4 * shapes[2].weight / gpu_weight;
   for (int t4_free : {200, 300, 340, 400}) {
     CAPTURE(t4_free);
-    FreeGpus free;
-    free.Add(t4, t4_free);
-    free.Add(g2, 1000 - t4_free);
+    const FreeGpus free = Free(t4, t4_free, g2, 1000 - t4_free);
     ModelShortfall sf(shapes, free);
     // E[max(0, X - f)], X normal, by the midpoint rule over mean +- 10 sigma.
     const double mu = (g1 + g4) * 1000, var = (g1 + 4 * g4) * 1000, sigma = std::sqrt(var);
@@ -186,9 +188,7 @@ TEST_CASE("model shortfall: multi-GPU pods of any model count where their best r
   // on the V100 nodes; 100 GPUs free, 40 of them V100.
   std::vector<PodShape> shapes{Shape(1, 0.5, {}), Shape(1, 0.1, {v100}), Shape(8, 0.05, {})};
   const std::vector<BestRingModels> rings{{8, TopologyPolicy::kBestEffort, {v100}}};
-  FreeGpus free;
-  free.Add(v100, 40);
-  free.Add(g2, 60);
+  const FreeGpus free = Free(v100, 40, g2, 60);
   // Bound alone: 10 of 40 V100 GPUs wanted - plenty to spare. With the 8-GPU pods there: 50 of 40.
   CHECK(ModelShortfall(shapes, free, {}, false).Now() == 0);
   ModelShortfall both(shapes, free, rings, false);
