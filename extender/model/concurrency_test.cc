@@ -33,7 +33,7 @@ TEST_CASE("concurrency: many binders on few nodes never double-grant a GPU") {
   ClusterModel model(ModelOptions{.reservation_ttl = std::chrono::seconds(30), .clock = &clock});
   Pipeline pipeline(&model);
   std::vector<std::string> names{"d0", "d1", "d2", "p0"};
-  for (int i = 0; i < 3; ++i) model.ApplyNode(MakeNode(names[i], 8, "dgx1-v100"));
+  for (int i = 0; i < 3; ++i) model.ApplyNode(MakeNode(names[i], 8, "dgx1-v100", {{k8s::kGfdProductLabel, "V100"}}));
   model.ApplyNode(MakeNode("p0", 4, "pcie-4-single-socket"));
 
   constexpr int kThreads = 8;
@@ -52,8 +52,10 @@ TEST_CASE("concurrency: many binders on few nodes never double-grant a GPU") {
     readers.emplace_back([&, r] {
       while (!stop.load()) {
         PodRequest pod = Request("reader" + std::to_string(r), 1 + r * 3);
+        if (r == 1) pod.gpu_products = {"V100"};  // Model-bound: prioritize reads the free GPUs by model.
         (void)pipeline.Filter(pod, names);
         (void)pipeline.Prioritize(pod, names);
+        if (model.Read().FreeByModel().total < 0) violations.fetch_add(1);
         auto reader = model.Read();
         reader.ForEach([&](const NodeState& n) {
           if (!Consistent(n)) violations.fetch_add(1);
@@ -118,6 +120,10 @@ TEST_CASE("concurrency: many binders on few nodes never double-grant a GPU") {
   CHECK(totals.reserved_gpus == 0);
   CHECK(totals.free_gpus == totals.usable_gpus - kept_gpus);
   for (const auto& n : names) CHECK(model.Node(n)->free == model.Node(n)->usable - union_by_node[n]);
+  // The free GPUs by model, kept by counters the racing binds updated, add up to the same.
+  const FreeGpus by_model = model.Read().FreeByModel();
+  CHECK(by_model.total == totals.free_gpus);
+  CHECK(by_model.Of(GpuProductId("V100")) == totals.free_gpus - model.Node("p0")->free.size());
 }
 
 TEST_CASE("concurrency: the same bind racing with itself gets one set") {
