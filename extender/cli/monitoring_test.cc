@@ -260,13 +260,15 @@ TEST_CASE("monitoring: dashboard and alert expressions use only metrics topofit 
   }
   for (const char* want : {"TopofitDown", "TopofitExtenderErrors", "TopofitVerbLatencyNearTimeout",
                            "TopofitWatchDisconnected", "TopofitNodeTopologyUnknown", "TopofitNodeDown",
-                           "TopofitNodeNotReady", "TopofitNodePlanMismatches", "TopofitNodePlanFallbacks"}) {
+                           "TopofitNodeNotReady", "TopofitNodePlanMismatches", "TopofitNodePlanFallbacks",
+                           "TopofitGpuModelShort"}) {
     CAPTURE(std::string(want));
     CHECK(alerts.count(want) == 1);
   }
   for (const char* want : {"up", "topofit_request_errors_total", "topofit_request_duration_seconds_bucket",
                            "topofit_watch_connected", "topofit_node_topology_source", "topofit_node_ready",
-                           "topofit_node_plan_mismatches_total", "topofit_node_preferred_allocations_total"}) {
+                           "topofit_node_plan_mismatches_total", "topofit_node_preferred_allocations_total",
+                           "topofit_gpu_model_shortfall_gpus"}) {
     CAPTURE(std::string(want));
     CHECK(rule_names.count(want) == 1);
   }

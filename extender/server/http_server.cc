@@ -110,7 +110,8 @@ Reply ExtenderServer::Ops(const HttpRequest& req) {
     if (path == "/healthz") return Text("ok\n");
     if (path == "/readyz") return ready_.load() ? Text("ok\n") : JsonErrorReply(503, kNotReady);
     if (path == "/metrics") {
-      Reply r = Text(metrics_->Render(*model_));
+      const model::ModelShortfall shortfall = query_->Shortfall();
+      Reply r = Text(metrics_->Render(*model_, &shortfall));
       r.content_type = "text/plain; version=0.0.4";
       return r;
     }

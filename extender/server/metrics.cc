@@ -38,7 +38,7 @@ void Metrics::SetWatchConnected(std::string_view kind, bool connected) {
   }
 }
 
-std::string Metrics::Render(const model::ClusterModel& model) const {
+std::string Metrics::Render(const model::ClusterModel& model, const model::ModelShortfall* shortfall) const {
   std::string out;
   out += "# HELP topofit_requests_total Extender verb requests.\n# TYPE topofit_requests_total counter\n";
   for (int v = 0; v < kVerbCount; ++v)
@@ -115,6 +115,25 @@ std::string Metrics::Render(const model::ClusterModel& model) const {
     for (model::GpuState st : kStates)
       out += fmt::format("topofit_gpus{{state=\"{}\"}} {}\n", model::ToString(st), count[static_cast<size_t>(st)]);
   }
+  // Model-bound demand (model_shortfall.h): per set of GPU models, the GPUs its pods will want over
+  // the horizon of the free GPUs and the GPUs free there; in all, what the free GPUs cannot give.
+  out += "# HELP topofit_gpu_model_wanted_gpus GPUs that pods bound to a set of GPU models (best_ring: multi-GPU pods "
+         "of any model, for their best ring) will ask for until the free GPUs are used.\n"
+         "# TYPE topofit_gpu_model_wanted_gpus gauge\n";
+  out += "# HELP topofit_gpu_model_free_gpus Free GPUs of a set of GPU models.\n# TYPE topofit_gpu_model_free_gpus gauge\n";
+  if (shortfall) {
+    for (const auto& d : shortfall->demands()) {
+      std::string names;
+      for (uint32_t p : d.products) names += (names.empty() ? "" : "|") + model::GpuProductName(p);
+      const std::string labels =
+          fmt::format("gpu_products=\"{}\",best_ring=\"{}\"", LabelValue(names), d.best_ring ? "true" : "false");
+      out += fmt::format("topofit_gpu_model_wanted_gpus{{{}}} {:.1f}\n", labels, d.wanted);
+      out += fmt::format("topofit_gpu_model_free_gpus{{{}}} {}\n", labels, d.free);
+    }
+  }
+  out += "# HELP topofit_gpu_model_shortfall_gpus GPUs that pods bound to GPU models will ask for and their models' "
+         "free GPUs cannot give (expected).\n# TYPE topofit_gpu_model_shortfall_gpus gauge\n";
+  out += fmt::format("topofit_gpu_model_shortfall_gpus {:.1f}\n", shortfall ? shortfall->Now() : 0.0);
   out += "# HELP topofit_nodes Nodes in the model.\n# TYPE topofit_nodes gauge\n";
   out += fmt::format("topofit_nodes {}\n", totals.nodes);
   out += "# HELP topofit_pending_pods Pods in the pending-pod cache.\n# TYPE topofit_pending_pods gauge\n";

@@ -1,7 +1,8 @@
 #pragma once
 // Metrics: the extender's Prometheus counters and histograms, and the text exposition of them plus
 // the model's views (free GPUs and free NVLink sets by shape, per node and in total, and where each
-// node's topology came from) and the state of the API watches.
+// node's topology came from), the GPU models that pods bound to them will be short of, and the state
+// of the API watches.
 //
 // Request observation is lock-free (atomics): it runs on every verb. Decision counters take a small
 // mutex (few distinct labels). Render() is for GET /metrics and reads the model through its views.
@@ -46,7 +47,9 @@ class Metrics {
   // also the truth without a watch (--snapshot, the demo cluster).
   void SetWatchConnected(std::string_view kind, bool connected);
 
-  std::string Render(const model::ClusterModel& model) const;
+  // shortfall: the model-bound demand against the free GPUs (QueryApi::Shortfall); null renders
+  // no set and a shortfall of 0.
+  std::string Render(const model::ClusterModel& model, const model::ModelShortfall* shortfall = nullptr) const;
 
  private:
   struct VerbStats {

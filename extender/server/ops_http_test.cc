@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -308,6 +309,17 @@ TEST_CASE("config: scoring levels and workload half-life, and GET /api/v1/worklo
   CHECK(w["gpuModels"][0]["freeGpus"].get<int>() > 0);
   CHECK(w["gpuModelsSummary"].get<std::string>().starts_with(
       "GPUs model-bound pods will want / free: Tesla-V100-SXM2-32GB "));
+  // /metrics: the same sets, and the shortfall in all.
+  const std::string metrics = srv.client->Get("/metrics")->body;
+  const std::string wanted = fmt::format(
+      "topofit_gpu_model_wanted_gpus{{gpu_products=\"Tesla-V100-SXM2-32GB\",best_ring=\"false\"}} {:.1f}\n",
+      w["gpuModels"][0]["wantedGpus"].get<double>());
+  CHECK(metrics.find(wanted) != std::string::npos);
+  CHECK(metrics.find(fmt::format(
+            "topofit_gpu_model_free_gpus{{gpu_products=\"Tesla-V100-SXM2-32GB\",best_ring=\"false\"}} {}\n",
+            w["gpuModels"][0]["freeGpus"].get<int>())) != std::string::npos);
+  CHECK(metrics.find(fmt::format("topofit_gpu_model_shortfall_gpus {:.1f}\n", w["shortfallGpus"].get<double>())) !=
+        std::string::npos);
 }
 
 TEST_CASE("web view: /ui files with their types and no-cache, /api/v1/ui/nodes has every node in full") {

@@ -132,6 +132,13 @@ Reply QueryApi::Pod(std::string_view ns, std::string_view name) const {
   return Json(200, PodJson(*p));
 }
 
+model::ModelShortfall QueryApi::Shortfall() const {
+  auto snap = pipeline_->workload().Snapshot();
+  auto reader = pipeline_->model().Read();  // The node types' topologies stay alive while it lives.
+  const model::FreeGpus free = reader.FreeByModel();
+  return model::ModelShortfall(snap->shapes, free, model::BestRingModelsOf(pipeline_->placer(), free, snap->shapes));
+}
+
 Reply QueryApi::Workload() const {
   auto snap = pipeline_->workload().Snapshot();
   json shapes = json::array();
@@ -144,9 +151,7 @@ Reply QueryApi::Workload() const {
                       {"share", s.weight}});
   }
   // Model-bound demand against the free GPUs (model_shortfall.h): what FragmentationGradient weighs.
-  auto reader = pipeline_->model().Read();  // The node types' topologies stay alive while it lives.
-  const model::FreeGpus free = reader.FreeByModel();
-  const model::ModelShortfall shortfall(snap->shapes, free, model::BestRingModelsOf(pipeline_->placer(), free, snap->shapes));
+  const model::ModelShortfall shortfall = Shortfall();
   json models = json::array();
   for (const auto& d : shortfall.demands()) {
     json products = json::array();

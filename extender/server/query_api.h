@@ -27,6 +27,9 @@ class QueryApi {
   Reply UiNodes() const;
   Reply Pod(std::string_view namespace_, std::string_view name) const;
   Reply Workload() const;
+  // The model-bound demand against the free GPUs now, as FragmentationGradient weighs it (GET
+  // /api/v1/workload's gpuModels, and /metrics).
+  model::ModelShortfall Shortfall() const;
   // `nodes`: comma-separated names to restrict to ("" = all).
   Reply Explain(std::string_view body, std::string_view nodes = {}) const;
 
