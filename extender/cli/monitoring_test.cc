@@ -1,6 +1,7 @@
 // The shipped monitoring (manifests/monitoring/grafana-dashboard.json and prometheus-rules.yaml) reads
 // metrics topofit really exports: the built `topofit serve` runs on its demo cluster, answers one
-// filter call (so the request metrics have samples), the built `topofit node` runs with its fake
+// filter call (so the request metrics have samples; its pod is bound to a GPU model, so the gauges of
+// model-bound demand have them too), the built `topofit node` runs with its fake
 // backend, and every metric name in the dashboard's PromQL and in the alert expressions must be a
 // sample name of one of their /metrics (the group topofit-node: of `topofit node`'s) - `_bucket`,
 // `_sum` and `_count` only on a family declared as a histogram; `up` is Prometheus's own. The latency alert's threshold
@@ -179,7 +180,8 @@ Exposition ScrapeAfterOneFilter() {
   for (const auto& n : listed["nodes"]) names.push_back(n["name"]);
   REQUIRE(names.size() >= 1);
   json pod = {{"metadata", {{"name", "monitoring-test"}, {"namespace", "t"}, {"uid", "uid-monitoring-test"}}},
-              {"spec", {{"containers", {{{"name", "c"}, {"resources", {{"limits", {{"nvidia.com/gpu", "2"}}}}}}}}}},
+              {"spec", {{"nodeSelector", {{"nvidia.com/gpu.product", "Tesla-V100-SXM2-32GB"}}},
+                        {"containers", {{{"name", "c"}, {"resources", {{"limits", {{"nvidia.com/gpu", "2"}}}}}}}}}},
               {"status", json::object()}};
   auto filter = client.Post("/scheduler/filter", json{{"Pod", pod}, {"NodeNames", names}}.dump(), "application/json");
   REQUIRE(filter);
@@ -226,7 +228,8 @@ TEST_CASE("monitoring: dashboard and alert expressions use only metrics topofit 
   for (const char* want : {"topofit_requests_total", "topofit_request_duration_seconds_bucket",
                            "topofit_request_errors_total", "topofit_decisions_total", "topofit_free_gpus",
                            "topofit_usable_gpus", "topofit_reserved_gpus", "topofit_free_nvlink_sets",
-                           "topofit_node_free_nvlink_sets", "topofit_pending_pods", "topofit_nodes"}) {
+                           "topofit_node_free_nvlink_sets", "topofit_pending_pods", "topofit_nodes",
+                           "topofit_gpu_model_wanted_gpus", "topofit_gpu_model_free_gpus"}) {
     CAPTURE(std::string(want));
     CHECK(dashboard_names.count(want) == 1);
   }
