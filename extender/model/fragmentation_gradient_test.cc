@@ -17,6 +17,7 @@
 namespace topofit::model {
 namespace {
 
+using testing::AddNode;
 using testing::kGiB;
 using testing::MakePod;
 using testing::Scores;
@@ -26,13 +27,6 @@ PipelineConfig OldScoring() {
   c.weights = {{"SetQuality", 2.0}, {"Packing", 1.0}, {"Fragmentation", 1.0}, {"Stranding", 2.0}};
   c.relative_levels = false;
   return c;
-}
-
-void AddNode(ClusterModel& model, const std::string& name, int gpus, const std::string& topology, int64_t cores,
-             int64_t mem_gib, const std::string& product) {
-  k8s::NodeObject n = testing::MakeNodeWithResources(name, gpus, topology, cores, mem_gib);
-  n.meta.labels[k8s::kGfdProductLabel] = product;
-  model.ApplyNode(n);
 }
 
 PodRequest Pod(const std::string& uid, int gpus, int64_t cores, int64_t mem_gib, std::vector<std::string> products = {}) {

@@ -10,6 +10,7 @@
 #include "extender/k8s/objects.h"
 #include "extender/model/cluster_model.h"
 #include "extender/model/model_shortfall.h"
+#include "extender/model/model_test_util.h"
 #include "extender/model/node_state.h"
 
 namespace topofit::model {
@@ -208,13 +209,7 @@ TEST_CASE("model shortfall: multi-GPU pods of any model count where their best r
 TEST_CASE("model shortfall: the best ring of each multi-GPU size is found on the node types of the cluster") {
   ClusterModel model;
   auto node = [&](const std::string& name, int gpus, const std::string& topology, const std::string& product) {
-    k8s::NodeObject n;
-    n.meta.name = name;
-    n.meta.uid = "uid-" + name;
-    n.allocatable_gpus = n.capacity_gpus = gpus;
-    n.meta.annotations[k8s::kTopologyAnnotation] = topology;
-    n.meta.labels[k8s::kGfdProductLabel] = product;
-    model.ApplyNode(n);
+    model.ApplyNode(testing::MakeNode(name, gpus, topology, {{k8s::kGfdProductLabel, product}}));
   };
   node("dgx", 8, "dgx1-v100", "V100");
   node("pcie", 8, "pcie-8-dual-socket", "G2");

@@ -34,6 +34,14 @@ inline k8s::NodeObject MakeNodeWithResources(const std::string& name, int gpus, 
   return n;
 }
 
+// Applies MakeNodeWithResources, labelled with GPU model `product` (nvidia.com/gpu.product) unless "".
+inline void AddNode(ClusterModel& model, const std::string& name, int gpus, const std::string& topology,
+                    int64_t cores, int64_t mem_gib, const std::string& product = "") {
+  k8s::NodeObject n = MakeNodeWithResources(name, gpus, topology, cores, mem_gib);
+  if (!product.empty()) n.meta.labels[k8s::kGfdProductLabel] = product;
+  model.ApplyNode(n);
+}
+
 inline k8s::PodObject MakePod(const std::string& uid, int gpus, const std::string& node = "",
                               const std::string& gpu_ids = "", int32_t priority = 0,
                               std::map<std::string, std::string> annotations = {}) {

@@ -12,14 +12,10 @@
 namespace topofit::model {
 namespace {
 
+using testing::AddNode;
 using testing::kGiB;
 using testing::MakePod;
 using testing::Request;
-
-void AddNode(ClusterModel& model, const std::string& name, int gpus, const std::string& topology, int64_t cores,
-             int64_t mem_gib) {
-  model.ApplyNode(testing::MakeNodeWithResources(name, gpus, topology, cores, mem_gib));
-}
 
 // A bound pod without GPUs taking CPU and memory on `node`.
 void AddCpuPod(ClusterModel& model, const std::string& uid, const std::string& node, int64_t cores, int64_t mem_gib) {

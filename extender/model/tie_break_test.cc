@@ -15,14 +15,10 @@
 namespace topofit::model {
 namespace {
 
+using testing::AddNode;
 using testing::kGiB;
 using testing::MakePod;
 using testing::Scores;
-
-void AddNode(ClusterModel& model, const std::string& name, int gpus, const std::string& topology, int64_t cores,
-             int64_t mem_gib) {
-  model.ApplyNode(testing::MakeNodeWithResources(name, gpus, topology, cores, mem_gib));
-}
 
 // A bound pod holding `gpus` GPUs (ids "0,1,...") and `cores` cores on `node`.
 void Hold(ClusterModel& model, const std::string& uid, const std::string& node, int gpus, int64_t cores) {
