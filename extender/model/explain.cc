@@ -16,12 +16,7 @@ Explanation Explain(const Pipeline& pipeline, const PodRequest& pod, std::span<c
   out.error = pod.error;
   const auto snapshot = pipeline.workload().SnapshotWith(pod);
   out.workload = DescribeWorkload(*snapshot);
-  if (ModelShortfall::AnyBound(snapshot->shapes)) {
-    auto reader = pipeline.model().Read();  // The node types' topologies stay alive while it lives.
-    const FreeGpus free = reader.FreeByModel();
-    out.gpu_models =
-        DescribeShortfall(ModelShortfall(snapshot->shapes, free, BestRingModelsOf(pipeline.placer(), free, snapshot->shapes)));
-  }
+  if (ModelShortfall::AnyBound(snapshot->shapes)) out.gpu_models = DescribeShortfall(pipeline.Shortfall(*snapshot));
 
   std::vector<std::string> all;
   if (nodes.empty()) {

@@ -175,13 +175,18 @@ double ModelShortfall::Delta(uint32_t product, double k) const {
   return Shortfall(double(free_total_) - k, on, k) - Now();
 }
 
+std::string ModelShortfall::Demand::Names() const {
+  std::string out;
+  for (uint32_t p : products) out += (out.empty() ? "" : "|") + GpuProductName(p);
+  return out;
+}
+
 std::string DescribeShortfall(const ModelShortfall& shortfall, size_t top) {
   const auto& demands = shortfall.demands();
   if (demands.empty()) return "";
   std::string out = "GPUs model-bound pods will want / free:";
   for (size_t i = 0; i < demands.size() && i < top; ++i) {
-    std::string names = demands[i].best_ring ? "best rings on " : "";
-    for (uint32_t p : demands[i].products) names += (names.empty() || names.back() == ' ' ? "" : "|") + GpuProductName(p);
+    const std::string names = (demands[i].best_ring ? "best rings on " : "") + demands[i].Names();
     out += fmt::format("{} {} {:.0f}/{}", i == 0 ? "" : ",", names, demands[i].wanted, demands[i].free);
   }
   if (demands.size() > top) out += fmt::format(" (+{} more)", demands.size() - top);

@@ -80,6 +80,9 @@ class ModelShortfall {
   // (the transport deficiency above, which the tests check against max flow).
   ModelShortfall(std::span<const PodShape> shapes, const FreeGpus& free,
                  std::span<const BestRingModels> best_rings = {}, bool spread = true);
+  // As scoring weighs it: the best rings found by `placer` on the node types of `free`.
+  ModelShortfall(std::span<const PodShape> shapes, const FreeGpus& free, const Placer& placer)
+      : ModelShortfall(shapes, free, BestRingModelsOf(placer, free, shapes)) {}
 
   // One bound set of models: what its shapes ask for over the horizon against its models' free GPUs.
   struct Demand {
@@ -88,6 +91,7 @@ class ModelShortfall {
     double wanted = 0;               // share x the cluster's free GPUs.
     int64_t free = 0;                // Free GPUs of the set's models.
     bool best_ring = false;          // Multi-GPU pods of any model there for their best ring.
+    std::string Names() const;       // "V100M16|V100M32"
   };
   // Per bound set of models, most wanted first.
   const std::vector<Demand>& demands() const { return demands_; }

@@ -191,6 +191,11 @@ void Pipeline::KeepBest(const PodRequest& pod, std::span<const std::string_view>
   out.passed = std::move(kept);
 }
 
+ModelShortfall Pipeline::Shortfall(const WorkloadSnapshot& workload) const {
+  auto reader = model_->Read();  // The node types' topologies stay alive while it lives.
+  return ModelShortfall(workload.shapes, reader.FreeByModel(), placer_);
+}
+
 FilterOutcome Pipeline::Filter(const PodRequest& pod, std::span<const std::string> nodes) const {
   auto views = Views(nodes);
   return Filter(pod, std::span<const std::string_view>(views));

@@ -105,6 +105,9 @@ class Pipeline {
   static FilterStatus PreFilter(const PodRequest& pod);
 
   ClusterModel& model() const { return *model_; }
+  // The model-bound demand of `workload` against the cluster's free GPUs now, as FragmentationGradient
+  // weighs it (model_shortfall.h), for explain, GET /api/v1/workload and /metrics.
+  ModelShortfall Shortfall(const WorkloadSnapshot& workload) const;
   // The running estimate of the GPU pods seen (Filter and Prioritize observe each pod once).
   WorkloadEstimate& workload() const { return workload_; }
   const Placer& placer() const { return placer_; }

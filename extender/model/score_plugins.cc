@@ -146,8 +146,7 @@ void FragmentationGradientScore::PreScore(CycleState& state, std::span<const Nod
   }
   const size_t groups = fc->groups.size();
   std::optional<ModelShortfall> shortfall;
-  if (state.free_gpus)
-    shortfall.emplace(*shapes, *state.free_gpus, BestRingModelsOf(state.placer(), *state.free_gpus, *shapes));
+  if (state.free_gpus) shortfall.emplace(*shapes, *state.free_gpus, state.placer());
   std::vector<std::pair<uint32_t, double>> shortfall_deltas;  // By GPU model: the pod's k is the cycle's.
   auto shortfall_delta = [&](uint32_t product) {
     for (const auto& [p, d] : shortfall_deltas)

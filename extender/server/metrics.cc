@@ -123,10 +123,8 @@ std::string Metrics::Render(const model::ClusterModel& model, const model::Model
   out += "# HELP topofit_gpu_model_free_gpus Free GPUs of a set of GPU models.\n# TYPE topofit_gpu_model_free_gpus gauge\n";
   if (shortfall) {
     for (const auto& d : shortfall->demands()) {
-      std::string names;
-      for (uint32_t p : d.products) names += (names.empty() ? "" : "|") + model::GpuProductName(p);
       const std::string labels =
-          fmt::format("gpu_products=\"{}\",best_ring=\"{}\"", LabelValue(names), d.best_ring ? "true" : "false");
+          fmt::format("gpu_products=\"{}\",best_ring=\"{}\"", LabelValue(d.Names()), d.best_ring ? "true" : "false");
       out += fmt::format("topofit_gpu_model_wanted_gpus{{{}}} {:.1f}\n", labels, d.wanted);
       out += fmt::format("topofit_gpu_model_free_gpus{{{}}} {}\n", labels, d.free);
     }

@@ -133,10 +133,7 @@ Reply QueryApi::Pod(std::string_view ns, std::string_view name) const {
 }
 
 model::ModelShortfall QueryApi::Shortfall() const {
-  auto snap = pipeline_->workload().Snapshot();
-  auto reader = pipeline_->model().Read();  // The node types' topologies stay alive while it lives.
-  const model::FreeGpus free = reader.FreeByModel();
-  return model::ModelShortfall(snap->shapes, free, model::BestRingModelsOf(pipeline_->placer(), free, snap->shapes));
+  return pipeline_->Shortfall(*pipeline_->workload().Snapshot());
 }
 
 Reply QueryApi::Workload() const {
