@@ -86,6 +86,11 @@ class FakeApiServer {
 
   std::mutex mu_;
   std::condition_variable cv_;
+  // Held while a watch reply ends (DataSink::done). httplib writes the last chunk from function-local
+  // static strings, initialised on first use; the library is not built for ThreadSanitizer, which then
+  // cannot see the guard that orders that initialisation before other threads' reads and reports a
+  // race. Ending replies one at a time orders them in a way it can see.
+  std::mutex chunk_end_mu_;
   int64_t rv_ = 100;
   int64_t compacted_rv_ = 0;  // Watches from below this get 410.
   int drop_generation_ = 0;

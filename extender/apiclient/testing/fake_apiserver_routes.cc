@@ -144,7 +144,10 @@ void FakeApiServer::ServeWatch(const void* request, void* response, const std::s
     size_t half = out.size() / 2;
     if (half && !sink.write(out.data(), half)) return false;
     if (out.size() > half && !sink.write(out.data() + half, out.size() - half)) return false;
-    if (finish) sink.done();
+    if (finish) {
+      std::lock_guard<std::mutex> lock(chunk_end_mu_);
+      sink.done();
+    }
     return true;
   });
 }
