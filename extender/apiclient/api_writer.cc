@@ -1,6 +1,12 @@
 #include "extender/apiclient/api_writer.h"
 
+#include <fmt/chrono.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include <chrono>
+
+#include "extender/k8s/objects.h"
 
 namespace topofit::apiclient {
 namespace {
@@ -61,7 +67,21 @@ void ApiWriter::RecordPodEvent(k8s::PodEvent event) {
   spec.reason = std::move(event.reason);
   spec.message = std::move(event.message);
   spec.component = "topofit";
-  events_->Record(std::move(spec));
+  std::string what = "event " + spec.reason + " on pod " + spec.namespace_ + "/" + spec.name;
+  writes_->Push(std::move(what), [this, spec = std::move(spec)] { return CreateEvent(api_, spec); });
+}
+
+void ApiWriter::RequeuePod(const std::string& ns, const std::string& name, const std::string& uid) {
+  const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+  nlohmann::json patch = {{"metadata", {{"annotations", {{k8s::kRequeuedAtAnnotation, fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now)}}}}}};
+  if (!uid.empty()) patch["metadata"]["uid"] = uid;
+  std::string what = "requeue pod " + ns + "/" + name;
+  writes_->Push(what, [this, path = PodPath(ns, name), body = patch.dump(), what]() -> Status {
+    auto res = api_.Do("PATCH", path, body, "application/merge-patch+json");
+    if (!res.ok()) return Error{what + ": " + res.error()};
+    if (res->status / 100 != 2) return Error{what + ": " + ApiErrorMessage(*res)};
+    return Status::Ok();
+  });
 }
 
 }  // namespace topofit::apiclient

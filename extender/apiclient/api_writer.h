@@ -17,25 +17,29 @@
 #include "base/status.h"
 #include "extender/apiclient/api_client.h"
 #include "extender/apiclient/events.h"
+#include "extender/apiclient/write_queue.h"
 #include "extender/k8s/kube_writer.h"
 
 namespace topofit::apiclient {
 
 class ApiWriter final : public k8s::KubeWriter {
  public:
-  explicit ApiWriter(ApiClient& api) : api_(api), events_(std::make_unique<EventRecorder>(api_)) {}
+  explicit ApiWriter(ApiClient& api) : api_(api), writes_(std::make_unique<WriteQueue>()) {}
   explicit ApiWriter(std::shared_ptr<ApiClient> api)
-      : api_(*api), owned_(std::move(api)), events_(std::make_unique<EventRecorder>(api_)) {}
+      : api_(*api), owned_(std::move(api)), writes_(std::make_unique<WriteQueue>()) {}
 
   Status Bind(const std::string& namespace_, const std::string& name, const std::string& uid,
               const std::string& node, const std::map<std::string, std::string>& annotations) override;
-  // Queued on an EventRecorder (events.h): component "topofit".
+  // Queued on a WriteQueue (write_queue.h), as are requeues: component "topofit".
   void RecordPodEvent(k8s::PodEvent event) override;
+  // A JSON merge patch of the pod's topofit.io/requeued-at, with metadata.uid as a precondition (a
+  // re-created pod of the same name is left alone: 409).
+  void RequeuePod(const std::string& ns, const std::string& name, const std::string& uid) override;
 
  private:
   ApiClient& api_;
   std::shared_ptr<ApiClient> owned_;
-  std::unique_ptr<EventRecorder> events_;  // Declared last: stops (and sends what is queued) first.
+  std::unique_ptr<WriteQueue> writes_;  // Declared last: stops (and sends what is queued) first.
 };
 
 // "/api/v1/namespaces/<ns>/pods/<name>" with both parts percent-encoded.

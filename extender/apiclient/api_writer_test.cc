@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "extender/apiclient/testing/fake_apiserver.h"
+#include "extender/k8s/objects.h"
 
 namespace topofit::apiclient {
 namespace {
@@ -81,6 +82,26 @@ TEST_CASE("api writer: failures carry the API server's Status message") {
   Status missing = writer.Bind("ml", "ghost", "uid-9", "node-a", {{"topofit.io/gpu-ids", "0"}});
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().find("404: pods \"ghost\" not found") != std::string::npos);
+}
+
+TEST_CASE("api writer: requeue patches the pod's topofit.io/requeued-at, guarded by its uid") {
+  FakeApiServer server;
+  server.SetTokens({"t"});
+  server.Put("pods", testing::PodJson("ml", "wait", "uid-1", 2));
+  auto api = ClientFor(server);
+  {
+    ApiWriter writer(*api);
+    writer.RequeuePod("ml", "wait", "uid-1");
+    writer.RequeuePod("ml", "wait", "uid-of-an-older-pod");  // 409: logged, the pod is left alone.
+    writer.RequeuePod("ml", "gone", "uid-2");                // 404: logged.
+  }  // The writer makes what it queued before it goes.
+  auto pod = server.Get("pods", "ml/wait");
+  std::string at = pod["metadata"]["annotations"].value(k8s::kRequeuedAtAnnotation, "");
+  CHECK(at.size() == 20);  // 2026-11-23T10:00:00Z
+  CHECK(at.back() == 'Z');
+  CHECK(pod["metadata"]["uid"] == "uid-1");
+  CHECK(pod["spec"].value("nodeName", "") == "");
+  CHECK(server.pod_patches() == 3);
 }
 
 }  // namespace

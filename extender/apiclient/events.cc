@@ -44,51 +44,10 @@ Status CreateEvent(ApiClient& api, const EventSpec& event) {
   return Status::Ok();
 }
 
-EventRecorder::EventRecorder(ApiClient& api, size_t max_queued)
-    : api_(api), max_queued_(max_queued), thread_([this] { Run(); }) {}
-
-EventRecorder::~EventRecorder() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
-
 void EventRecorder::Record(EventSpec event) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (queue_.size() >= max_queued_) {
-      if (dropped_++ % 100 == 0) {
-        Log(LogLevel::kWarn, "event dropped: queue full",
-            {{"reason", event.reason}, {"object", event.name}, {"dropped", std::to_string(dropped_)}});
-      }
-      return;
-    }
-    queue_.push_back(std::move(event));
-  }
-  cv_.notify_one();
-}
-
-size_t EventRecorder::dropped() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return dropped_;
-}
-
-void EventRecorder::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // Stopping with nothing left.
-    EventSpec event = std::move(queue_.front());
-    queue_.pop_front();
-    lock.unlock();
-    if (Status s = CreateEvent(api_, event); !s.ok()) {
-      Log(LogLevel::kWarn, "cannot record an event", {{"reason", event.reason}, {"error", s.error()}});
-    }
-    lock.lock();
-  }
+  std::string what = "event " + event.reason + " on " + event.kind + " " + event.namespace_ +
+                     (event.namespace_.empty() ? "" : "/") + event.name;
+  writes_.Push(std::move(what), [this, event = std::move(event)] { return CreateEvent(api_, event); });
 }
 
 }  // namespace topofit::apiclient

@@ -3,19 +3,16 @@
 //
 // CreateEvent POSTs one Event (count 1, first and last timestamp now) into the object's namespace, or
 // "default" for cluster-scoped objects such as Nodes, and returns the API server's message on failure.
-// EventRecorder does the same on a background thread, so a caller on a hot path (bind) never waits for
-// the API server: Record() queues and returns; a full queue drops the event with one log line. Events
-// are best effort by design (kube-scheduler's own are too): a lost one loses no state. Thread-safe.
+// EventRecorder does the same on a background WriteQueue (write_queue.h), so a caller on a hot path
+// never waits for the API server: Record() queues and returns. Events are best effort by design
+// (kube-scheduler's own are too): a lost one loses no state. Thread-safe.
 
-#include <condition_variable>
 #include <cstddef>
-#include <deque>
-#include <mutex>
 #include <string>
-#include <thread>
 
 #include "base/status.h"
 #include "extender/apiclient/api_client.h"
+#include "extender/apiclient/write_queue.h"
 
 namespace topofit::apiclient {
 
@@ -36,22 +33,14 @@ Status CreateEvent(ApiClient& api, const EventSpec& event);
 class EventRecorder {
  public:
   // `api` must outlive the recorder. At most `max_queued` events wait; more are dropped.
-  explicit EventRecorder(ApiClient& api, size_t max_queued = 1000);
-  ~EventRecorder();  // Sends what is queued, then stops.
+  explicit EventRecorder(ApiClient& api, size_t max_queued = 1000) : api_(api), writes_(max_queued) {}
 
   void Record(EventSpec event);
-  size_t dropped() const;
+  size_t dropped() const { return writes_.dropped(); }
 
  private:
-  void Run();
   ApiClient& api_;
-  const size_t max_queued_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<EventSpec> queue_;
-  size_t dropped_ = 0;
-  bool stopping_ = false;
-  std::thread thread_;
+  WriteQueue writes_;  // Its destructor sends what is queued, then stops.
 };
 
 }  // namespace topofit::apiclient

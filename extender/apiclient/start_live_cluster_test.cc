@@ -3,6 +3,10 @@
 
 #include <doctest/doctest.h>
 
+#include <mutex>
+#include <string>
+#include <vector>
+
 #include "extender/apiclient/testing/fake_apiserver.h"
 #include "extender/apiclient/testing/recording_sink.h"
 
@@ -71,6 +75,51 @@ TEST_CASE("start live cluster: a fresh model is rebuilt from annotations, no GPU
   REQUIRE(WaitFor([&] { return live->ready(); }));
   server.Delete("nodes", "n1");
   CHECK(WaitFor([&] { return !model.Node("n1").has_value(); }));
+}
+
+TEST_CASE("start live cluster: GPUs freed on a node requeue the pods that waited there for them") {
+  FakeApiServer server;
+  server.Put("nodes", NodeJson("n1", 8));
+  server.Put("nodes", NodeJson("n2", 8));
+  server.Put("pods", PodJson("ml", "a", "uid-a", 4, "n1", "0,1,2,3", "Running"));
+  server.Put("pods", PodJson("ml", "b", "uid-b", 4, "n1", "4,5,6,7", "Running"));
+  server.Put("pods", PodJson("ml", "c", "uid-c", 8, "n2", "0,1,2,3,4,5,6,7", "Running"));
+
+  std::atomic<int> ready_calls{0};
+  LiveOptions options = OptionsFor(server, &ready_calls);
+  model::ClusterModel model;
+  std::mutex mu;
+  std::vector<std::string> requeued;  // "name@node"
+  auto requeue = [&](const model::WaitingPod& pod, const std::string& node) {
+    std::lock_guard<std::mutex> lock(mu);
+    requeued.push_back(pod.name + "@" + node);
+  };
+  auto got = [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return requeued;
+  };
+  auto api = ConnectApi(options);
+  REQUIRE_MESSAGE(api.ok(), api.error());
+  auto live = StartLiveCluster(options, *api, model, requeue);
+  REQUIRE(WaitFor([&] { return live->ready(); }));
+  // As filter notes them: turned away on n1 (and w8 on n2) for want of free GPUs.
+  model.waits().Note({"uid-w2", "ml", "w2", 2}, {"n1"});
+  model.waits().Note({"uid-w8", "ml", "w8", 8}, {"n1", "n2"});
+
+  // A pod update that frees nothing (still running) requeues nobody.
+  server.Put("pods", PodJson("ml", "b", "uid-b", 4, "n1", "4,5,6,7", "Running"));
+  // a finishes: 4 free on n1, enough for w2 only.
+  server.Put("pods", PodJson("ml", "a", "uid-a", 4, "n1", "0,1,2,3", "Succeeded"));
+  REQUIRE(WaitFor([&] { return !got().empty(); }));
+  CHECK(got() == std::vector<std::string>{"w2@n1"});
+  // c is deleted: n2 is empty, w8 goes there; it waits no more on n1.
+  server.Delete("pods", "ml/c");
+  REQUIRE(WaitFor([&] { return got().size() == 2; }));
+  CHECK(got()[1] == "w8@n2");
+  CHECK(model.waits().size() == 0);
+  server.Delete("pods", "ml/b");
+  CHECK(WaitFor([&] { return model.Node("n1")->free.size() == 8; }));
+  CHECK(got().size() == 2);
 }
 
 }  // namespace

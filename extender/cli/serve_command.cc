@@ -155,7 +155,13 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
   if (api) {
     live.on_ready = [&a] { a.server().SetReady(true); };
     live.on_watch_state = [&a](const std::string& kind, bool connected) { a.metrics().SetWatchConnected(kind, connected); };
-    watch = apiclient::StartLiveCluster(live, api, a.model());
+    auto requeue = [&a](const model::WaitingPod& pod, const std::string& node) {
+      a.writer().RequeuePod(pod.namespace_, pod.name, pod.uid);
+      a.metrics().CountRequeue();
+      Log(LogLevel::kInfo, "requeue pod", {{"pod", pod.namespace_ + "/" + pod.name}, {"gpus", std::to_string(pod.gpus)},
+                                          {"node", node}, {"why", "GPUs freed on a node that turned it away"}});
+    };
+    watch = apiclient::StartLiveCluster(live, api, a.model(), requeue);
   }
   Log(LogLevel::kInfo, "serving",
       {{"listen", fmt::format("{}:{}", cfg.server.host, a.server().port())},

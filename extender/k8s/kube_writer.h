@@ -36,6 +36,10 @@ class KubeWriter {
   // in one write. An Error leaves the pod as it was: neither bound nor annotated.
   virtual Status Bind(const std::string& ns, const std::string& name, const std::string& uid,
                       const std::string& node, const std::map<std::string, std::string>& annotations) = 0;
+  // Asks kube-scheduler to try pending pod ns/name (uid) again: sets topofit.io/requeued-at on it, an
+  // update kube-scheduler counts as an event for a pod an extender turned away (capacity_waits.h).
+  // Best effort and without waiting, like RecordPodEvent.
+  virtual void RequeuePod(const std::string& ns, const std::string& name, const std::string& uid) = 0;
 };
 
 // Records the writes; a pod can be bound once (a second Bind fails, as the API server's does) until
@@ -52,12 +56,15 @@ class InMemoryKubeWriter : public KubeWriter {
   Status Bind(const std::string& ns, const std::string& name, const std::string& uid, const std::string& node,
               const std::map<std::string, std::string>& annotations) override;
   void RecordPodEvent(PodEvent event) override;
+  void RequeuePod(const std::string& ns, const std::string& name, const std::string& uid) override;
 
   static constexpr size_t kMaxEvents = 1000;
   // The pod ns/name is gone: a pod of that name may be bound again. False when none was bound.
   bool Forget(const std::string& ns, const std::string& name);
   void FailNextBind(std::string message);
   std::vector<PodEvent> Events() const;
+  // "ns/name" of each RequeuePod, oldest first (the last kMaxEvents).
+  std::vector<std::string> Requeued() const;
   // "ns/name" -> what was written.
   std::map<std::string, BoundPod> Pods() const;
   size_t bind_count() const;
@@ -68,6 +75,7 @@ class InMemoryKubeWriter : public KubeWriter {
   size_t binds_ = 0;
   std::string fail_bind_;
   std::deque<PodEvent> events_;
+  std::deque<std::string> requeued_;
 };
 
 }  // namespace topofit::k8s

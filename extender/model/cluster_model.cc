@@ -55,7 +55,8 @@ ClusterModel::ClusterModel(ModelOptions options)
     : clock_(options.clock ? options.clock : SystemClock::Get()),
       options_(options),
       resolver_(&registry_),
-      pending_(clock_, options.pending_capacity, options.pending_ttl) {}
+      pending_(clock_, options.pending_capacity, options.pending_ttl),
+      waits_(clock_) {}
 
 ClusterModel::~ClusterModel() = default;
 
@@ -164,6 +165,7 @@ void ClusterModel::ApplyPod(const k8s::PodObject& pod) {
     return;
   }
   pending_.Erase(uid);
+  waits_.Forget(uid);
 
   Holding h;
   h.uid = uid;
@@ -227,6 +229,7 @@ void ClusterModel::ApplyPod(const k8s::PodObject& pod) {
 
 void ClusterModel::DeletePod(std::string_view uid) {
   pending_.Erase(uid);
+  waits_.Forget(uid);
   std::shared_lock lock(nodes_mu_);
   DetachPodLocked(std::string(uid), /*reservations_only=*/false);
 }

@@ -44,6 +44,7 @@
 #include "extender/model/model_views.h"
 #include "extender/model/node_index.h"
 #include "extender/model/node_state.h"
+#include "extender/model/capacity_waits.h"
 #include "extender/model/pending_pods.h"
 #include "extender/model/pod_intent.h"
 #include "extender/model/topology_resolver.h"
@@ -149,6 +150,7 @@ class ClusterModel {
 
   PendingPods& pending() { return pending_; }
   const PendingPods& pending() const { return pending_; }
+  CapacityWaits& waits() { return waits_; }
   const Clock& clock() const { return *clock_; }
   TopologyRegistry& registry() { return registry_; }
   FreeShapes ShapesOf(const NodeState& node) const;
@@ -174,6 +176,7 @@ class ClusterModel {
   TopologyResolver resolver_;
   mutable FreeShapeCounter shapes_;
   PendingPods pending_;
+  CapacityWaits waits_;
 
   mutable std::shared_mutex nodes_mu_;
   // Free GPUs by GPU model (product id), kept by the nodes (NodeState::AttachFreeCounter). Entries

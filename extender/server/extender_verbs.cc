@@ -120,6 +120,12 @@ Reply ExtenderVerbs::FilterImpl(std::string_view body, bool padded) {
   std::vector<std::string_view> full_names;
   const std::vector<std::string_view>& names = RequestNames(*args, full_names);
   model::FilterOutcome outcome = pipeline_->Filter(pod, std::span<const std::string_view>(names));
+  // Turned away everywhere, on some node only for want of free GPUs: wait there (capacity_waits.h).
+  if (outcome.passed.empty() && !outcome.failed.empty() && pod.wants_gpus()) {
+    std::vector<std::string> waits;
+    for (const auto& f : outcome.failed) waits.emplace_back(names[f.index]);
+    pipeline_->model().waits().Note({pod.uid, pod.namespace_, pod.name, pod.gpus}, waits);
+  }
 
   std::string out = protocol::EncodeFilterResult(*args, names, outcome);
 
@@ -237,6 +243,7 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
   }
   (void)pipeline_->Confirm(args->pod_uid);
   pipeline_->model().pending().Erase(args->pod_uid);
+  pipeline_->model().waits().Forget(args->pod_uid);
   if (!why.nodes.empty()) {
     writer_->RecordPodEvent({args->pod_namespace, args->pod_name, args->pod_uid, "Normal", "GPUsAssigned",
                              model::PlacementSummary(why.nodes.front(), *gpus)});

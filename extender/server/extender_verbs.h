@@ -19,6 +19,10 @@
 // topofit.io/gpu-ids (one write: the pod is bound and annotated together or not at all), then
 // Confirm; any failure Releases the reservation.
 //
+// filter: a pod turned away on every node, on some for want of free GPUs (a resolvable failure),
+// waits on those in the model's CapacityWaits until the live watch sees GPUs freed there; bind ends
+// the wait.
+//
 // Every decision logs one line (msg="decision" verb=...) through base/log.h. Thread-safe.
 
 #include <atomic>

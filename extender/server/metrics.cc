@@ -68,6 +68,11 @@ std::string Metrics::Render(const model::ClusterModel& model, const model::Model
       out += fmt::format("topofit_watch_connected{{kind=\"{}\"}} {}\n", LabelValue(kind), connected ? 1 : 0);
   }
 
+  out += "# HELP topofit_requeued_pods_total Pods turned away for want of free GPUs on a node kube-scheduler "
+         "saw room on, asked to be tried again once topofit saw GPUs freed there (live mode).\n"
+         "# TYPE topofit_requeued_pods_total counter\n";
+  out += fmt::format("topofit_requeued_pods_total {}\n", requeued_.load(std::memory_order_relaxed));
+
   auto nodes = model.Nodes();
   auto totals = model.Totals();
   out += "# HELP topofit_node_gpus Usable GPUs of a node.\n# TYPE topofit_node_gpus gauge\n";

@@ -46,6 +46,8 @@ class Metrics {
   // cluster (LiveOptions::on_watch_state). Both kinds always render; one never set reads 0, which is
   // also the truth without a watch (--snapshot, the demo cluster).
   void SetWatchConnected(std::string_view kind, bool connected);
+  // Live mode: a pod turned away for GPUs was requeued once topofit saw them freed (capacity_waits.h).
+  void CountRequeue() { requeued_.fetch_add(1, std::memory_order_relaxed); }
 
   // shortfall: the model-bound demand against the free GPUs (QueryApi::Shortfall); null renders
   // no set and a shortfall of 0.
@@ -60,6 +62,7 @@ class Metrics {
   mutable std::mutex mu_;
   std::map<std::pair<int, std::string>, uint64_t, std::less<>> decisions_;
   std::map<std::string, bool, std::less<>> watch_connected_{{"nodes", false}, {"pods", false}};
+  std::atomic<uint64_t> requeued_{0};
 };
 
 }  // namespace topofit::server

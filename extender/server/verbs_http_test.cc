@@ -173,6 +173,31 @@ TEST_CASE("bind: reserves, annotates, binds, unknown pod is an Error") {
   CHECK(writer.Events().size() == 1);  // No event for a bind that failed.
 }
 
+TEST_CASE("filter: a pod turned away everywhere waits where it lacked free GPUs, until bound") {
+  LiveServer srv;
+  auto& waits = srv.app->model().waits();
+  // dgx-v100-1 has 4 free (resolvable), pcie-4x-1 only 4 GPUs (unresolvable): w waits on dgx-v100-1.
+  REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod("w", 8) + R"(,"NodeNames":["dgx-v100-1","pcie-4x-1"]})"));
+  CHECK(waits.size() == 1);
+  // A pod that passes somewhere does not wait.
+  REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod("ok", 8) + R"(,"NodeNames":)" + kDemoNames + "}"));
+  CHECK(waits.size() == 1);
+  // Bound (here to a node kube-scheduler had not sent it): no longer waits.
+  auto res = srv.Post("/scheduler/bind", R"({"PodName":"w","PodNamespace":"t","PodUID":"uid-w","Node":"dgx-v100-2"})");
+  REQUIRE(res);
+  CHECK(res->body == R"({"Error":""})");
+  CHECK(waits.size() == 0);
+  // Noted again and then freed: dgx-v100-1 frees nothing for 8 GPUs while it has 4 free.
+  REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod("w2", 8) + R"(,"NodeNames":["dgx-v100-1"]})"));
+  CHECK(waits.Freed("pcie-4x-1", 8).empty());
+  CHECK(waits.Freed("dgx-v100-1", 4).empty());
+  auto freed = waits.Freed("dgx-v100-1", 8);
+  REQUIRE(freed.size() == 1);
+  CHECK(freed[0].name == "w2");
+  CHECK(freed[0].namespace_ == "t");
+  CHECK(freed[0].uid == "uid-w2");
+}
+
 TEST_CASE("preempt: meta victims and full victims answer NodeNameToMetaVictims") {
   LiveServer srv;
   // dgx-v100-1 holds ml/train-llm-0 (4 GPUs); an 8-GPU pod needs it evicted.

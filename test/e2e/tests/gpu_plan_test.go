@@ -29,7 +29,9 @@ const (
 	annotationActual = "topofit.io/gpu-actual"
 	annotationPCI    = "topofit.io/gpu-pci-bus-ids"
 	annotationHealth = "topofit.io/gpu-health"
-	followWithin     = 5 * time.Second
+	// Set by topofit on a pending pod it asks kube-scheduler to try again.
+	annotationRequeuedAt = "topofit.io/requeued-at"
+	followWithin         = 5 * time.Second
 )
 
 type gpuAssignment struct {
