@@ -20,7 +20,6 @@
 // pod). Thread-safe.
 
 #include <cstddef>
-#include <list>
 #include <mutex>
 #include <set>
 #include <string>
@@ -29,6 +28,7 @@
 #include <vector>
 
 #include "extender/model/clock.h"
+#include "extender/model/expiring_lru.h"
 
 namespace topofit::model {
 
@@ -54,17 +54,12 @@ class CapacityWaits {
   struct Entry {
     WaitingPod pod;
     std::vector<std::string> nodes;
-    TimePoint noted_at;
   };
-  void EraseLocked(std::list<Entry>::iterator it);
-  void EvictLocked(TimePoint now);
+  void UnindexLocked(const Entry& e);
 
   const Clock* clock_;
-  const size_t capacity_;
-  const Duration ttl_;
   mutable std::mutex mu_;
-  std::list<Entry> order_;  // Oldest first.
-  std::unordered_map<std::string, std::list<Entry>::iterator> by_uid_;
+  ExpiringLru<Entry> by_uid_;
   std::unordered_map<std::string, std::set<std::string>> by_node_;  // node -> uids noted there
 };
 

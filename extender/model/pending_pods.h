@@ -10,14 +10,12 @@
 
 #include <chrono>
 #include <cstddef>
-#include <list>
 #include <mutex>
 #include <optional>
-#include <string>
 #include <string_view>
-#include <unordered_map>
 
 #include "extender/model/clock.h"
+#include "extender/model/expiring_lru.h"
 #include "extender/model/pod_intent.h"
 
 namespace topofit::model {
@@ -35,18 +33,9 @@ class PendingPods {
   size_t size() const;
 
  private:
-  struct Entry {
-    PodRequest pod;
-    TimePoint put_at;
-  };
-  void EvictLocked(TimePoint now);
-
   const Clock* clock_;
-  const size_t capacity_;
-  const Duration ttl_;
   mutable std::mutex mu_;
-  std::list<Entry> order_;  // Oldest first.
-  std::unordered_map<std::string, std::list<Entry>::iterator> by_uid_;
+  ExpiringLru<PodRequest> pods_;  // By uid.
 };
 
 }  // namespace topofit::model
