@@ -81,7 +81,12 @@ int RunReplayBench(const ReplayArgs& a) {
 }
 
 int RunSyntheticBench(const SyntheticArgs& a) {
-  SyntheticSpec spec{a.node_mix, a.size_mix, a.pods, a.seed, a.time_ordered};
+  SyntheticSpec spec;
+  spec.node_mix = a.node_mix;
+  spec.size_mix = a.size_mix;
+  spec.pods = a.pods;
+  spec.seed = a.seed;
+  spec.with_time = a.time_ordered;
   spec.family = a.family;
   auto w = GenerateSynthetic(spec);
   auto seeds = ParseSeeds(a.seeds);
