@@ -184,4 +184,11 @@ std::string ApiErrorMessage(const ApiResponse& response) {
   return std::to_string(response.status) + ": " + message;
 }
 
+Status MergePatch(ApiClient& api, const std::string& path, const std::string& patch, const std::string& what) {
+  auto res = api.Do("PATCH", path, patch, "application/merge-patch+json");
+  if (!res.ok()) return Error{what + ": " + res.error()};
+  if (res->status / 100 != 2) return Error{what + ": " + ApiErrorMessage(*res)};
+  return Status::Ok();
+}
+
 }  // namespace topofit::apiclient

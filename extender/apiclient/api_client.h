@@ -102,4 +102,8 @@ std::string UrlEncode(std::string_view value);
 // HTTP status: "409: pods \"p\" is already assigned to node \"n\"".
 std::string ApiErrorMessage(const ApiResponse& response);
 
+// One JSON merge patch (`patch`: its JSON text) of the object at `path`; an Error "<what>: <reason>"
+// unless the API server answers 2xx, e.g. "annotate node n1: 404: nodes \"n1\" not found".
+Status MergePatch(ApiClient& api, const std::string& path, const std::string& patch, const std::string& what);
+
 }  // namespace topofit::apiclient

@@ -24,6 +24,13 @@ std::string PodPath(const std::string& namespace_, const std::string& name) {
   return "/api/v1/namespaces/" + UrlEncode(namespace_) + "/pods/" + UrlEncode(name);
 }
 
+Status PatchPodAnnotations(ApiClient& api, const std::string& ns, const std::string& name, const std::string& uid,
+                           const std::map<std::string, std::string>& annotations) {
+  nlohmann::json patch = {{"metadata", {{"annotations", annotations}}}};
+  if (!uid.empty()) patch["metadata"]["uid"] = uid;
+  return MergePatch(api, PodPath(ns, name), patch.dump(), "annotate pod " + ns + "/" + name);
+}
+
 Status ApiWriter::Bind(const std::string& namespace_, const std::string& name, const std::string& uid,
                        const std::string& node, const std::map<std::string, std::string>& annotations) {
   nlohmann::json binding = {
@@ -67,21 +74,14 @@ void ApiWriter::RecordPodEvent(k8s::PodEvent event) {
   spec.reason = std::move(event.reason);
   spec.message = std::move(event.message);
   spec.component = "topofit";
-  std::string what = "event " + spec.reason + " on pod " + spec.namespace_ + "/" + spec.name;
-  writes_->Push(std::move(what), [this, spec = std::move(spec)] { return CreateEvent(api_, spec); });
+  QueueEvent(*writes_, api_, std::move(spec));
 }
 
 void ApiWriter::RequeuePod(const std::string& ns, const std::string& name, const std::string& uid) {
   const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
-  nlohmann::json patch = {{"metadata", {{"annotations", {{k8s::kRequeuedAtAnnotation, fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now)}}}}}};
-  if (!uid.empty()) patch["metadata"]["uid"] = uid;
-  std::string what = "requeue pod " + ns + "/" + name;
-  writes_->Push(what, [this, path = PodPath(ns, name), body = patch.dump(), what]() -> Status {
-    auto res = api_.Do("PATCH", path, body, "application/merge-patch+json");
-    if (!res.ok()) return Error{what + ": " + res.error()};
-    if (res->status / 100 != 2) return Error{what + ": " + ApiErrorMessage(*res)};
-    return Status::Ok();
-  });
+  std::map<std::string, std::string> annotations = {{k8s::kRequeuedAtAnnotation, fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now)}};
+  writes_->Push("requeue pod " + ns + "/" + name,
+                [this, ns, name, uid, annotations] { return PatchPodAnnotations(api_, ns, name, uid, annotations); });
 }
 
 }  // namespace topofit::apiclient

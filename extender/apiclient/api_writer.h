@@ -45,4 +45,9 @@ class ApiWriter final : public k8s::KubeWriter {
 // "/api/v1/namespaces/<ns>/pods/<name>" with both parts percent-encoded.
 std::string PodPath(const std::string& namespace_, const std::string& name);
 
+// Merges `annotations` into pod ns/name (MergePatch, "annotate pod ns/name"), with metadata.uid as a
+// precondition when `uid` is given: a re-created pod of the same name is left alone (409).
+Status PatchPodAnnotations(ApiClient& api, const std::string& ns, const std::string& name, const std::string& uid,
+                           const std::map<std::string, std::string>& annotations);
+
 }  // namespace topofit::apiclient

@@ -44,10 +44,12 @@ Status CreateEvent(ApiClient& api, const EventSpec& event) {
   return Status::Ok();
 }
 
-void EventRecorder::Record(EventSpec event) {
+void QueueEvent(WriteQueue& writes, ApiClient& api, EventSpec event) {
   std::string what = "event " + event.reason + " on " + event.kind + " " + event.namespace_ +
                      (event.namespace_.empty() ? "" : "/") + event.name;
-  writes_.Push(std::move(what), [this, event = std::move(event)] { return CreateEvent(api_, event); });
+  writes.Push(std::move(what), [&api, event = std::move(event)] { return CreateEvent(api, event); });
 }
+
+void EventRecorder::Record(EventSpec event) { QueueEvent(writes_, api_, std::move(event)); }
 
 }  // namespace topofit::apiclient

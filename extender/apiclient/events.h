@@ -29,6 +29,8 @@ struct EventSpec {
 };
 
 Status CreateEvent(ApiClient& api, const EventSpec& event);
+// CreateEvent on `writes`: queued, made later on its thread; `api` must outlive the queue's writes.
+void QueueEvent(WriteQueue& writes, ApiClient& api, EventSpec event);
 
 class EventRecorder {
  public:

@@ -25,17 +25,6 @@ void InMemoryKubeWriter::RecordPodEvent(PodEvent event) {
   if (events_.size() > kMaxEvents) events_.pop_front();
 }
 
-void InMemoryKubeWriter::RequeuePod(const std::string& ns, const std::string& name, const std::string&) {
-  std::lock_guard<std::mutex> lock(mu_);
-  requeued_.push_back(ns + "/" + name);
-  if (requeued_.size() > kMaxEvents) requeued_.pop_front();
-}
-
-std::vector<std::string> InMemoryKubeWriter::Requeued() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return {requeued_.begin(), requeued_.end()};
-}
-
 std::vector<PodEvent> InMemoryKubeWriter::Events() const {
   std::lock_guard<std::mutex> lock(mu_);
   return {events_.begin(), events_.end()};

@@ -56,15 +56,15 @@ class InMemoryKubeWriter : public KubeWriter {
   Status Bind(const std::string& ns, const std::string& name, const std::string& uid, const std::string& node,
               const std::map<std::string, std::string>& annotations) override;
   void RecordPodEvent(PodEvent event) override;
-  void RequeuePod(const std::string& ns, const std::string& name, const std::string& uid) override;
+  // Nothing to write: no kube-scheduler stands behind an in-memory cluster (and nothing calls it
+  // without a watch).
+  void RequeuePod(const std::string&, const std::string&, const std::string&) override {}
 
   static constexpr size_t kMaxEvents = 1000;
   // The pod ns/name is gone: a pod of that name may be bound again. False when none was bound.
   bool Forget(const std::string& ns, const std::string& name);
   void FailNextBind(std::string message);
   std::vector<PodEvent> Events() const;
-  // "ns/name" of each RequeuePod, oldest first (the last kMaxEvents).
-  std::vector<std::string> Requeued() const;
   // "ns/name" -> what was written.
   std::map<std::string, BoundPod> Pods() const;
   size_t bind_count() const;
@@ -75,7 +75,6 @@ class InMemoryKubeWriter : public KubeWriter {
   size_t binds_ = 0;
   std::string fail_bind_;
   std::deque<PodEvent> events_;
-  std::deque<std::string> requeued_;
 };
 
 }  // namespace topofit::k8s

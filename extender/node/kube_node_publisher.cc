@@ -44,10 +44,7 @@ Result<std::map<std::string, std::string>> KubeNodePublisher::GetNodeAnnotations
 Status KubeNodePublisher::PatchNodeAnnotations(const std::string& node,
                                                const std::map<std::string, std::string>& annotations) {
   nlohmann::json patch = {{"metadata", {{"annotations", annotations}}}};
-  auto res = api_.Do("PATCH", NodePath(node), patch.dump(), "application/merge-patch+json");
-  if (!res.ok()) return Error{fmt::format("annotate node {}: {}", node, res.error())};
-  if (res->status / 100 != 2) return Error{fmt::format("annotate node {}: {}", node, apiclient::ApiErrorMessage(*res))};
-  return Status::Ok();
+  return apiclient::MergePatch(api_, NodePath(node), patch.dump(), "annotate node " + node);
 }
 
 Status KubeNodePublisher::CreateNodeEvent(const std::string& node, const NodeEvent& event) {

@@ -1,6 +1,6 @@
 #include "extender/node/plugin/kube_actual_publisher.h"
 
-#include <nlohmann/json.hpp>
+#include "extender/apiclient/api_writer.h"
 
 namespace topofit::node {
 
@@ -8,12 +8,7 @@ KubeActualPublisher::KubeActualPublisher(apiclient::ApiClient& api, std::string 
     : api_(api), node_(std::move(node)), nodes_(api), events_(api) {}
 
 Status KubeActualPublisher::PatchPod(const NodePod& pod, const std::map<std::string, std::string>& annotations) {
-  nlohmann::json patch = {{"metadata", {{"uid", pod.uid}, {"annotations", annotations}}}};
-  std::string path = "/api/v1/namespaces/" + apiclient::UrlEncode(pod.namespace_) + "/pods/" + apiclient::UrlEncode(pod.name);
-  auto res = api_.Do("PATCH", path, patch.dump(), "application/merge-patch+json");
-  if (!res.ok()) return Error{"annotate pod " + pod.key() + ": " + res.error()};
-  if (res->status / 100 != 2) return Error{"annotate pod " + pod.key() + ": " + apiclient::ApiErrorMessage(*res)};
-  return Status::Ok();
+  return apiclient::PatchPodAnnotations(api_, pod.namespace_, pod.name, pod.uid, annotations);
 }
 
 void KubeActualPublisher::PodEvent(const NodePod& pod, const std::string& type, const std::string& reason,
