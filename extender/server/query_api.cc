@@ -148,7 +148,7 @@ Reply QueryApi::Workload() const {
                       {"share", s.weight}});
   }
   // Model-bound demand against the free GPUs (model_shortfall.h): what FragmentationGradient weighs.
-  const model::ModelShortfall shortfall = Shortfall();
+  const model::ModelShortfall shortfall = pipeline_->Shortfall(*snap);  // The shapes listed above.
   json models = json::array();
   for (const auto& d : shortfall.demands()) {
     json products = json::array();
