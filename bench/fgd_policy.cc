@@ -4,7 +4,7 @@
 
 #include "bench/scored_policy.h"
 #include "bench/topofit_policy.h"
-#include "extender/model/workload_estimate.h"
+#include "extender/placement/workload_estimate.h"
 
 namespace topofit::bench {
 namespace {
@@ -27,7 +27,7 @@ class FgdPolicy final : public ScoredPolicy {
   }
 
   Placement Place(const SimCluster& cluster, const PodSpec& pod, std::span<const int> feasible) override {
-    model::PodRequest req;
+    cluster::PodRequest req;
     req.uid = pod.name;
     req.gpus = pod.gpus;
     req.cpu_milli = pod.cpu_milli;
@@ -72,7 +72,7 @@ class FgdPolicy final : public ScoredPolicy {
   }
 
   FgdScope scope_;
-  model::WorkloadEstimate estimate_;
+  placement::WorkloadEstimate estimate_;
   std::vector<Shape> shapes_;
 };
 

@@ -2,7 +2,7 @@
 // FGD: Fragmentation Gradient Descent (Weng et al., "Beware of Fragmentation", USENIX ATC'23, the
 // openb trace's paper), on whole GPUs, with the stock device plugin's set choice (ScoredPolicy).
 //
-// The workload is the same running estimate topofit's extender keeps (model::WorkloadEstimate), fed
+// The workload is the same running estimate topofit's extender keeps (placement::WorkloadEstimate), fed
 // with each pod as it arrives, before it is placed - never with pods still to come. For a pod shape
 // m (GPU count k, CPU, memory, allowed GPU models) on a node with F free GPUs, free CPU C and memory M:
 //   frag_m(node) = F   when m cannot run there (k > F, CPU > C, memory > M, or the wrong GPU model)

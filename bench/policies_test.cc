@@ -174,7 +174,7 @@ TEST_CASE("topofit on the default profile: the tie-break, not LeastAllocated, ch
   // Two equal nodes; the first 1-GPU pod lands on one of them. For the second, FragmentationGradient
   // ties both (the pod itself is the workload: it fits after on either), so without a rule both get 10
   // and LeastAllocated spreads to the empty node; fit-then-pack fills the used one.
-  for (auto rule : {model::TieBreak::kNone, model::TieBreak::kFitThenPack}) {
+  for (auto rule : {placement::TieBreak::kNone, placement::TieBreak::kFitThenPack}) {
     auto c = Cluster({Node("a", "pcie-8-dual-socket", 8), Node("b", "pcie-8-dual-socket", 8)});
     PolicyOptions o;
     o.pipeline.tie_break = rule;
@@ -186,8 +186,8 @@ TEST_CASE("topofit on the default profile: the tie-break, not LeastAllocated, ch
     REQUIRE(first.ok());
     Placement second = replay.Arrive(Pod("p2", 1, 8000, 32768));
     REQUIRE(second.ok());
-    CAPTURE(model::ToString(rule));
-    if (rule == model::TieBreak::kNone) CHECK(second.node != first.node);
+    CAPTURE(placement::ToString(rule));
+    if (rule == placement::TieBreak::kNone) CHECK(second.node != first.node);
     else CHECK(second.node == first.node);
   }
 }

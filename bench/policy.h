@@ -21,7 +21,7 @@
 #include "base/status.h"
 #include "bench/sim_cluster.h"
 #include "bench/workload.h"
-#include "extender/model/pipeline_config.h"
+#include "extender/placement/pipeline_config.h"
 #include "topology/gpu_set.h"
 
 namespace topofit::bench {
@@ -60,7 +60,7 @@ struct PolicyOptions {
   // the extender score is added to: "least" (the default, LeastAllocated) or "most" (MostAllocated over
   // cpu, memory and nvidia.com/gpu), each plus BalancedAllocation.
   std::string in_tree = "least";
-  model::PipelineConfig pipeline;  // topofit only: score weights and request mix, as `serve --config`.
+  placement::PipelineConfig pipeline;  // topofit only: score weights and request mix, as `serve --config`.
 };
 
 struct PolicyInfo {

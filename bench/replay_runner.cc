@@ -11,7 +11,7 @@
 #include "bench/sim_cluster.h"
 #include "bench/synthetic.h"
 #include "extender/k8s/snapshot.h"
-#include "extender/model/topology_resolver.h"
+#include "extender/cluster/topology_resolver.h"
 
 namespace topofit::bench {
 
@@ -33,7 +33,7 @@ int RunReplayBench(const ReplayArgs& a) {
   // Each node's topology as topofit's own model resolves it (annotation, GFD labels, fallback), so the
   // replay sees the cluster the way `topofit serve` saw it.
   TopologyRegistry registry;
-  model::TopologyResolver resolver(&registry);
+  cluster::TopologyResolver resolver(&registry);
   std::vector<NodeSpec> nodes;
   std::vector<NodeType> types;
   std::vector<int> type_of;
@@ -44,7 +44,7 @@ int RunReplayBench(const ReplayArgs& a) {
     s.cpu_milli = n.allocatable_cpu_milli;
     s.memory_mib = n.allocatable_memory_bytes >> 20;
     int type = -1;
-    model::ResolvedTopology r = resolver.Resolve(n);
+    cluster::ResolvedTopology r = resolver.Resolve(n);
     if (r.topology && r.usable.size() > 0) {
       s.gpus = r.usable.size();
       s.model = r.profile.empty() ? "custom" : r.profile;

@@ -7,8 +7,8 @@
 #include "bench/host_selection.h"
 #include "bench/kube_policies.h"
 #include "extender/k8s/objects.h"
-#include "extender/model/cluster_model.h"
-#include "extender/model/pipeline.h"
+#include "extender/cluster/cluster_model.h"
+#include "extender/placement/pipeline.h"
 
 namespace topofit::bench {
 
@@ -35,9 +35,9 @@ class TopofitPolicy final : public Policy {
     rng_.seed(seed);
     stats_ = {};
     pipeline_.reset();
-    model_ = std::make_unique<model::ClusterModel>();
-    if (auto st = model::Pipeline::Validate(config_); !st) return Error{"topofit pipeline: " + st.error()};
-    pipeline_ = std::make_unique<model::Pipeline>(model_.get(), config_);
+    model_ = std::make_unique<cluster::ClusterModel>();
+    if (auto st = placement::Pipeline::Validate(config_); !st) return Error{"topofit pipeline: " + st.error()};
+    pipeline_ = std::make_unique<placement::Pipeline>(model_.get(), config_);
     names_.clear();
     for (const auto& n : cluster.nodes()) {
       k8s::NodeObject obj;
@@ -69,11 +69,11 @@ class TopofitPolicy final : public Policy {
       p.node = PickMax(cluster, pod, feasible, ext);
       return p;
     }
-    model::PodRequest req = Request(pod);
+    cluster::PodRequest req = Request(pod);
     std::vector<std::string_view> names;
     names.reserve(feasible.size());
     for (int i : feasible) names.push_back(names_[i]);
-    model::FilterOutcome f = pipeline_->Filter(req, std::span<const std::string_view>(names));
+    placement::FilterOutcome f = pipeline_->Filter(req, std::span<const std::string_view>(names));
     if (f.passed.empty()) return p;
     std::vector<std::string_view> passed_names;
     std::vector<int> passed;
@@ -130,8 +130,8 @@ class TopofitPolicy final : public Policy {
   }
 
  private:
-  model::PodRequest Request(const PodSpec& pod) const {
-    model::PodRequest r;
+  cluster::PodRequest Request(const PodSpec& pod) const {
+    cluster::PodRequest r;
     r.uid = pod.name;
     r.namespace_ = "bench";
     r.name = pod.name;
@@ -153,10 +153,10 @@ class TopofitPolicy final : public Policy {
   int weight_;
   bool most_;
   ExtenderStats stats_;
-  model::PipelineConfig config_;
+  placement::PipelineConfig config_;
   std::mt19937_64 rng_;
-  std::unique_ptr<model::ClusterModel> model_;
-  std::unique_ptr<model::Pipeline> pipeline_;
+  std::unique_ptr<cluster::ClusterModel> model_;
+  std::unique_ptr<placement::Pipeline> pipeline_;
   std::vector<std::string> names_;
 };
 

@@ -1,6 +1,6 @@
 #pragma once
 // The topofit policy: placement through the very pipeline that answers kube-scheduler in
-// `topofit serve` (extender/model: ClusterModel + Pipeline), in-process - nothing of topofit's
+// `topofit serve` (extender/cluster: ClusterModel, extender/placement: Pipeline), in-process - nothing of topofit's
 // policy is re-implemented here.
 //
 // Per pod, as kube-scheduler with topofit configured as its extender (manifests/base):
@@ -21,7 +21,7 @@
 #include <memory>
 
 #include "bench/policy.h"
-#include "extender/model/pipeline_config.h"
+#include "extender/placement/pipeline_config.h"
 
 namespace topofit::bench {
 

@@ -50,10 +50,10 @@ std::string CpuPodJson() {
 
 // Fills the workload estimate as a long-running cluster's is: 2,000 GPU pods of 1/2/4/8 GPUs
 // (60/15/10/15%) with 2-12 cores and 8-96 GiB per GPU, seeded, which leaves the 48 shapes kept.
-void SeedWorkload(model::Pipeline& pipeline) {
+void SeedWorkload(placement::Pipeline& pipeline) {
   std::mt19937 rng(7);
   for (int i = 0; i < 2000; ++i) {
-    model::PodRequest pod;
+    cluster::PodRequest pod;
     pod.uid = fmt::format("seen-{}", i);
     const uint32_t r = rng() % 100;
     pod.gpus = r < 60 ? 1 : r < 75 ? 2 : r < 85 ? 4 : 8;

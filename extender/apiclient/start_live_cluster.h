@@ -15,15 +15,15 @@
 
 #include "extender/apiclient/cluster_sink.h"
 #include "extender/apiclient/live_cluster.h"
-#include "extender/model/cluster_model.h"
+#include "extender/cluster/cluster_model.h"
 
 namespace topofit::apiclient {
 
-using RequeueFn = std::function<void(const model::WaitingPod& pod, const std::string& node)>;
+using RequeueFn = std::function<void(const cluster::WaitingPod& pod, const std::string& node)>;
 
 class ModelSink final : public ClusterSink {
  public:
-  explicit ModelSink(model::ClusterModel& model, RequeueFn requeue = nullptr)
+  explicit ModelSink(cluster::ClusterModel& model, RequeueFn requeue = nullptr)
       : model_(model), requeue_(std::move(requeue)) {}
   void ApplyNode(const k8s::NodeObject& node) override { model_.ApplyNode(node); }
   void DeleteNode(std::string_view name) override { model_.DeleteNode(name); }
@@ -36,13 +36,13 @@ class ModelSink final : public ClusterSink {
   // After GPUs were freed on `node`: requeues the waiting pods that now fit there.
   void Freed(const std::string& node);
 
-  model::ClusterModel& model_;
+  cluster::ClusterModel& model_;
   RequeueFn requeue_;
 };
 
 // `api` from ConnectApi(options), shared with the ApiWriter given to the server.
 inline std::unique_ptr<LiveCluster> StartLiveCluster(const LiveOptions& options, std::shared_ptr<ApiClient> api,
-                                                     model::ClusterModel& model, RequeueFn requeue = nullptr) {
+                                                     cluster::ClusterModel& model, RequeueFn requeue = nullptr) {
   return LiveCluster::Start(options, std::move(api), std::make_unique<ModelSink>(model, std::move(requeue)));
 }
 

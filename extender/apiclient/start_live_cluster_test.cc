@@ -40,7 +40,7 @@ TEST_CASE("start live cluster: a fresh model is rebuilt from annotations, no GPU
   std::atomic<int> ready_calls{0};
   LiveOptions options = OptionsFor(server, &ready_calls);
   for (int restart = 0; restart < 2; ++restart) {  // The second round is "after a restart".
-    model::ClusterModel model;
+    cluster::ClusterModel model;
     auto api = ConnectApi(options);
     REQUIRE_MESSAGE(api.ok(), api.error());
     auto live = StartLiveCluster(options, *api, model);
@@ -68,7 +68,7 @@ TEST_CASE("start live cluster: a fresh model is rebuilt from annotations, no GPU
   }
   CHECK(ready_calls.load() == 2);
 
-  model::ClusterModel model;
+  cluster::ClusterModel model;
   auto api = ConnectApi(options);
   REQUIRE(api.ok());
   auto live = StartLiveCluster(options, *api, model);
@@ -87,10 +87,10 @@ TEST_CASE("start live cluster: GPUs freed on a node requeue the pods that waited
 
   std::atomic<int> ready_calls{0};
   LiveOptions options = OptionsFor(server, &ready_calls);
-  model::ClusterModel model;
+  cluster::ClusterModel model;
   std::mutex mu;
   std::vector<std::string> requeued;  // "name@node"
-  auto requeue = [&](const model::WaitingPod& pod, const std::string& node) {
+  auto requeue = [&](const cluster::WaitingPod& pod, const std::string& node) {
     std::lock_guard<std::mutex> lock(mu);
     requeued.push_back(pod.name + "@" + node);
   };

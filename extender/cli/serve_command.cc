@@ -155,7 +155,7 @@ int RunServe(const ServeFlags& flags, CLI::App& sub) {
   if (api) {
     live.on_ready = [&a] { a.server().SetReady(true); };
     live.on_watch_state = [&a](const std::string& kind, bool connected) { a.metrics().SetWatchConnected(kind, connected); };
-    auto requeue = [&a](const model::WaitingPod& pod, const std::string& node) {
+    auto requeue = [&a](const cluster::WaitingPod& pod, const std::string& node) {
       a.writer().RequeuePod(pod.namespace_, pod.name, pod.uid);
       a.metrics().CountRequeue();
       Log(LogLevel::kInfo, "requeue pod", {{"pod", pod.namespace_ + "/" + pod.name}, {"gpus", std::to_string(pod.gpus)},

@@ -11,7 +11,7 @@ namespace {
 using namespace std::string_view_literals;
 
 // {"name":"reason",...}
-void AppendFailures(std::string& out, const std::vector<model::NodeFailure>& failures,
+void AppendFailures(std::string& out, const std::vector<placement::NodeFailure>& failures,
                     std::span<const std::string_view> names) {
   JsonBuffer buf(out);
   buf.Reserve(1);
@@ -70,7 +70,7 @@ void AppendPassedNames(std::string& out, std::span<const std::string_view> names
 }  // namespace
 
 std::string EncodeFilterResult(const ExtenderArgs& args, std::span<const std::string_view> names,
-                               const model::FilterOutcome& outcome) {
+                               const placement::FilterOutcome& outcome) {
   std::string out;
   size_t echo_bytes = 0;
   if (args.nodes)
@@ -101,7 +101,7 @@ std::string EncodeFilterError(std::string_view message) {
   return out;
 }
 
-std::string EncodeHostPriorityList(std::span<const std::string_view> names, std::span<const model::NodeScore> scores) {
+std::string EncodeHostPriorityList(std::span<const std::string_view> names, std::span<const placement::NodeScore> scores) {
   std::string out;
   size_t name_bytes = 0;
   for (std::string_view n : names) name_bytes += n.size();

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "extender/model/pipeline.h"
+#include "extender/placement/pipeline.h"
 #include "extender/protocol/extender_args.h"
 
 namespace topofit::protocol {
@@ -24,12 +24,12 @@ namespace topofit::protocol {
 // echoes each kept Node's JSON byte for byte when it had Nodes (both when both came), FailedNodes and
 // FailedAndUnresolvableNodes map names to reasons, Error is "".
 std::string EncodeFilterResult(const ExtenderArgs& args, std::span<const std::string_view> names,
-                               const model::FilterOutcome& outcome);
+                               const placement::FilterOutcome& outcome);
 // ExtenderFilterResult for a refused call: every list null, Error = `message`.
 std::string EncodeFilterError(std::string_view message);
 
 // HostPriorityList: [{"Host":name,"Score":0..10}] in the order of `scores` (clamped to 0..10).
-std::string EncodeHostPriorityList(std::span<const std::string_view> names, std::span<const model::NodeScore> scores);
+std::string EncodeHostPriorityList(std::span<const std::string_view> names, std::span<const placement::NodeScore> scores);
 
 // ExtenderBindingResult: {"Error": error} ("" on success).
 std::string EncodeBindingResult(std::string_view error);

@@ -8,11 +8,11 @@ namespace topofit::server {
 
 Result<std::unique_ptr<ExtenderApp>> ExtenderApp::Create(const ServeConfig& config, const std::string& record_path,
                                                           std::unique_ptr<k8s::KubeWriter> writer, bool log_decisions) {
-  Status valid = model::Pipeline::Validate(config.pipeline);
+  Status valid = placement::Pipeline::Validate(config.pipeline);
   if (!valid.ok()) return Error{valid.error()};
   std::unique_ptr<ExtenderApp> app(new ExtenderApp());
-  app->model_ = std::make_unique<model::ClusterModel>(config.model);
-  app->pipeline_ = std::make_unique<model::Pipeline>(app->model_.get(), config.pipeline);
+  app->model_ = std::make_unique<cluster::ClusterModel>(config.model);
+  app->pipeline_ = std::make_unique<placement::Pipeline>(app->model_.get(), config.pipeline);
   app->writer_ = writer ? std::move(writer) : std::make_unique<k8s::InMemoryKubeWriter>();
   app->metrics_ = std::make_unique<Metrics>();
   if (!record_path.empty()) {

@@ -8,8 +8,8 @@
 
 #include "extender/k8s/kube_writer.h"
 #include "extender/k8s/snapshot.h"
-#include "extender/model/cluster_model.h"
-#include "extender/model/pipeline.h"
+#include "extender/cluster/cluster_model.h"
+#include "extender/placement/pipeline.h"
 #include "extender/server/extender_verbs.h"
 #include "extender/server/http_server.h"
 #include "extender/server/metrics.h"
@@ -40,8 +40,8 @@ class ExtenderApp {
   // (its GPUs are free) and the in-memory writer forgets its bind. 404 when neither knew it.
   Reply DeletePod(std::string_view ns, std::string_view name);
 
-  model::ClusterModel& model() { return *model_; }
-  model::Pipeline& pipeline() { return *pipeline_; }
+  cluster::ClusterModel& model() { return *model_; }
+  placement::Pipeline& pipeline() { return *pipeline_; }
   ExtenderVerbs& verbs() { return *verbs_; }
   Metrics& metrics() { return *metrics_; }
   ExtenderServer& server() { return *server_; }
@@ -49,8 +49,8 @@ class ExtenderApp {
 
  private:
   ExtenderApp() = default;
-  std::unique_ptr<model::ClusterModel> model_;
-  std::unique_ptr<model::Pipeline> pipeline_;
+  std::unique_ptr<cluster::ClusterModel> model_;
+  std::unique_ptr<placement::Pipeline> pipeline_;
   std::unique_ptr<k8s::KubeWriter> writer_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<Recorder> recorder_;

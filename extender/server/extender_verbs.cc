@@ -8,9 +8,9 @@
 
 #include "base/log.h"
 #include "extender/k8s/gpu_plan.h"
-#include "extender/model/container_plan.h"
-#include "extender/model/explain.h"
-#include "extender/model/preemption.h"
+#include "extender/placement/container_plan.h"
+#include "extender/placement/explain.h"
+#include "extender/placement/preemption.h"
 #include "extender/protocol/extender_args.h"
 #include "extender/protocol/replies.h"
 
@@ -47,7 +47,7 @@ std::string PodLabel(const k8s::PodObject& pod) {
 
 }  // namespace
 
-ExtenderVerbs::ExtenderVerbs(model::Pipeline* pipeline, k8s::KubeWriter* writer, Metrics* metrics,
+ExtenderVerbs::ExtenderVerbs(placement::Pipeline* pipeline, k8s::KubeWriter* writer, Metrics* metrics,
                              Recorder* recorder, bool log_decisions)
     : pipeline_(pipeline), writer_(writer), metrics_(metrics), recorder_(recorder), log_(log_decisions) {}
 
@@ -113,13 +113,13 @@ Reply ExtenderVerbs::FilterImpl(std::string_view body, bool padded) {
     if (log_) LogDecision(LogLevel::kWarn, "filter", {{"error", args.error()}});
     return Refused(Verb::kFilter, args.error());
   }
-  model::PodRequest pod = model::MakePodRequest(args->pod);
+  cluster::PodRequest pod = cluster::MakePodRequest(args->pod);
   if (pod.wants_gpus() && !pod.uid.empty()) pipeline_->model().pending().Put(pod);
 
   // When both NodeNames and Nodes come, both are answered.
   std::vector<std::string_view> full_names;
   const std::vector<std::string_view>& names = RequestNames(*args, full_names);
-  model::FilterOutcome outcome = pipeline_->Filter(pod, std::span<const std::string_view>(names));
+  placement::FilterOutcome outcome = pipeline_->Filter(pod, std::span<const std::string_view>(names));
   // Turned away everywhere, on some node only for want of free GPUs: wait there (capacity_waits.h).
   if (outcome.passed.empty() && !outcome.failed.empty() && pod.wants_gpus()) {
     std::vector<std::string> waits;
@@ -156,7 +156,7 @@ Reply ExtenderVerbs::PrioritizeImpl(std::string_view body, bool padded, bool wit
     if (log_) LogDecision(LogLevel::kWarn, ToString(verb), {{"error", args.error()}});
     return Refused(verb, args.error());
   }
-  model::PodRequest pod = model::MakePodRequest(args->pod);
+  cluster::PodRequest pod = cluster::MakePodRequest(args->pod);
   if (without_gpus && pod.wants_gpus()) {
     // The main entry's filter (and bind) place GPU pods; this entry adds nothing to them.
     if (metrics_) metrics_->CountDecision(verb, "gpu_pod");
@@ -214,7 +214,7 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
   }
   // What the pod's event will say, read before the reservation changes the node.
   const std::string node_name = args->node;
-  model::Explanation why = model::Explain(*pipeline_, *pod, std::span<const std::string>(&node_name, 1));
+  placement::Explanation why = placement::Explain(*pipeline_, *pod, std::span<const std::string>(&node_name, 1));
   auto gpus = pipeline_->ReserveBest(*pod, args->node);
   if (!gpus) return fail(fmt::format("cannot reserve GPUs for {} on {}: {}", label, args->node, gpus.error()));
   std::string ids = gpus->ToString();
@@ -225,11 +225,11 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
     std::vector<std::string> uuids;
     {
       auto reader = pipeline_->model().Read();
-      if (const model::NodeState* node = reader.Find(args->node)) uuids = node->spec().uuids;
+      if (const cluster::NodeState* node = reader.Find(args->node)) uuids = node->spec().uuids;
     }
     auto unix_now = std::chrono::duration_cast<std::chrono::seconds>(
                         std::chrono::system_clock::now().time_since_epoch()).count();
-    auto plan = model::MakeGpuPlan(pod->containers, *gpus, args->node, uuids, unix_now);
+    auto plan = placement::MakeGpuPlan(pod->containers, *gpus, args->node, uuids, unix_now);
     if (plan.ok()) {
       annotations.emplace(k8s::kGpuPlanAnnotation, k8s::EncodeGpuAssignment(*plan));
     } else {
@@ -246,7 +246,7 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
   pipeline_->model().waits().Forget(args->pod_uid);
   if (!why.nodes.empty()) {
     writer_->RecordPodEvent({args->pod_namespace, args->pod_name, args->pod_uid, "Normal", "GPUsAssigned",
-                             model::PlacementSummary(why.nodes.front(), *gpus)});
+                             placement::PlacementSummary(why.nodes.front(), *gpus)});
   }
   if (metrics_) metrics_->CountDecision(Verb::kBind, "bound");
   if (log_) {
@@ -264,9 +264,9 @@ Reply ExtenderVerbs::PreemptImpl(std::string_view body) {
     if (log_) LogDecision(LogLevel::kWarn, "preempt", {{"error", args.error()}});
     return Refused(Verb::kPreempt, args.error());
   }
-  model::PodRequest pod = model::MakePodRequest(args->pod);
+  cluster::PodRequest pod = cluster::MakePodRequest(args->pod);
   // Meta victims (UIDs; priorities from the model) when given, else the full victims.
-  model::NodeVictims candidates;
+  placement::NodeVictims candidates;
   std::map<std::string, int64_t> pdb;
   for (const auto& [node, victims] : args->node_to_meta_victims) {
     auto& list = candidates[node];
@@ -279,7 +279,7 @@ Reply ExtenderVerbs::PreemptImpl(std::string_view body) {
     for (const auto& p : victims.pods) list.push_back({p.meta.uid, p.priority});
     pdb[node] = victims.num_pdb_violations;
   }
-  model::PreemptOutcome outcome = model::Preempt(*pipeline_, pod, candidates);
+  placement::PreemptOutcome outcome = placement::Preempt(*pipeline_, pod, candidates);
 
   std::string out = protocol::EncodePreemptionResult(outcome.victims, pdb);
   if (metrics_) {

@@ -29,7 +29,7 @@
 #include <string_view>
 
 #include "extender/k8s/kube_writer.h"
-#include "extender/model/pipeline.h"
+#include "extender/placement/pipeline.h"
 #include "extender/protocol/extender_args.h"
 #include "extender/server/metrics.h"
 #include "extender/server/recorder.h"
@@ -40,7 +40,7 @@ namespace topofit::server {
 class ExtenderVerbs {
  public:
   // All pointers must outlive this object; recorder may be null.
-  ExtenderVerbs(model::Pipeline* pipeline, k8s::KubeWriter* writer, Metrics* metrics, Recorder* recorder,
+  ExtenderVerbs(placement::Pipeline* pipeline, k8s::KubeWriter* writer, Metrics* metrics, Recorder* recorder,
                 bool log_decisions = true);
 
   Reply Filter(std::string_view body);
@@ -71,7 +71,7 @@ class ExtenderVerbs {
   // Decodes filter/prioritize args; with SetLearnNodes, applies the request's unknown Nodes.
   Result<protocol::ExtenderArgs> DecodeArgs(std::string_view body, bool padded);
 
-  model::Pipeline* pipeline_;
+  placement::Pipeline* pipeline_;
   k8s::KubeWriter* writer_;
   Metrics* metrics_;
   Recorder* recorder_;

@@ -36,7 +36,7 @@ constexpr std::string_view kNotReady = "the cluster model is not loaded yet";
 }  // namespace
 
 ExtenderServer::ExtenderServer(ServerOptions options, ExtenderVerbs* verbs, const QueryApi* query,
-                               const Metrics* metrics, const model::ClusterModel* model,
+                               const Metrics* metrics, const cluster::ClusterModel* model,
                                std::shared_ptr<TlsCredentials> tls)
     : options_(std::move(options)), verbs_(verbs), query_(query), metrics_(metrics), model_(model) {
   while (options_.url_prefix.size() > 1 && options_.url_prefix.back() == '/') options_.url_prefix.pop_back();
@@ -110,7 +110,7 @@ Reply ExtenderServer::Ops(const HttpRequest& req) {
     if (path == "/healthz") return Text("ok\n");
     if (path == "/readyz") return ready_.load() ? Text("ok\n") : JsonErrorReply(503, kNotReady);
     if (path == "/metrics") {
-      const model::ModelShortfall shortfall = query_->Shortfall();
+      const placement::ProductShortfall shortfall = query_->Shortfall();
       Reply r = Text(metrics_->Render(*model_, &shortfall));
       r.content_type = "text/plain; version=0.0.4";
       return r;

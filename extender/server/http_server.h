@@ -27,7 +27,7 @@
 #include <thread>
 
 #include "base/status.h"
-#include "extender/model/cluster_model.h"
+#include "extender/cluster/cluster_model.h"
 #include "extender/server/extender_verbs.h"
 #include "extender/server/http_listener.h"
 #include "extender/server/metrics.h"
@@ -60,7 +60,7 @@ class ExtenderServer {
   // Pointers must outlive the server. `tls`: the credentials of options.tls (TlsCredentials::Load),
   // null for plain HTTP.
   ExtenderServer(ServerOptions options, ExtenderVerbs* verbs, const QueryApi* query, const Metrics* metrics,
-                 const model::ClusterModel* model, std::shared_ptr<TlsCredentials> tls = nullptr);
+                 const cluster::ClusterModel* model, std::shared_ptr<TlsCredentials> tls = nullptr);
   ~ExtenderServer();
 
   // Binds the socket; port() is valid afterwards. Errors: address in use, bad address.
@@ -97,7 +97,7 @@ class ExtenderServer {
   ExtenderVerbs* verbs_;
   const QueryApi* query_;
   const Metrics* metrics_;
-  const model::ClusterModel* model_;
+  const cluster::ClusterModel* model_;
   std::unique_ptr<HttpListener> http_;
   std::unique_ptr<HttpListener> ops_;  // Null unless options_.ops_port >= 0.
   std::thread thread_;

@@ -38,7 +38,7 @@ void Metrics::SetWatchConnected(std::string_view kind, bool connected) {
   }
 }
 
-std::string Metrics::Render(const model::ClusterModel& model, const model::ModelShortfall* shortfall) const {
+std::string Metrics::Render(const cluster::ClusterModel& model, const placement::ProductShortfall* shortfall) const {
   std::string out;
   out += "# HELP topofit_requests_total Extender verb requests.\n# TYPE topofit_requests_total counter\n";
   for (int v = 0; v < kVerbCount; ++v)
@@ -86,13 +86,13 @@ std::string Metrics::Render(const model::ClusterModel& model, const model::Model
          "# TYPE topofit_node_topology_source gauge\n";
   for (const auto& n : nodes)
     out += fmt::format("topofit_node_topology_source{{node=\"{}\",source=\"{}\"}} 1\n", LabelValue(n.name),
-                       model::ToString(n.source));
+                       cluster::ToString(n.source));
   out += "# HELP topofit_node_free_nvlink_sets Disjoint free NVLink-connected GPU sets of a size on a node.\n"
          "# TYPE topofit_node_free_nvlink_sets gauge\n";
   for (const auto& n : nodes) {
-    for (size_t i = 0; i < model::FreeShapes::kSizes.size(); ++i)
+    for (size_t i = 0; i < cluster::FreeShapes::kSizes.size(); ++i)
       out += fmt::format("topofit_node_free_nvlink_sets{{node=\"{}\",size=\"{}\"}} {}\n", LabelValue(n.name),
-                         model::FreeShapes::kSizes[i], n.free_shapes.nvlink_sets[i]);
+                         cluster::FreeShapes::kSizes[i], n.free_shapes.nvlink_sets[i]);
   }
   out += "# HELP topofit_free_gpus Free GPUs in the cluster.\n# TYPE topofit_free_gpus gauge\n";
   out += fmt::format("topofit_free_gpus {}\n", totals.free_gpus);
@@ -102,25 +102,25 @@ std::string Metrics::Render(const model::ClusterModel& model, const model::Model
   out += fmt::format("topofit_reserved_gpus {}\n", totals.reserved_gpus);
   out += "# HELP topofit_free_nvlink_sets Disjoint free NVLink-connected GPU sets of a size, summed over nodes.\n"
          "# TYPE topofit_free_nvlink_sets gauge\n";
-  for (size_t i = 0; i < model::FreeShapes::kSizes.size(); ++i)
-    out += fmt::format("topofit_free_nvlink_sets{{size=\"{}\"}} {}\n", model::FreeShapes::kSizes[i],
+  for (size_t i = 0; i < cluster::FreeShapes::kSizes.size(); ++i)
+    out += fmt::format("topofit_free_nvlink_sets{{size=\"{}\"}} {}\n", cluster::FreeShapes::kSizes[i],
                        totals.free_shapes.nvlink_sets[i]);
   // Every GPU of every topology by its state (docs/node-states.md): free, planned, in-use, foreign,
   // unhealthy, unusable.
   {
-    constexpr model::GpuState kStates[] = {model::GpuState::kFree,    model::GpuState::kPlanned,
-                                           model::GpuState::kInUse,   model::GpuState::kForeign,
-                                           model::GpuState::kUnhealthy, model::GpuState::kUnusable};
+    constexpr cluster::GpuState kStates[] = {cluster::GpuState::kFree,    cluster::GpuState::kPlanned,
+                                           cluster::GpuState::kInUse,   cluster::GpuState::kForeign,
+                                           cluster::GpuState::kUnhealthy, cluster::GpuState::kUnusable};
     int count[std::size(kStates)] = {};
     for (const auto& n : nodes)
       for (const auto& g : n.gpus) ++count[static_cast<size_t>(g.state)];
     out += "# HELP topofit_gpus GPUs of the cluster's topologies by state: free, planned (placed by topofit, not "
            "observed yet), in-use (observed), foreign (held by pods topofit did not place), unhealthy, unusable.\n"
            "# TYPE topofit_gpus gauge\n";
-    for (model::GpuState st : kStates)
-      out += fmt::format("topofit_gpus{{state=\"{}\"}} {}\n", model::ToString(st), count[static_cast<size_t>(st)]);
+    for (cluster::GpuState st : kStates)
+      out += fmt::format("topofit_gpus{{state=\"{}\"}} {}\n", cluster::ToString(st), count[static_cast<size_t>(st)]);
   }
-  // Model-bound demand (model_shortfall.h): per set of GPU models, the GPUs its pods will want over
+  // Model-bound demand (product_shortfall.h): per set of GPU models, the GPUs its pods will want over
   // the horizon of the free GPUs and the GPUs free there; in all, what the free GPUs cannot give.
   out += "# HELP topofit_gpu_model_wanted_gpus GPUs that pods bound to a set of GPU models (best_ring: multi-GPU pods "
          "of any model, for their best ring) will ask for until the free GPUs are used.\n"

@@ -17,7 +17,8 @@
 #include <string_view>
 
 #include "base/prometheus.h"
-#include "extender/model/cluster_model.h"
+#include "extender/cluster/cluster_model.h"
+#include "extender/placement/product_shortfall.h"
 
 namespace topofit::server {
 
@@ -51,7 +52,7 @@ class Metrics {
 
   // shortfall: the model-bound demand against the free GPUs (QueryApi::Shortfall); null renders
   // no set and a shortfall of 0.
-  std::string Render(const model::ClusterModel& model, const model::ModelShortfall* shortfall = nullptr) const;
+  std::string Render(const cluster::ClusterModel& model, const placement::ProductShortfall* shortfall = nullptr) const;
 
  private:
   struct VerbStats {

@@ -260,9 +260,9 @@ TEST_CASE("config: scoring levels and workload half-life, and GET /api/v1/worklo
   CHECK(bad.error() == "config scoring.levels: 'loud' is not relative or absolute");
   CHECK(ApplyConfigYaml("scoring:\n  workloadHalfLife: 0\n", cfg).error() ==
         "config scoring.workloadHalfLife: 0 is not a pod count >= 1");
-  CHECK(cfg.pipeline.tie_break == model::TieBreak::kFitThenPack);
+  CHECK(cfg.pipeline.tie_break == placement::TieBreak::kFitThenPack);
   REQUIRE(ApplyConfigYaml("scoring:\n  tieBreak: none\n", cfg).ok());
-  CHECK(cfg.pipeline.tie_break == model::TieBreak::kNone);
+  CHECK(cfg.pipeline.tie_break == placement::TieBreak::kNone);
   CHECK(ApplyConfigYaml("scoring:\n  tieBreak: spread\n", cfg).error() ==
         "config scoring.tieBreak: 'spread' is not fit-then-pack, pack or none");
 

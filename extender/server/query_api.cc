@@ -6,7 +6,7 @@
 
 #include "extender/k8s/object_decoder.h"
 #include "extender/k8s/yaml_to_json.h"
-#include "extender/model/explain.h"
+#include "extender/placement/explain.h"
 #include "base/json_writer.h"
 
 namespace topofit::server {
@@ -14,42 +14,42 @@ namespace {
 
 using nlohmann::json;
 
-json Shapes(const model::FreeShapes& s) {
+json Shapes(const cluster::FreeShapes& s) {
   json out = json::object();
-  for (size_t i = 0; i < model::FreeShapes::kSizes.size(); ++i)
-    out[std::to_string(model::FreeShapes::kSizes[i])] = s.nvlink_sets[i];
+  for (size_t i = 0; i < cluster::FreeShapes::kSizes.size(); ++i)
+    out[std::to_string(cluster::FreeShapes::kSizes[i])] = s.nvlink_sets[i];
   return out;
 }
 
-json PodJson(const model::PodGpuInfo& p) {
+json PodJson(const cluster::PodGpuInfo& p) {
   json containers = json::object();
   for (const auto& [name, gpus] : p.containers) containers[name] = gpus.Indices();
   return {{"uid", p.uid},       {"pod", p.pod},       {"node", p.node},
-          {"gpus", p.gpus.Indices()}, {"count", p.count}, {"kind", std::string(model::ToString(p.kind))},
+          {"gpus", p.gpus.Indices()}, {"count", p.count}, {"kind", std::string(cluster::ToString(p.kind))},
           {"unknownIdentity", p.unknown_identity}, {"conflict", p.conflict}, {"priority", p.priority},
-          {"state", std::string(model::ToString(p.state))}, {"observed", p.observed},
+          {"state", std::string(cluster::ToString(p.state))}, {"observed", p.observed},
           {"terminating", p.terminating}, {"containers", containers}};
 }
 
 // Per GPU: {index, uuid, pciBusId, state, pod, uid, container, terminating, guessed}.
-json GpuStatesJson(const model::NodeInfo& n) {
+json GpuStatesJson(const cluster::NodeInfo& n) {
   json out = json::array();
   for (const auto& g : n.gpus) {
     out.push_back({{"index", g.index}, {"uuid", g.uuid}, {"pciBusId", g.pci_bus_id},
-                   {"state", std::string(model::ToString(g.state))}, {"pod", g.pod}, {"uid", g.uid},
+                   {"state", std::string(cluster::ToString(g.state))}, {"pod", g.pod}, {"uid", g.uid},
                    {"container", g.container}, {"terminating", g.terminating}, {"guessed", g.guessed}});
   }
   return out;
 }
 
-json NodeSummary(const model::NodeInfo& n) {
+json NodeSummary(const cluster::NodeInfo& n) {
   return {{"name", n.name},
           {"gpus", n.gpu_count},
           {"allocatable", n.allocatable},
           {"usable", n.usable.size()},
           {"free", n.free.size()},
           {"freeGpus", n.free.Indices()},
-          {"topologySource", std::string(model::ToString(n.source))},
+          {"topologySource", std::string(cluster::ToString(n.source))},
           {"profile", n.profile},
           {"freeNvlinkSets", Shapes(n.free_shapes)},
           {"pods", n.pods.size()},
@@ -74,7 +74,7 @@ Reply QueryApi::Nodes() const {
 namespace {
 
 // One node in full: the summary, its pods, and (with a topology) link matrix, bandwidths, holders.
-json NodeDetail(const model::NodeInfo& n) {
+json NodeDetail(const cluster::NodeInfo& n) {
   json out = NodeSummary(n);
   json pods = json::array();
   for (const auto& p : n.pods) pods.push_back(PodJson(p));
@@ -132,7 +132,7 @@ Reply QueryApi::Pod(std::string_view ns, std::string_view name) const {
   return Json(200, PodJson(*p));
 }
 
-model::ModelShortfall QueryApi::Shortfall() const {
+placement::ProductShortfall QueryApi::Shortfall() const {
   return pipeline_->Shortfall(*pipeline_->workload().Snapshot());
 }
 
@@ -144,26 +144,26 @@ Reply QueryApi::Workload() const {
                       {"cpuMilli", s.cpu_milli},
                       {"memoryBytes", s.memory_bytes},
                       {"gpuProducts", s.products},
-                      {"topologyPolicy", std::string(model::ToString(s.policy))},
+                      {"topologyPolicy", std::string(cluster::ToString(s.policy))},
                       {"share", s.weight}});
   }
-  // Model-bound demand against the free GPUs (model_shortfall.h): what FragmentationGradient weighs.
-  const model::ModelShortfall shortfall = pipeline_->Shortfall(*snap);  // The shapes listed above.
+  // Model-bound demand against the free GPUs (product_shortfall.h): what FragmentationGradient weighs.
+  const placement::ProductShortfall shortfall = pipeline_->Shortfall(*snap);  // The shapes listed above.
   json models = json::array();
   for (const auto& d : shortfall.demands()) {
     json products = json::array();
-    for (uint32_t p : d.products) products.push_back(model::GpuProductName(p));
+    for (uint32_t p : d.products) products.push_back(cluster::GpuProductName(p));
     models.push_back({{"gpuProducts", products}, {"share", d.share}, {"wantedGpus", d.wanted}, {"freeGpus", d.free},
                       {"bestRing", d.best_ring}});
   }
   return Json(200, {{"observedGpuPods", snap->observed},
                     {"halfLifePods", snap->half_life},
-                    {"summary", model::DescribeWorkload(*snap)},
+                    {"summary", placement::DescribeWorkload(*snap)},
                     {"shapes", shapes},
                     {"freeGpus", shortfall.free_total()},
                     {"gpuModels", models},
                     {"shortfallGpus", shortfall.Now()},
-                    {"gpuModelsSummary", model::DescribeShortfall(shortfall)}});
+                    {"gpuModelsSummary", placement::DescribeShortfall(shortfall)}});
 }
 
 Reply QueryApi::Explain(std::string_view body, std::string_view nodes) const {
@@ -177,7 +177,7 @@ Reply QueryApi::Explain(std::string_view body, std::string_view nodes) const {
   }
   auto pod = k8s::DecodePod(text);
   if (!pod) return Reply{400, JsonError(pod.error())};
-  model::PodRequest request = model::MakePodRequest(*pod);
+  cluster::PodRequest request = cluster::MakePodRequest(*pod);
   std::vector<std::string> names;
   for (size_t start = 0; start < nodes.size();) {
     size_t comma = nodes.find(',', start);
@@ -185,7 +185,7 @@ Reply QueryApi::Explain(std::string_view body, std::string_view nodes) const {
     if (comma > start) names.emplace_back(nodes.substr(start, comma - start));
     start = comma + 1;
   }
-  model::Explanation e = model::Explain(*pipeline_, request, names);
+  placement::Explanation e = placement::Explain(*pipeline_, request, names);
   json out = {{"pod", e.pod}, {"gpus", e.gpus}, {"policy", e.policy}, {"minLink", e.min_link},
               {"error", e.error}, {"chosen", e.chosen ? json(*e.chosen) : json(nullptr)},
               {"workload", e.workload}, {"gpuModels", e.gpu_models}};
@@ -197,10 +197,10 @@ Reply QueryApi::Explain(std::string_view body, std::string_view nodes) const {
     // Why GPUs are not free: each GPU's state (free, planned, in-use, foreign, unhealthy, unusable).
     json states = json::array();
     if (auto info = pipeline_->model().Node(n.node)) {
-      for (const auto& g : info->gpus) states.push_back(std::string(model::ToString(g.state)));
+      for (const auto& g : info->gpus) states.push_back(std::string(cluster::ToString(g.state)));
     }
     items.push_back({{"node", n.node},
-                     {"result", std::string(model::ToString(n.code))},
+                     {"result", std::string(placement::ToString(n.code))},
                      {"gpuStates", states},
                      {"reason", n.reason},
                      {"freeGpus", n.free.Indices()},

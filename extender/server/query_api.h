@@ -13,14 +13,14 @@
 #include <string>
 #include <string_view>
 
-#include "extender/model/pipeline.h"
+#include "extender/placement/pipeline.h"
 #include "extender/server/reply.h"
 
 namespace topofit::server {
 
 class QueryApi {
  public:
-  explicit QueryApi(const model::Pipeline* pipeline) : pipeline_(pipeline) {}
+  explicit QueryApi(const placement::Pipeline* pipeline) : pipeline_(pipeline) {}
 
   Reply Nodes() const;
   Reply Node(std::string_view name) const;
@@ -29,12 +29,12 @@ class QueryApi {
   Reply Workload() const;
   // The model-bound demand against the free GPUs now, as FragmentationGradient weighs it (GET
   // /api/v1/workload's gpuModels, and /metrics).
-  model::ModelShortfall Shortfall() const;
+  placement::ProductShortfall Shortfall() const;
   // `nodes`: comma-separated names to restrict to ("" = all).
   Reply Explain(std::string_view body, std::string_view nodes = {}) const;
 
  private:
-  const model::Pipeline* pipeline_;
+  const placement::Pipeline* pipeline_;
 };
 
 }  // namespace topofit::server

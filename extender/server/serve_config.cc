@@ -76,7 +76,7 @@ Status ApplyConfigYaml(const std::string& yaml, ServeConfig& config) {
       } else if (key == "reservationTTL") {
         auto d = ParseDuration(v.as<std::string>());
         if (!d) return Error{"config reservationTTL: " + d.error()};
-        config.model.reservation_ttl = std::chrono::duration_cast<model::Duration>(*d);
+        config.model.reservation_ttl = std::chrono::duration_cast<cluster::Duration>(*d);
       } else if (key == "scoring") {
         for (const auto& s : v) {
           std::string sk = s.first.as<std::string>();
@@ -94,7 +94,7 @@ Status ApplyConfigYaml(const std::string& yaml, ServeConfig& config) {
             config.pipeline.relative_levels = lv == "relative";
           } else if (sk == "tieBreak") {
             std::string tb = s.second.as<std::string>();
-            auto rule = model::ParseTieBreak(tb);
+            auto rule = placement::ParseTieBreak(tb);
             if (!rule)
               return Error{fmt::format("config scoring.tieBreak: '{}' is not fit-then-pack, pack or none", tb)};
             config.pipeline.tie_break = *rule;
@@ -115,7 +115,7 @@ Status ApplyConfigYaml(const std::string& yaml, ServeConfig& config) {
   } catch (const YAML::Exception& e) {
     return Error{fmt::format("config: line {}: {}", e.mark.line + 1, e.msg)};
   }
-  return model::Pipeline::Validate(config.pipeline);
+  return placement::Pipeline::Validate(config.pipeline);
 }
 
 Status ApplyConfigFile(const std::string& path, ServeConfig& config) {

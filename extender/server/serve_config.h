@@ -27,16 +27,16 @@
 #include <string>
 
 #include "base/status.h"
-#include "extender/model/cluster_model.h"
-#include "extender/model/pipeline_config.h"
+#include "extender/cluster/cluster_model.h"
+#include "extender/placement/pipeline_config.h"
 #include "extender/server/http_server.h"
 
 namespace topofit::server {
 
 struct ServeConfig {
   ServerOptions server;
-  model::ModelOptions model;
-  model::PipelineConfig pipeline;
+  cluster::ModelOptions model;
+  placement::PipelineConfig pipeline;
 };
 
 // Splits "ADDR:PORT" (ADDR may be empty for all interfaces, or [v6]).

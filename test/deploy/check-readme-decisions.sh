@@ -13,7 +13,7 @@ while IFS= read -r row; do
   dir=""
   files=()
   for f in $(echo "$files_cell" | grep -o '`[^`]*`' | tr -d '`'); do
-    # "extender/model/pipeline.cc, `cluster_model.cc`": a bare name lives beside the previous one.
+    # "extender/placement/pipeline.cc, `cluster_model.cc`": a bare name lives beside the previous one.
     if [[ "$f" == */* ]]; then dir=$(dirname "$f"); else f="$dir/$f"; fi
     [ -f "$f" ] || { echo "README.md: no file $f (row: $row)"; fail=1; continue; }
     files+=("$f")

@@ -1,0 +1,72 @@
+#include "extender/cluster/pod_intent.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "base/strings.h"
+
+namespace topofit::cluster {
+
+std::string_view ToString(TopologyPolicy policy) {
+  switch (policy) {
+    case TopologyPolicy::kBestEffort: return "best-effort";
+    case TopologyPolicy::kRequired: return "required";
+    case TopologyPolicy::kNone: return "none";
+  }
+  return "?";
+}
+
+Result<PodIntent> ParsePodIntent(const std::map<std::string, std::string>& annotations) {
+  PodIntent intent;
+  std::vector<std::string> errors;
+  if (auto it = annotations.find(k8s::kTopologyPolicyAnnotation); it != annotations.end()) {
+    std::string v = AsciiLower(Trim(it->second));
+    if (v == "best-effort" || v == "besteffort") {
+      intent.policy = TopologyPolicy::kBestEffort;
+    } else if (v == "required") {
+      intent.policy = TopologyPolicy::kRequired;
+    } else if (v == "none") {
+      intent.policy = TopologyPolicy::kNone;
+    } else {
+      errors.push_back(fmt::format("invalid {} '{}': expected best-effort, required or none",
+                                   k8s::kTopologyPolicyAnnotation, it->second));
+    }
+  }
+  if (auto it = annotations.find(k8s::kMinLinkAnnotation); it != annotations.end()) {
+    std::string_view v = Trim(it->second);
+    auto cls = ParseLinkClassName(v);
+    if (cls) {
+      intent.min_link = *cls;
+    } else {
+      errors.push_back(fmt::format("invalid {} '{}': expected NV, PIX, PXB, PHB, NODE or SYS",
+                                   k8s::kMinLinkAnnotation, it->second));
+    }
+  }
+  if (!errors.empty()) return Error{fmt::format("{}", fmt::join(errors, "; "))};
+  return intent;
+}
+
+PodRequest MakePodRequest(const k8s::PodObject& pod) {
+  PodRequest r;
+  r.uid = pod.meta.uid;
+  r.namespace_ = pod.meta.namespace_;
+  r.name = pod.meta.name;
+  r.gpus = static_cast<int>(std::clamp<int64_t>(pod.gpus, 0, 1 << 20));
+  r.priority = pod.priority;
+  r.cpu_milli = pod.cpu_milli;
+  r.memory_bytes = pod.memory_bytes;
+  r.gpu_products = pod.gpu_products;
+  r.containers = pod.gpu_containers;
+  auto intent = ParsePodIntent(pod.meta.annotations);
+  if (intent.ok()) {
+    r.intent = *intent;
+  } else {
+    r.error = intent.error();
+  }
+  return r;
+}
+
+}  // namespace topofit::cluster

@@ -1,0 +1,228 @@
+#include "extender/cluster/topology_resolver.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <optional>
+
+#include "extender/k8s/gpu_plan.h"
+
+#include <fmt/format.h>
+
+#include "base/strings.h"
+#include "topology/machine_types.h"
+#include "topology/profiles.h"
+#include "topology/topo_parser.h"
+
+namespace topofit::cluster {
+
+namespace {
+
+// Errors can be multi-line (parser context); a warning is one line.
+std::string FirstLine(std::string_view s) {
+  auto nl = s.find('\n');
+  return std::string(nl == std::string_view::npos ? s : s.substr(0, nl));
+}
+
+bool LooksLikeMatrix(std::string_view s) {
+  return s.find('\n') != std::string_view::npos || s.find("GPU0") != std::string_view::npos;
+}
+
+std::string Range(int n) { return n == 1 ? "GPU 0" : fmt::format("GPUs 0-{}", n - 1); }
+
+}  // namespace
+
+std::string_view ToString(TopologySource source) {
+  switch (source) {
+    case TopologySource::kNone: return "none";
+    case TopologySource::kAnnotationProfile: return "annotation-profile";
+    case TopologySource::kAnnotationMatrix: return "annotation-matrix";
+    case TopologySource::kCloudInstanceType: return "cloud-instance-type";
+    case TopologySource::kGfdLabels: return "gfd-labels";
+    case TopologySource::kGenericFallback: return "generic-fallback";
+  }
+  return "?";
+}
+
+TopologyResolver::TopologyResolver(TopologyRegistry* registry) : registry_(registry) {}
+
+Result<std::shared_ptr<const Topology>> TopologyResolver::Memoized(
+    std::string key, const std::function<Result<TopoMatrix>()>& load) {
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  }
+  Result<std::shared_ptr<const Topology>> out = Error{""};
+  auto matrix = load();
+  if (!matrix.ok()) {
+    out = Error{matrix.error()};
+  } else {
+    out = registry_->Intern(std::move(matrix).value());
+  }
+  std::lock_guard lock(mu_);
+  if (memo_.size() >= kMemoLimit) memo_.clear();
+  memo_.insert_or_assign(std::move(key), out);
+  return out;
+}
+
+Result<std::shared_ptr<const Topology>> TopologyResolver::FromProfile(const std::string& name) {
+  return Memoized("profile:" + name, [&] { return ProfileMatrix(name); });
+}
+
+Result<std::shared_ptr<const Topology>> TopologyResolver::FromText(const std::string& text) {
+  return Memoized("text:" + text, [&] { return ParseTopoMatrix(text); });
+}
+
+int ResolvedTopology::IndexOf(std::string_view uuid) const {
+  for (size_t i = 0; i < uuids.size(); ++i)
+    if (uuids[i] == uuid) return static_cast<int>(i);
+  return -1;
+}
+
+namespace {
+
+// "a,b,c" -> {"a","b","c"}; nullopt (with a warning) unless it names `count` distinct non-empty items.
+std::optional<std::vector<std::string>> IndexList(const k8s::NodeObject& node, const char* key, int count,
+                                                  std::vector<std::string>& warnings) {
+  auto it = node.meta.annotations.find(key);
+  if (it == node.meta.annotations.end()) return std::nullopt;
+  std::vector<std::string> out;
+  for (std::string_view item : Split(it->second, ',')) out.emplace_back(Trim(item));
+  std::vector<std::string> sorted = out;
+  std::sort(sorted.begin(), sorted.end());
+  bool bad = std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end() ||
+             std::any_of(out.begin(), out.end(), [](const std::string& s) { return s.empty(); });
+  if (static_cast<int>(out.size()) != count || bad) {
+    warnings.push_back(fmt::format("{} lists {} entries{} but the topology has {} GPUs; ignored", key, out.size(),
+                                   bad ? " (empty or repeated)" : "", count));
+    return std::nullopt;
+  }
+  return out;
+}
+
+}  // namespace
+
+ResolvedTopology TopologyResolver::Resolve(const k8s::NodeObject& node) {
+  ResolvedTopology r = ResolveSource(node);
+  if (!r.topology) return r;
+  const int count = r.topology->gpu_count();
+  if (auto uuids = IndexList(node, k8s::kGpuUuidsAnnotation, count, r.warnings)) r.uuids = std::move(*uuids);
+  if (auto pci = IndexList(node, k8s::kGpuPciAnnotation, count, r.warnings)) r.pci_bus_ids = std::move(*pci);
+  auto health = node.meta.annotations.find(k8s::kGpuHealthAnnotation);
+  if (health == node.meta.annotations.end()) return r;
+  if (r.uuids.empty()) {
+    r.warnings.push_back(fmt::format("{} needs {}; ignored", k8s::kGpuHealthAnnotation, k8s::kGpuUuidsAnnotation));
+    return r;
+  }
+  auto report = k8s::ParseGpuHealth(health->second);
+  if (!report.ok()) {
+    r.warnings.push_back(fmt::format("{}: {}; ignored", k8s::kGpuHealthAnnotation, report.error()));
+    return r;
+  }
+  for (const std::string& uuid : report->unhealthy) {
+    int i = r.IndexOf(uuid);
+    if (i < 0) {
+      r.warnings.push_back(fmt::format("{} names {}, which is not one of the node's GPUs", k8s::kGpuHealthAnnotation, uuid));
+    } else {
+      r.unhealthy.Add(i);
+    }
+  }
+  r.observed = true;
+  r.usable = GpuSet::FirstN(count) - r.unhealthy;
+  if (r.usable.size() != r.allocatable) {
+    r.warnings.push_back(fmt::format("{} healthy GPUs reported but the node has {} allocatable", r.usable.size(),
+                                     r.allocatable));
+  }
+  return r;
+}
+
+ResolvedTopology TopologyResolver::ResolveSource(const k8s::NodeObject& node) {
+  ResolvedTopology r;
+  int64_t alloc = std::max<int64_t>(node.allocatable_gpus, 0);
+  if (alloc > GpuSet::kMaxGpus) {
+    r.warnings.push_back(fmt::format("{} allocatable GPUs; topofit models at most {}", alloc, GpuSet::kMaxGpus));
+    alloc = GpuSet::kMaxGpus;
+  }
+  r.allocatable = static_cast<int>(alloc);
+  if (alloc == 0) return r;
+
+  // Accepts `t` from `source` if it can describe the node; otherwise adds a warning and says no.
+  auto accept = [&](Result<std::shared_ptr<const Topology>> t, TopologySource source, std::string profile,
+                    std::string_view what) {
+    if (!t.ok()) {
+      r.warnings.push_back(fmt::format("{}: {}; falling back", what, FirstLine(t.error())));
+      return false;
+    }
+    int count = (*t)->gpu_count();
+    if (count < alloc) {
+      r.warnings.push_back(fmt::format("{} describes {} GPUs but the node has {} allocatable; falling back",
+                                       what, count, alloc));
+      return false;
+    }
+    if (count > alloc) {
+      r.warnings.push_back(fmt::format("{} describes {} GPUs but the node has {} allocatable; using {}", what,
+                                       count, alloc, Range(r.allocatable)));
+    }
+    r.topology = *t;
+    r.source = source;
+    r.profile = std::move(profile);
+    r.usable = GpuSet::FirstN(r.allocatable);
+    return true;
+  };
+
+  const auto& ann = node.meta.annotations;
+  if (auto it = ann.find(k8s::kTopologyAnnotation); it != ann.end() && !Trim(it->second).empty()) {
+    std::string_view value = Trim(it->second);
+    if (LooksLikeMatrix(value)) {
+      if (accept(FromText(it->second), TopologySource::kAnnotationMatrix, "",
+                 fmt::format("{} (topo matrix)", k8s::kTopologyAnnotation)))
+        return r;
+    } else {
+      std::string name = AsciiLower(value);
+      if (accept(FromProfile(name), TopologySource::kAnnotationProfile, name,
+                 fmt::format("{} '{}'", k8s::kTopologyAnnotation, value)))
+        return r;
+    }
+  }
+
+  const auto& labels = node.meta.labels;
+  if (auto it = labels.find(k8s::kInstanceTypeLabel); it != labels.end() && !Trim(it->second).empty()) {
+    std::string_view type = Trim(it->second);
+    if (const MachineType* m = FindMachineType(type)) {
+      std::string what = fmt::format("instance type {} ({} x{} -> {})", type, m->gpu, m->gpu_count, m->profile);
+      auto acc = labels.find(k8s::kGkeAcceleratorLabel);
+      if (!m->gke_accelerator.empty() && acc != labels.end() && Trim(acc->second) != m->gke_accelerator) {
+        r.warnings.push_back(fmt::format("{}: label {} is '{}', not '{}'; falling back", what,
+                                         k8s::kGkeAcceleratorLabel, Trim(acc->second), m->gke_accelerator));
+      } else if (accept(FromProfile(std::string(m->profile)), TopologySource::kCloudInstanceType,
+                        std::string(m->profile), what)) {
+        return r;
+      }
+    }
+  }
+
+  if (auto it = labels.find(k8s::kGfdProductLabel); it != labels.end() && !Trim(it->second).empty()) {
+    int count = r.allocatable;
+    if (auto c = labels.find(k8s::kGfdCountLabel); c != labels.end()) {
+      std::string_view v = Trim(c->second);
+      int parsed = 0;
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
+      if (ec == std::errc() && end == v.data() + v.size() && parsed > 0) {
+        count = parsed;
+      } else {
+        r.warnings.push_back(fmt::format("label {} '{}' is not a GPU count; using allocatable {}",
+                                         k8s::kGfdCountLabel, c->second, r.allocatable));
+      }
+    }
+    std::string name = ProfileForProduct(Trim(it->second), count);
+    if (accept(FromProfile(name), TopologySource::kGfdLabels, name,
+               fmt::format("GFD labels ({} x{} -> {})", Trim(it->second), count, name)))
+      return r;
+  }
+
+  std::string generic = fmt::format("generic-pcie-{}", r.allocatable);
+  if (accept(FromProfile(generic), TopologySource::kGenericFallback, generic, generic)) return r;
+  return r;  // No topology at all: the node has no usable GPUs (the warning says why).
+}
+
+}  // namespace topofit::cluster

@@ -1,0 +1,112 @@
+#pragma once
+// TopologyResolver: decides which interconnect model a node gets, and says where it came from.
+//
+// Sources, in order; the first that yields a usable topology wins:
+//   1. annotation topofit.io/gpu-topology: a built-in profile name (e.g. "dgx1-v100"), or the raw
+//      `nvidia-smi topo -m` text a node agent publishes (anything containing a newline or "GPU0" is
+//      treated as matrix text).
+//   2. the cloud's machine type: label node.kubernetes.io/instance-type (EKS, GKE, AKS) found in
+//      topology/machine_types.h. On GKE the label cloud.google.com/gke-accelerator, when present,
+//      must name the machine type's GPU; a node whose labels disagree falls through with a warning.
+//   3. GPU Feature Discovery labels nvidia.com/gpu.product + nvidia.com/gpu.count, mapped with
+//      ProfileForProduct().
+//   4. generic-pcie-<allocatable>.
+// A source that fails (unknown profile, unparsable text, GPU count that cannot serve the node) adds
+// a warning and resolution falls through to the next one: the node still schedules.
+//
+// Allocatable vs the topology's GPU count:
+//   - allocatable == count: every GPU usable.
+//   - allocatable <  count: only GPUs 0..allocatable-1 are usable (the device plugin reports some GPUs
+//     unhealthy or a MIG/partition setup hides them; we cannot know which, so we assume the first
+//     ones and warn).
+//   - allocatable >  count: the topology cannot describe the node; this source is skipped with a
+//     warning (ultimately generic-pcie-<allocatable>).
+//   - allocatable == 0: no topology, no usable GPUs; no warning (most nodes of a cluster have no GPU).
+//   - allocatable > 64 (GpuSet::kMaxGpus): capped at 64 with a warning.
+//
+// GPU identity, from what the node side publishes (extender/node/topology_report.h):
+//   - topofit.io/gpu-uuids (and topofit.io/gpu-pci-bus-ids) in index order: the index <-> UUID map
+//     that plans and observations are resolved with. Taken only when it lists exactly the
+//     topology's GPU count of distinct UUIDs (else a warning, and the node gets index-only plans).
+//   - topofit.io/gpu-health ({"v":1,"unhealthy":[UUIDs],...}, needs the UUID map): the node reports
+//     health, so the "first allocatable GPUs" guess above is replaced by every GPU of the topology
+//     but the unhealthy ones; `observed` is set (the node side also publishes gpu-actual there).
+//
+// Topologies are interned in the TopologyRegistry, so nodes of one machine type share one Topology
+// and its SetSelector cache. Results of parsing each distinct annotation text are memoised, so node
+// updates (heartbeats) do not re-parse. Thread-safe.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "extender/k8s/objects.h"
+#include "topology/gpu_set.h"
+#include "topology/topology.h"
+
+namespace topofit::cluster {
+
+enum class TopologySource : uint8_t {
+  kNone,                  // allocatable 0: no GPUs.
+  kAnnotationProfile,     // topofit.io/gpu-topology named a built-in profile.
+  kAnnotationMatrix,      // topofit.io/gpu-topology held `nvidia-smi topo -m` text.
+  kCloudInstanceType,     // node.kubernetes.io/instance-type (+ cloud.google.com/gke-accelerator).
+  kGfdLabels,             // nvidia.com/gpu.product + nvidia.com/gpu.count.
+  kGenericFallback,       // generic-pcie-<allocatable>.
+};
+
+// "none", "annotation-profile", "annotation-matrix", "cloud-instance-type", "gfd-labels",
+// "generic-fallback".
+std::string_view ToString(TopologySource source);
+
+struct ResolvedTopology {
+  std::shared_ptr<const Topology> topology;  // null only for kNone.
+  TopologySource source = TopologySource::kNone;
+  std::string profile;             // Profile name for profile-based sources; "" for matrix text.
+  int allocatable = 0;             // As the node reports it (capped at 64).
+  GpuSet usable;                   // GPUs that may be granted: FirstN(min(allocatable, gpu_count)).
+  std::vector<std::string> warnings;
+  std::vector<std::string> uuids;        // Index -> UUID; empty when the node published no usable map.
+  std::vector<std::string> pci_bus_ids;  // Index -> PCI bus id; empty when not published.
+  bool observed = false;                 // The node reports health (and gpu-actual).
+  GpuSet unhealthy;                      // As the node reports it; empty when it does not.
+
+  // The index of `uuid` in `uuids`, or -1.
+  int IndexOf(std::string_view uuid) const;
+
+  // Equal when placement would not change: same interned topology and usable GPUs.
+  bool SamePlacement(const ResolvedTopology& o) const {
+    return topology == o.topology && usable == o.usable && uuids == o.uuids;
+  }
+};
+
+class TopologyResolver {
+ public:
+  // `registry` must outlive the resolver.
+  explicit TopologyResolver(TopologyRegistry* registry);
+
+  ResolvedTopology Resolve(const k8s::NodeObject& node);
+
+ private:
+  ResolvedTopology ResolveSource(const k8s::NodeObject& node);
+  Result<std::shared_ptr<const Topology>> FromProfile(const std::string& name);
+  Result<std::shared_ptr<const Topology>> FromText(const std::string& text);
+  // Memoises load() -> Intern() under `key`, errors included, so a bad annotation is parsed once.
+  Result<std::shared_ptr<const Topology>> Memoized(std::string key,
+                                                   const std::function<Result<TopoMatrix>()>& load);
+
+  TopologyRegistry* registry_;
+  std::mutex mu_;
+  // Memo of annotation text / profile name -> interned topology or error. Bounded: cleared when it
+  // grows past kMemoLimit (distinct texts are few; a flood of distinct garbage must not grow memory).
+  static constexpr size_t kMemoLimit = 4096;
+  std::unordered_map<std::string, Result<std::shared_ptr<const Topology>>> memo_;
+};
+
+}  // namespace topofit::cluster

@@ -1,0 +1,55 @@
+#pragma once
+// Explain: why a pod would (not) go where - for POST /api/v1/explain and `topofit explain`.
+//
+// For every node (or the given ones): pass/fail with the reason, the best candidate set with its
+// predicted ring bandwidth and the link classes of its pairs, and the score with its parts; plus the
+// node the pipeline would choose. Read-only: it never reserves or changes the model.
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "extender/placement/pipeline.h"
+
+namespace topofit::placement {
+
+struct NodeExplanation {
+  std::string node;
+  FilterCode code = FilterCode::kPass;
+  std::string reason;               // "" when passing.
+  GpuSet free;
+  std::optional<GpuSet> set;        // Best candidate set; nullopt when none.
+  double bandwidth_gbps = 0;        // Predicted ring all-reduce bandwidth of `set`.
+  std::string worst_link;           // Slowest pair of `set`, e.g. "NV1", "SYS"; "" for < 2 GPUs.
+  std::vector<std::string> links;   // Distinct link kinds among the pairs of `set`, best first.
+  int score = 0;                    // 0..10; 0 when failing.
+  std::vector<ScorePart> parts;
+};
+
+struct Explanation {
+  std::string pod;                  // "namespace/name"
+  int gpus = 0;
+  std::string policy;               // "best-effort", "required", "none"
+  std::string min_link;             // Effective min-link, "" when none.
+  std::string error;                // Invalid annotations; every node then fails with it.
+  std::vector<NodeExplanation> nodes;  // Sorted: passing first by score descending, then by name.
+  std::optional<std::string> chosen;   // Highest score (ties: first by name); nullopt if none pass.
+  std::string workload;                // DescribeWorkload of the estimate FragmentationGradient used.
+  std::string gpu_models;              // DescribeShortfall of it and the free GPUs; "" when no pod
+                                       // seen is bound to a GPU model.
+};
+
+// nodes empty: every node of the model.
+Explanation Explain(const Pipeline& pipeline, const cluster::PodRequest& pod, std::span<const std::string> nodes = {});
+
+// One sentence on a placement, for the pod's event at bind:
+//   "GPUs 0,1,2,3 on dgx-v100-1 over NV2 and NV1 links, 150.0 GB/s predicted ring all-reduce; node
+//    scores: FragmentationGradient 0.53"
+// `gpus` is the set given (the explanation's own set may differ if the node changed in between). The
+// node scores are the parts other than SetQuality (relative to the other candidates, which a bind does
+// not see; the bandwidth says it), by weighted contribution, highest first.
+std::string PlacementSummary(const NodeExplanation& node, GpuSet gpus);
+
+}  // namespace topofit::placement

@@ -1,0 +1,390 @@
+#include "extender/placement/pipeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "extender/placement/filter_plugins.h"
+#include "extender/placement/node_classes.h"
+#include "extender/placement/score_plugins.h"
+
+namespace topofit::placement {
+
+namespace {
+
+template <typename S>
+std::vector<std::string_view> Views(std::span<const S> names) {
+  return std::vector<std::string_view>(names.begin(), names.end());
+}
+
+// The cluster's free GPUs by model, for ProductShortfall (product_shortfall.h): every node of the model,
+// not only those of the request (kube-scheduler may send a sample). Null when no shape of the
+// workload is bound to a model, so that clusters without such pods pay nothing for it.
+std::shared_ptr<const cluster::FreeGpus> CountFreeGpus(const cluster::ClusterModel::Reader& reader, const WorkloadSnapshot* workload) {
+  if (!workload || !ProductShortfall::AnyBound(workload->shapes)) return nullptr;
+  return std::make_shared<cluster::FreeGpus>(reader.FreeByProduct());
+}
+
+}  // namespace
+
+Pipeline::Pipeline(cluster::ClusterModel* model, PipelineConfig config)
+    : Pipeline(model, std::move(config), AllScorePlugins()) {}
+
+Pipeline::Pipeline(cluster::ClusterModel* model, PipelineConfig config, std::vector<std::unique_ptr<ScorePlugin>> plugins)
+    : model_(model), config_(std::move(config)), placer_(config_.mix), workload_(config_.workload) {
+  filters_.push_back(std::make_unique<GpuCountFilter>());
+  filters_.push_back(std::make_unique<TopologyRequirementFilter>());
+  double weight_sum = 0;
+  for (auto& plugin : plugins) {
+    auto it = config_.weights.find(plugin->Name());
+    double w = it == config_.weights.end() ? 0.0 : it->second;
+    if (!(w > 0) || !std::isfinite(w)) continue;
+    weight_sum += w;
+    const bool resources = plugin->ReadsResources();
+    per_node_ |= resources;
+    scores_.push_back({std::move(plugin), w, resources});
+  }
+  score_scale_ = weight_sum > 0 ? 10.0 / weight_sum : 0.0;
+}
+
+int Pipeline::ToScore(double total) const {
+  // total >= 0 (weights > 0, parts in [0, 1]), so adding 0.5 and truncating rounds half up, as
+  // lround would, without a libm call per node; Evaluate and Prioritize round alike.
+  return std::clamp(static_cast<int>(total * score_scale_ + 0.5), 0, 10);
+}
+
+void Pipeline::ToLevels(std::span<const double> totals, std::span<int> out,
+                        const std::function<TieKey(size_t)>& key) const {
+  if (!config_.relative_levels) {
+    for (size_t i = 0; i < totals.size(); ++i) out[i] = std::isnan(totals[i]) ? 0 : ToScore(totals[i]);
+    return;
+  }
+  constexpr int kBelowBest = 5;
+  constexpr double kTie = 1e-9;
+  double best = -1, lowest = 1e300;
+  for (double t : totals) {
+    if (std::isnan(t)) continue;
+    best = std::max(best, t);
+    lowest = std::min(lowest, t);
+  }
+  const double span = best - lowest;
+  for (size_t i = 0; i < totals.size(); ++i) {
+    const double t = totals[i];
+    if (std::isnan(t)) out[i] = 0;
+    else if (t >= best - kTie) out[i] = 10;
+    else out[i] = std::clamp(static_cast<int>(kBelowBest * (t - lowest) / span + 0.5), 0, kBelowBest);
+  }
+  if (config_.tie_break == TieBreak::kNone) return;
+  // The band: the rule's first keep 10, the others drop to kBelowBest (tie_break.h).
+  std::vector<std::pair<size_t, TieKey>> band;
+  for (size_t i = 0; i < totals.size(); ++i)
+    if (out[i] == 10) band.push_back({i, key(i)});
+  if (band.size() < 2) return;
+  TieKey first = band[0].second;
+  for (const auto& [i, k] : band)
+    if (TieKey::Better(k, first)) first = k;
+  for (const auto& [i, k] : band)
+    if (!TieKey::Tied(k, first)) out[i] = kBelowBest;
+}
+
+Pipeline::~Pipeline() = default;
+
+Status Pipeline::Validate(const PipelineConfig& config) { return Validate(config, AllScorePlugins()); }
+
+Status Pipeline::Validate(const PipelineConfig& config, std::span<const std::unique_ptr<ScorePlugin>> plugins) {
+  double sum = 0;
+  for (const auto& [name, w] : config.weights) {
+    bool known = false;
+    for (const auto& p : plugins) known |= p->Name() == name;
+    if (!known) {
+      std::string names;
+      for (const auto& p : plugins) names += (names.empty() ? "" : ", ") + std::string(p->Name());
+      return Error{fmt::format("unknown score plugin '{}' (known: {})", name, names)};
+    }
+    if (!std::isfinite(w) || w < 0) return Error{fmt::format("weight of {} must be a number >= 0, got {}", name, w)};
+    sum += w;
+  }
+  if (!(sum > 0)) return Error{"score weights must not all be 0"};
+  if (config.mix.entries.empty()) return Error{"request mix must not be empty"};
+  for (const auto& e : config.mix.entries) {
+    if (e.size < 1 || e.size > GpuSet::kMaxGpus) return Error{fmt::format("request mix size {} is not in 1..64", e.size)};
+  }
+  return Status::Ok();
+}
+
+FilterStatus Pipeline::PreFilter(const cluster::PodRequest& pod) {
+  if (!pod.error.empty()) return FilterStatus::Unresolvable(pod.error);
+  return FilterStatus::Pass();
+}
+
+FilterStatus Pipeline::FilterNode(const CycleState& state, const NodeView& node) const {
+  FilterStatus out;
+  for (const auto& f : filters_) {
+    FilterStatus s = f->Filter(state, node);
+    if (s.code == FilterCode::kUnresolvable) return s;
+    if (s.code == FilterCode::kFail) {
+      out.code = FilterCode::kFail;
+      out.reason += out.reason.empty() ? s.reason : "; " + s.reason;
+    }
+  }
+  return out;
+}
+
+FilterOutcome Pipeline::Filter(const cluster::PodRequest& pod, std::span<const std::string_view> nodes) const {
+  FilterOutcome out;
+  if (!pod.wants_gpus()) {
+    out.passed.reserve(nodes.size());
+    for (uint32_t i = 0; i < nodes.size(); ++i) out.passed.push_back(i);
+    return out;
+  }
+  if (FilterStatus pre = PreFilter(pod); !pre.passed()) {
+    for (uint32_t i = 0; i < nodes.size(); ++i) out.unresolvable.push_back({i, pre.reason});
+    return out;
+  }
+  out.passed.reserve(nodes.size());
+  workload_.Observe(pod);
+  CycleState state(pod, placer_);
+  // Verdicts depend only on a node's GPU state (plugin.h): each distinct state is filtered once,
+  // and its reason formatted once, however many of the 5,000 nodes share it.
+  NodeClasses classes(nodes.size());
+  std::vector<FilterStatus> verdicts;
+  model_->Read().FindEach(nodes, [&](uint32_t i, const cluster::NodeState* node) {
+    if (!node) {
+      out.unresolvable.push_back({i, "unknown node"});
+      return;
+    }
+    const uint32_t c = classes.Classify(NodeView{nodes[i], node, node->free()});
+    if (c == verdicts.size()) verdicts.push_back(FilterNode(state, classes.views()[c]));
+    const FilterStatus& s = verdicts[c];
+    switch (s.code) {
+      case FilterCode::kPass: out.passed.push_back(i); break;
+      case FilterCode::kFail: out.failed.push_back({i, s.reason}); break;
+      case FilterCode::kUnresolvable: out.unresolvable.push_back({i, s.reason}); break;
+    }
+  });
+  if (config_.filter_keeps_best && out.passed.size() > 1) KeepBest(pod, nodes, out);
+  return out;
+}
+
+void Pipeline::KeepBest(const cluster::PodRequest& pod, std::span<const std::string_view> nodes, FilterOutcome& out) const {
+  std::vector<std::string_view> passed_names;
+  passed_names.reserve(out.passed.size());
+  for (uint32_t i : out.passed) passed_names.push_back(nodes[i]);
+  const std::vector<NodeScore> scores = Prioritize(pod, std::span<const std::string_view>(passed_names));
+  int best = -1;
+  for (const NodeScore& s : scores) best = std::max(best, s.score);
+  std::vector<uint32_t> kept;
+  std::string reasons[11];  // One formatted reason per score below the best.
+  for (const NodeScore& s : scores) {
+    const uint32_t i = out.passed[s.index];
+    if (s.score == best) {
+      kept.push_back(i);
+      continue;
+    }
+    std::string& reason = reasons[std::clamp(s.score, 0, 10)];
+    if (reason.empty()) reason = fmt::format("another node fits better: score {}, best {}", s.score, best);
+    out.failed.push_back({i, reason});
+  }
+  std::sort(kept.begin(), kept.end());
+  out.passed = std::move(kept);
+}
+
+ProductShortfall Pipeline::Shortfall(const WorkloadSnapshot& workload) const {
+  auto reader = model_->Read();  // The node types' topologies stay alive while it lives.
+  return ProductShortfall(workload.shapes, reader.FreeByProduct(), placer_);
+}
+
+FilterOutcome Pipeline::Filter(const cluster::PodRequest& pod, std::span<const std::string> nodes) const {
+  auto views = Views(nodes);
+  return Filter(pod, std::span<const std::string_view>(views));
+}
+
+std::vector<NodeEvaluation> Pipeline::Evaluate(const cluster::PodRequest& pod, std::span<const std::string_view> nodes) const {
+  return Evaluate(pod, nodes, config_.score_pods_without_gpus);
+}
+
+std::vector<NodeEvaluation> Pipeline::Evaluate(const cluster::PodRequest& pod, std::span<const std::string_view> nodes,
+                                               bool score_pods_without_gpus) const {
+  std::vector<NodeEvaluation> out(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) out[i].name = nodes[i];
+  const bool no_gpus = !pod.wants_gpus();
+  if (no_gpus && !score_pods_without_gpus) return out;  // Passes everywhere, neutral score 0.
+  if (FilterStatus pre = PreFilter(pod); !pre.passed()) {
+    for (auto& e : out) e.status = pre;
+    return out;
+  }
+  CycleState state(pod, placer_);
+  state.workload = workload_.SnapshotWith(pod);  // As prioritize would see it.
+  auto reader = model_->Read();
+  state.free_gpus = CountFreeGpus(reader, state.workload.get());
+  std::vector<const cluster::NodeState*> found(nodes.size());
+  reader.FindEach(nodes, [&](uint32_t i, const cluster::NodeState* node) { found[i] = node; });
+  std::vector<NodeView> views;
+  std::vector<Candidate> candidates;
+  std::vector<size_t> passing;
+  views.reserve(nodes.size());
+  candidates.reserve(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const cluster::NodeState* node = found[i];
+    if (!node) {
+      out[i].status = FilterStatus::Unresolvable("unknown node");
+      continue;
+    }
+    NodeView view{nodes[i], node, node->free()};
+    if (no_gpus) {
+      out[i].candidate.found = true;  // The empty set: the pod takes CPU and memory only (as Prioritize).
+    } else {
+      out[i].candidate = state.CandidateFor(view);
+      out[i].status = FilterNode(state, view);
+      if (!out[i].status.passed()) continue;
+    }
+    passing.push_back(i);
+    views.push_back(view);
+    candidates.push_back(out[i].candidate);
+  }
+  for (const auto& s : scores_) s.plugin->PreScore(state, views, candidates);
+  std::vector<double> totals(passing.size(), 0.0);
+  for (size_t j = 0; j < passing.size(); ++j) {
+    NodeEvaluation& e = out[passing[j]];
+    for (const auto& s : scores_) {
+      double v = s.plugin->Score(state, views[j], candidates[j]);
+      totals[j] += s.weight * v;
+      e.parts.push_back({s.plugin->Name(), v, s.weight});
+    }
+  }
+  std::vector<int> levels(passing.size(), 0);
+  ToLevels(totals, levels, [&](size_t j) { return TieKeyOf(config_.tie_break, views[j], pod); });
+  for (size_t j = 0; j < passing.size(); ++j) out[passing[j]].score = levels[j];
+  return out;
+}
+
+std::vector<NodeScore> Pipeline::Prioritize(const cluster::PodRequest& pod, std::span<const std::string_view> nodes) const {
+  return Prioritize(pod, nodes, config_.score_pods_without_gpus);
+}
+
+std::vector<NodeScore> Pipeline::Prioritize(const cluster::PodRequest& pod, std::span<const std::string_view> nodes,
+                                            bool score_pods_without_gpus) const {
+  std::vector<NodeScore> out;
+  out.reserve(nodes.size());
+  // A pod without GPUs takes no set: with score_pods_without_gpus it is scored where its CPU and
+  // memory cost the GPU workload least (FragmentationGradient), every node passing; else 0 everywhere.
+  const bool no_gpus = !pod.wants_gpus();
+  if ((no_gpus && !score_pods_without_gpus) || !pod.error.empty()) {
+    for (uint32_t i = 0; i < nodes.size(); ++i) out.push_back({i, 0});
+    return out;
+  }
+  workload_.Observe(pod);
+  CycleState state(pod, placer_, /*reasons=*/false);
+  state.workload = workload_.Snapshot();
+  // The filters, the candidate set and the score plugins that read only GPUs run once per distinct
+  // GPU state (plugin.h) - a few hundred at most, even in a busy cluster. Plugins that read CPU and
+  // memory run once per GPU state too for the nodes whose CPU and memory equal the first node's of
+  // that state (an idle cluster: all of them), and per node for the rest (a busy cluster: nearly
+  // all; grouping those by full state cost more than the arithmetic it saved).
+  constexpr uint32_t kUnknown = UINT32_MAX;
+  NodeClasses classes(nodes.size());
+  std::vector<uint32_t> class_of(nodes.size(), kUnknown);
+  std::vector<const cluster::NodeState*> found(nodes.size());
+  std::vector<ResourceKey> class_resources;
+  std::vector<uint8_t> like_class(nodes.size(), 0);  // CPU and memory as the class's first node.
+  auto reader = model_->Read();  // Held while scoring: the nodes must stay alive.
+  state.free_gpus = CountFreeGpus(reader, state.workload.get());
+  reader.FindEach(nodes, [&](uint32_t i, const cluster::NodeState* node) {
+    found[i] = node;
+    if (!node) return;
+    const uint32_t c = classes.Classify(NodeView{nodes[i], node, node->free()});
+    class_of[i] = c;
+    if (!per_node_) return;
+    const ResourceKey r = ResourceKey::Of(*node);  // Read while the node is in cache.
+    if (c == class_resources.size()) class_resources.push_back(r);
+    like_class[i] = r == class_resources[c];
+  });
+
+  // Per GPU state: verdict, candidate, PreScore over the passing ones, the GPU-only partial sum.
+  const std::span<const NodeView> reps = classes.views();
+  std::vector<uint8_t> passed(reps.size(), 0);
+  std::vector<Candidate> candidates(reps.size());
+  std::vector<NodeView> passing_views;
+  std::vector<Candidate> passing_candidates;
+  for (uint32_t c = 0; c < reps.size(); ++c) {
+    if (no_gpus) {
+      candidates[c].found = true;  // The empty set: the pod takes CPU and memory only.
+    } else {
+      if (!FilterNode(state, reps[c]).passed()) continue;
+      candidates[c] = state.CandidateFor(reps[c]);
+    }
+    passed[c] = 1;
+    passing_views.push_back(reps[c]);
+    passing_candidates.push_back(candidates[c]);
+  }
+  for (const auto& s : scores_) s.plugin->PreScore(state, passing_views, passing_candidates);
+  std::vector<double> partial(reps.size(), 0.0);
+  for (const auto& s : scores_) {
+    if (s.resources) continue;
+    for (uint32_t c = 0; c < reps.size(); ++c)
+      if (passed[c]) partial[c] += s.weight * s.plugin->Score(state, reps[c], candidates[c]);
+  }
+
+  auto score_of = [&](const NodeView& view, uint32_t c) {
+    double total = partial[c];
+    for (const auto& s : scores_)
+      if (s.resources) total += s.weight * s.plugin->Score(state, view, candidates[c]);
+    return total;
+  };
+  constexpr double kFails = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> class_scores(reps.size(), kFails);
+  for (uint32_t c = 0; c < reps.size(); ++c)
+    if (passed[c]) class_scores[c] = score_of(reps[c], c);
+  std::vector<double> totals;
+  totals.reserve(nodes.size());
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    constexpr uint32_t kAhead = 16;  // Nodes scored alone left the cache since FindEach.
+    if (per_node_ && i + kAhead < nodes.size() && !like_class[i + kAhead] && found[i + kAhead]) {
+      __builtin_prefetch(found[i + kAhead]);
+      __builtin_prefetch(reinterpret_cast<const char*>(found[i + kAhead]) + 64);
+    }
+    const uint32_t c = class_of[i];
+    if (c == kUnknown || !passed[c]) totals.push_back(kFails);
+    else if (like_class[i] || !per_node_) totals.push_back(class_scores[c]);
+    else totals.push_back(score_of(NodeView{nodes[i], found[i], reps[c].free}, c));  // Free as classified.
+  }
+  std::vector<int> levels(nodes.size(), 0);
+  ToLevels(totals, levels, [&](size_t i) {
+    return TieKeyOf(config_.tie_break, NodeView{nodes[i], found[i], reps[class_of[i]].free}, pod);
+  });
+  for (uint32_t i = 0; i < nodes.size(); ++i) out.push_back({i, levels[i]});
+  return out;
+}
+
+std::vector<NodeScore> Pipeline::Prioritize(const cluster::PodRequest& pod, std::span<const std::string> nodes) const {
+  auto views = Views(nodes);
+  return Prioritize(pod, std::span<const std::string_view>(views));
+}
+
+Result<GpuSet> Pipeline::ReserveBest(const cluster::PodRequest& pod, std::string_view node) {
+  if (!pod.wants_gpus()) return Error{"no GPUs requested"};
+  if (!pod.error.empty()) return Error{pod.error};
+  CycleState state(pod, placer_);
+  std::string why;
+  auto chooser = [&](const cluster::NodeState& n, GpuSet free) -> std::optional<GpuSet> {
+    NodeView view{n.name(), &n, free};
+    FilterStatus s = FilterNode(state, view);
+    if (!s.passed()) {
+      why = s.reason;
+      return std::nullopt;
+    }
+    Candidate c = state.CandidateFor(view);
+    if (!c.found) {
+      why = fmt::format("no set of {} GPUs free", pod.gpus);
+      return std::nullopt;
+    }
+    return c.gpus;
+  };
+  auto r = model_->Reserve(pod, node, chooser);
+  if (!r.ok() && !why.empty()) return Error{why};
+  return r;
+}
+
+}  // namespace topofit::placement

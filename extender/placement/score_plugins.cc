@@ -1,0 +1,221 @@
+#include "extender/placement/score_plugins.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+namespace topofit::placement {
+
+std::vector<std::unique_ptr<ScorePlugin>> AllScorePlugins() {
+  std::vector<std::unique_ptr<ScorePlugin>> out;
+  out.push_back(std::make_unique<SetQualityScore>());
+  out.push_back(std::make_unique<PackingScore>());
+  out.push_back(std::make_unique<FragmentationScore>());
+  out.push_back(std::make_unique<StrandingScore>());
+  out.push_back(std::make_unique<FragmentationGradientScore>());
+  return out;
+}
+
+void SetQualityScore::PreScore(CycleState& state, std::span<const NodeView> nodes,
+                               std::span<const Candidate> candidates) const {
+  uint32_t best = 0;
+  for (const Candidate& c : candidates)
+    if (c.found) best = std::max(best, c.ring_mbps);
+  state.best_ring_mbps = best;
+}
+
+double SetQualityScore::Score(const CycleState& state, const NodeView& node, const Candidate& c) const {
+  const cluster::PodRequest& pod = state.pod();
+  if (pod.gpus < 2 || pod.intent.policy == cluster::TopologyPolicy::kNone) return 1.0;
+  if (!c.found) return 0.0;
+  double s = state.best_ring_mbps == 0 ? 1.0 : double(c.ring_mbps) / state.best_ring_mbps;
+  if (!c.meets_min_link) s *= 0.5;
+  return std::clamp(s, 0.0, 1.0);
+}
+
+double PackingScore::Score(const CycleState& state, const NodeView& node, const Candidate& c) const {
+  const int usable = node.usable().size();
+  if (usable == 0) return 0.0;
+  const int used_after = usable - node.free.size() + state.pod().gpus;
+  return std::clamp(double(used_after) / usable, 0.0, 1.0);
+}
+
+double FragmentationScore::Score(const CycleState& state, const NodeView& node, const Candidate& c) const {
+  if (!node.topology() || !c.found) return 0.0;
+  const uint64_t full = state.FullFuture(node);
+  if (full == 0) return 1.0;
+  const uint64_t loss = c.future_before > c.future_after ? c.future_before - c.future_after : 0;
+  return std::clamp(1.0 - double(loss) / double(full), 0.0, 1.0);
+}
+
+namespace {
+
+// Free GPUs that still have their node's per-GPU share of CPU and memory beside them (fractional).
+// gpus_per_cpu, gpus_per_byte: GPUs per unit of allocatable CPU and memory, 0 when the node has
+// none (multiplied here: this runs twice per node of a 5,000-node prioritize, and divisions were
+// most of its cost).
+double BackedGpus(double gpus, double cpu, double mem, double gpus_per_cpu, double gpus_per_byte) {
+  double backed = std::max(0.0, gpus);
+  if (gpus_per_cpu > 0) backed = std::min(backed, std::max(0.0, cpu) * gpus_per_cpu);
+  if (gpus_per_byte > 0) backed = std::min(backed, std::max(0.0, mem) * gpus_per_byte);
+  return backed;
+}
+
+}  // namespace
+
+double StrandingScore::Score(const CycleState& state, const NodeView& node, const Candidate& c) const {
+  const cluster::PodRequest& pod = state.pod();
+  const int usable = node.usable().size();
+  if (usable == 0 || pod.gpus <= 0) return 0.5;
+  const cluster::NodeResources& alloc = node.node->allocatable();
+  const double gpus_per_cpu = alloc.cpu_milli > 0 ? usable / double(alloc.cpu_milli) : 0.0;
+  const double gpus_per_byte = alloc.memory_bytes > 0 ? usable / double(alloc.memory_bytes) : 0.0;
+  const double gpus = node.free.size(), cpu = double(node.free_cpu_milli()), mem = double(node.free_memory_bytes());
+  const double before = BackedGpus(gpus, cpu, mem, gpus_per_cpu, gpus_per_byte);
+  const double after = BackedGpus(gpus - pod.gpus, cpu - double(pod.cpu_milli), mem - double(pod.memory_bytes),
+                                  gpus_per_cpu, gpus_per_byte);
+  const double waste = before - after - pod.gpus;
+  return std::clamp(0.5 - waste / (2.0 * pod.gpus), 0.0, 1.0);
+}
+
+namespace {
+
+// GPU-side terms of one workload shape on free GPUs F: n = floor(|F| / k) pods of the shape fit
+// (0 when none, or a required shape finds no set meeting it; only n > 0 is used), q = the ring of its
+// best set there relative to the best on the whole node.
+void GpuTerms(const Placer& placer, const Topology& topology, GpuSet usable, GpuSet free,
+              const FragmentationCycle::Group& shape, float* n, float* q) {
+  const int k = shape.k, f = free.size();
+  *n = 0;
+  *q = 1;
+  if (k <= 0 || f < k) return;
+  if (k == 1) {
+    *n = float(f);
+    return;
+  }
+  const cluster::PodIntent intent{shape.policy, std::nullopt};
+  const Candidate here = placer.Choose(topology, free, k, intent);
+  if (!here.found) return;
+  *n = float(f / k);
+  if (shape.policy == cluster::TopologyPolicy::kNone) return;
+  const Candidate whole = placer.Choose(topology, usable, k, intent);
+  if (whole.ring_mbps > 0) *q = std::min(1.0f, float(here.ring_mbps) / float(whole.ring_mbps));
+}
+
+double FragOf(const FragmentationCycle& fc, int free, uint64_t allowed, const std::vector<float>& n,
+              const std::vector<float>& q, double cpu, double mem) {
+  double usable = 0;
+  for (size_t i = 0; i < fc.shapes.size(); ++i) {
+    if (!((allowed >> i) & 1)) continue;
+    const auto& s = fc.shapes[i];
+    if (n[s.group] <= 0) continue;                      // Too few GPUs, or no set meeting its policy.
+    if (s.inv_cpu > 0 && cpu * s.inv_cpu < 1) continue;  // Too little CPU beside them.
+    if (s.inv_mem > 0 && mem * s.inv_mem < 1) continue;  // Too little memory.
+    usable += s.weight * free * q[s.group];
+  }
+  return double(free) - usable;
+}
+
+}  // namespace
+
+void FragmentationGradientScore::PreScore(CycleState& state, std::span<const NodeView> nodes,
+                                          std::span<const Candidate> candidates) const {
+  auto fc = std::make_shared<FragmentationCycle>();
+  const cluster::PodRequest& pod = state.pod();
+  std::vector<PodShape> self;
+  const std::vector<PodShape>* shapes = state.workload ? &state.workload->shapes : nullptr;
+  if (!shapes || shapes->empty()) {
+    PodShape own;
+    own.gpus = pod.gpus;
+    own.cpu_milli = pod.cpu_milli;
+    own.memory_bytes = pod.memory_bytes;
+    own.policy = pod.intent.policy;
+    for (const auto& p : pod.gpu_products) own.product_ids.push_back(cluster::GpuProductId(p));
+    own.weight = 1;
+    self.push_back(std::move(own));
+    shapes = &self;
+  }
+  const size_t m = std::min<size_t>(shapes->size(), 64);
+  for (size_t j = 0; j < m; ++j) {
+    const PodShape& sh = (*shapes)[j];
+    uint32_t g = 0;
+    while (g < fc->groups.size() && !(fc->groups[g].k == sh.gpus && fc->groups[g].policy == sh.policy)) ++g;
+    if (g == fc->groups.size()) fc->groups.push_back({sh.gpus, sh.policy});
+    fc->shapes.push_back({sh.weight, sh.gpus, sh.cpu_milli > 0 ? 1.0 / double(sh.cpu_milli) : 0.0,
+                          sh.memory_bytes > 0 ? 1.0 / double(sh.memory_bytes) : 0.0, g});
+  }
+  const size_t groups = fc->groups.size();
+  std::optional<ProductShortfall> shortfall;
+  if (state.free_gpus) shortfall.emplace(*shapes, *state.free_gpus, state.placer());
+  std::vector<std::pair<uint32_t, double>> shortfall_deltas;  // By GPU model: the pod's k is the cycle's.
+  auto shortfall_delta = [&](uint32_t product) {
+    for (const auto& [p, d] : shortfall_deltas)
+      if (p == product) return d;
+    shortfall_deltas.emplace_back(product, shortfall->Delta(product, pod.gpus));
+    return shortfall_deltas.back().second;
+  };
+  int most_gpus = 1;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const NodeView& v = nodes[i];
+    const Candidate& c = candidates[i];
+    if (c.found) fc->best_ring_mbps = std::max(fc->best_ring_mbps, c.ring_mbps);
+    if (!v.topology()) continue;
+    most_gpus = std::max(most_gpus, v.usable().size());
+    FragmentationCycle::Key key{v.topology(), v.free.mask(), v.node->product_id()};
+    auto [it, added] = fc->terms.try_emplace(key);
+    if (!added) continue;
+    FragmentationCycle::Terms& t = it->second;
+    const GpuSet after = c.found ? GpuSet(v.free.mask() & ~c.gpus.mask()) : v.free;
+    if (shortfall) t.shortfall_delta = shortfall_delta(key.product);
+    t.free_before = v.free.size();
+    t.free_after = after.size();
+    t.n_before.assign(groups, 0);
+    t.q_before.assign(groups, 1);
+    t.n_after.assign(groups, 0);
+    t.q_after.assign(groups, 1);
+    for (size_t j = 0; j < m; ++j) {
+      const PodShape& sh = (*shapes)[j];
+      // The wrong model: every free GPU is lost to this shape (its bit stays 0).
+      if (sh.product_ids.empty() ||
+          std::find(sh.product_ids.begin(), sh.product_ids.end(), key.product) != sh.product_ids.end())
+        t.allowed |= uint64_t{1} << j;
+    }
+    for (size_t g = 0; g < groups; ++g)
+      GpuTerms(state.placer(), *v.topology(), v.usable(), v.free, fc->groups[g], &t.n_before[g], &t.q_before[g]);
+    if (after == v.free) {  // A pod without GPUs: the GPU side stays as it is.
+      t.n_after = t.n_before;
+      t.q_after = t.q_before;
+      continue;
+    }
+    for (size_t g = 0; g < groups; ++g)
+      GpuTerms(state.placer(), *v.topology(), v.usable(), after, fc->groups[g], &t.n_after[g], &t.q_after[g]);
+  }
+  fc->scale = 1.0 / (2.0 * most_gpus);
+  state.fragmentation = std::move(fc);
+}
+
+std::pair<double, double> FragmentationGradientScore::Frag(const CycleState& state, const NodeView& node,
+                                                           const Candidate& c) {
+  const FragmentationCycle* fc = state.fragmentation.get();
+  if (!fc || !node.topology()) return {0, 0};
+  auto it = fc->terms.find({node.topology(), node.free.mask(), node.node->product_id()});
+  if (it == fc->terms.end()) return {0, 0};
+  const FragmentationCycle::Terms& t = it->second;
+  const cluster::PodRequest& pod = state.pod();
+  const double cpu = double(node.free_cpu_milli()), mem = double(node.free_memory_bytes());
+  const double before = FragOf(*fc, t.free_before, t.allowed, t.n_before, t.q_before, cpu, mem);
+  const double after = FragOf(*fc, t.free_after, t.allowed, t.n_after, t.q_after, cpu - double(pod.cpu_milli),
+                              mem - double(pod.memory_bytes));
+  return {before, after + t.shortfall_delta};
+}
+
+double FragmentationGradientScore::Score(const CycleState& state, const NodeView& node, const Candidate& c) const {
+  const FragmentationCycle* fc = state.fragmentation.get();
+  if (!fc || !c.found) return 0.0;
+  const cluster::PodRequest& pod = state.pod();
+  if (pod.gpus >= 2 && pod.intent.policy != cluster::TopologyPolicy::kNone && c.ring_mbps < fc->best_ring_mbps) return 0.0;
+  auto [before, after] = Frag(state, node, c);
+  return std::clamp(0.5 - (after - before) * fc->scale, 0.0, 1.0);
+}
+
+}  // namespace topofit::placement

@@ -1,0 +1,51 @@
+#pragma once
+// TieBreak: how topofit orders the nodes of its best band - the nodes whose weighted score sum is the
+// best (within 1e-9), which FragmentationGradient often leaves large: every node on which the pod
+// fragments nothing ties. With relative levels only the nodes the rule ranks first get 10; the rest of
+// the band gets the level just below (pipeline_config.h), so kube-scheduler's in-tree scores
+// (LeastAllocated, which spreads, or MostAllocated, which packs) choose only among nodes the rule
+// cannot tell apart, and topofit places alike under either profile.
+//
+//   none           no rule: every node of the band gets 10 and the in-tree scores choose.
+//   fit-then-pack  lexicographic, each after placing the pod on the node:
+//                    1. fewer free GPUs left (best fit on GPUs: whole nodes and large free sets stay
+//                       for the pods that need them; a pod without GPUs goes first where no GPU is
+//                       free: a node without GPUs, or one whose GPUs are all taken);
+//                    2. higher share of CPU and memory allocated, (cpu_used / cpu_alloc +
+//                       mem_used / mem_alloc) / 2 over the dimensions the node declares (packing, as
+//                       NodeResourcesFit MostAllocated: CPU and memory free together stay together).
+//   pack           one key: the mean of the GPU, CPU and memory shares allocated after placing the
+//                  pod, higher first (MostAllocated over cpu, memory and nvidia.com/gpu).
+// Exact ties: equal free GPU counts and shares within 1e-9. Reads what a score plugin reads (plugin.h:
+// the GPU state, allocatable and used CPU and memory), never the node's name. No constant to tune.
+
+#include <optional>
+#include <string_view>
+
+#include "extender/placement/plugin.h"
+
+namespace topofit::placement {
+
+enum class TieBreak : uint8_t { kNone, kFitThenPack, kPack };
+
+std::string_view ToString(TieBreak rule);              // "none", "fit-then-pack", "pack"
+std::optional<TieBreak> ParseTieBreak(std::string_view name);
+
+// A node's position under a rule; compare with Better / Tied.
+struct TieKey {
+  int free_gpus_after = 0;  // fit-then-pack's first key (0 under pack).
+  double share_after = 0;   // The allocated share after placing the pod, in [0, 1] (may pass 1 when over-committed).
+
+  // The rule's order: a before b.
+  static bool Better(const TieKey& a, const TieKey& b) {
+    if (a.free_gpus_after != b.free_gpus_after) return a.free_gpus_after < b.free_gpus_after;
+    return a.share_after > b.share_after + kTie;
+  }
+  static bool Tied(const TieKey& a, const TieKey& b) { return !Better(a, b) && !Better(b, a); }
+  static constexpr double kTie = 1e-9;
+};
+
+// The key of placing `pod` (pod.gpus GPUs, its CPU and memory) on `node` under `rule` (kNone: all equal).
+TieKey TieKeyOf(TieBreak rule, const NodeView& node, const cluster::PodRequest& pod);
+
+}  // namespace topofit::placement
