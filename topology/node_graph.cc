@@ -18,10 +18,12 @@ namespace topofit {
 
 namespace {
 
-// NVSwitch boards show every GPU pair as NV with one count of at least 12 (A100 NV12; H100, H200 and
-// B200 NV18). With 3 or more GPUs that is more links per pair than a GPU has in all (A100: 12), so
-// they must go to a switch; two GPUs at NV12 are a direct bridge (A100 PCIe cards), not a switch.
-constexpr int kNvSwitchMinLinks = 12;
+// NVSwitch boards show every GPU pair as NV with one count (A100 NV12, A800 and H800 NV8; H100, H200,
+// B200 and GB200 NV18). When that count times the GPU's peers is more links than any GPU has (18 on
+// H100, H200 and B200), the pairs cannot be direct, so they go through a switch. All-to-all boards of
+// direct links stay within it (HGX A100 4-GPU NV4 x 3 = 12, HGX H100 4-GPU NV6 x 3 = 18), and two GPUs
+// are never a switch (an NV12 or NV18 pair is a bridge, or the two visible GPUs of a bigger board).
+constexpr int kMaxNvLinksPerGpu = 18;
 constexpr int kNvSwitchMinGpus = 3;
 
 // The fabric vertex of each PCIe level of pcie_groups.h, finest first.
@@ -176,7 +178,7 @@ void NodeGraph::AddPcieTree(const TopoMatrix& m, const PcieGroups& groups) {
 }
 
 void NodeGraph::AddNvLinks(const TopoMatrix& m) {
-  // One NVSwitch fabric when every pair has the same high count, else direct GPU-GPU edges.
+  // One NVSwitch fabric when every pair has one count too high for direct links, else direct GPU-GPU edges.
   std::set<int> counts;
   bool all_nv = gpus_ >= kNvSwitchMinGpus;
   for (int a = 0; a < gpus_; ++a) {
@@ -186,7 +188,7 @@ void NodeGraph::AddNvLinks(const TopoMatrix& m) {
       if (l.cls == LinkClass::Nv) counts.insert(l.nvlinks);
     }
   }
-  has_nvswitch_ = all_nv && counts.size() == 1 && *counts.begin() >= kNvSwitchMinLinks;
+  has_nvswitch_ = all_nv && counts.size() == 1 && *counts.begin() * (gpus_ - 1) > kMaxNvLinksPerGpu;
   if (has_nvswitch_) {
     const int links = *counts.begin();
     Vertex sw = boost::add_vertex(VertexInfo{VertexKind::kNvSwitch, "nvswitch", -1, {}}, graph_);

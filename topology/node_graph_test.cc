@@ -130,6 +130,21 @@ TEST_CASE("two GPUs at NV12 are a bridge, not an NVSwitch, mixed counts are not 
                                   "GPU1    NV12     X      NV18\nGPU2    NV12    NV18     X\n"));
   CHECK_FALSE(mixed.has_nvswitch());
   CHECK(mixed.model().pcie_gen == 5);
+  // Four GPUs at NV6 use 18 links each, as many as an H100 has: direct (HGX H100 4-GPU). At NV8 they
+  // would need 24: a switch (A800 and H800 boards print NV8).
+  auto all_pairs = [](const std::string& nv) {
+    std::string text = "        GPU0    GPU1    GPU2    GPU3\n";
+    for (int a = 0; a < 4; ++a) {
+      text += "GPU" + std::to_string(a);
+      for (int b = 0; b < 4; ++b) text += a == b ? "     X  " : "    " + nv;
+      text += "\n";
+    }
+    return text;
+  };
+  CHECK_FALSE(BuildOk(Parse(all_pairs("NV6"))).has_nvswitch());
+  NodeGraph nv8 = BuildOk(Parse(all_pairs("NV8")));
+  CHECK(nv8.has_nvswitch());
+  CHECK(nv8.gpu_bandwidth_gbps(0, 3) == doctest::Approx(200.0));
 }
 
 TEST_CASE("PCIe-only fixtures: NODE within a socket, SYS across, a NIC on a third NUMA node") {
