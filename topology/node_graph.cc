@@ -1,10 +1,13 @@
+// NodeGraph: see node_graph.h for the contract.
+
 #include "topology/node_graph.h"
 
 #include <algorithm>
 #include <functional>
 #include <limits>
 #include <map>
-#include <numeric>
+#include <optional>
+#include <utility>
 #include <set>
 
 #include <boost/graph/dijkstra_shortest_paths.hpp>
@@ -15,70 +18,17 @@ namespace topofit {
 
 namespace {
 
-// PCIe x16 raw bandwidth per direction in GB/s: 16 lanes x transfer rate x 128b/130b / 8 bits
-// (PCI-SIG base specifications: gen3 8 GT/s, gen4 16 GT/s, gen5 32 GT/s).
-constexpr double kPcieX16RawGbps[] = {15.75, 31.5, 63.0};  // gen3, gen4, gen5
-
-// Effective peer-to-peer share of the raw rate, by how far up the tree the traffic climbs. Calibrated
-// on gen3: behind one switch, P2P copies reach about 12-13 GB/s (the fixtures README quotes 10-16
-// GB/s effective for gen3 x16), ~80% of raw after TLP/DLLP overhead. Each extra bridge costs a
-// little; forwarding through the CPU root complex (PHB) costs more; crossing between host bridges of
-// one socket (NODE) more again; crossing the SMP interconnect (SYS: QPI/UPI/Infinity Fabric) is much
-// slower, which is why NCCL stages cross-socket traffic through host memory. The exact figures are a
-// model choice; the strict order PIX > PXB > PHB > NODE > SYS is the contract placement relies on.
-constexpr double kPixShare = 0.80;   // gen3 12.6, gen4 25.2, gen5 50.4 GB/s
-constexpr double kPxbShare = 0.75;   // gen3 11.8, gen4 23.6, gen5 47.3 GB/s
-constexpr double kPhbShare = 0.65;   // gen3 10.2, gen4 20.5, gen5 41.0 GB/s
-constexpr double kNodeShare = 0.50;  // gen3  7.9, gen4 15.8, gen5 31.5 GB/s
-constexpr double kSysShare = 0.25;   // gen3  3.9, gen4  7.9, gen5 15.8 GB/s
-
-// NVSwitch boards show every GPU pair as NV with one count of at least 12 (A100 NV12; H100, H200 and
-// B200 NV18). With 3 or more GPUs that is more links per pair than a GPU has in all (A100: 12), so
-// they must go to a switch; two GPUs at NV12 are a direct bridge (A100 PCIe cards), not a switch.
-constexpr int kNvSwitchMinLinks = 12;
+// NVSwitch boards show every GPU pair as NV with one count (A100 NV12, A800 and H800 NV8; H100, H200,
+// B200 and GB200 NV18). When that count times the GPU's peers is more links than any GPU has (18 on
+// H100, H200 and B200), the pairs cannot be direct, so they go through a switch. All-to-all boards of
+// direct links stay within it (HGX A100 4-GPU NV4 x 3 = 12, HGX H100 4-GPU NV6 x 3 = 18), and two GPUs
+// are never a switch (an NV12 or NV18 pair is a bridge, or the two visible GPUs of a bigger board).
+constexpr int kMaxNvLinksPerGpu = 18;
 constexpr int kNvSwitchMinGpus = 3;
 
-// The PCIe levels, finest first, each with the weakest class that puts two devices in one group.
-constexpr LinkClass kLevelClass[] = {LinkClass::Pix, LinkClass::Pxb, LinkClass::Phb, LinkClass::Node};
-constexpr VertexKind kLevelKind[] = {VertexKind::kPcieSwitch, VertexKind::kPcieBridge, VertexKind::kHostBridge,
-                                     VertexKind::kNumaNode};
-constexpr int kLevels = 4;
-constexpr int kNumaLevel = 3;
-
-class UnionFind {
- public:
-  explicit UnionFind(int n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
-  int Find(int x) { return parent_[x] == x ? x : parent_[x] = Find(parent_[x]); }
-  void Union(int a, int b) { parent_[Find(a)] = Find(b); }
-
- private:
-  std::vector<int> parent_;
-};
-
-// Link between devices a and b of the matrix, devices numbered GPUs first, then NICs.
-Link DeviceLink(const TopoMatrix& m, int a, int b) {
-  const int g = m.gpu_count();
-  if (a < g && b < g) return m.gpu_links[a][b];
-  if (a < g) return m.gpu_nic[a][b - g];
-  if (b < g) return m.gpu_nic[b][a - g];
-  return m.nic_links[a - g][b - g];
-}
-
-std::string DeviceName(const TopoMatrix& m, int d) {
-  return d < m.gpu_count() ? m.gpu_names[d] : m.nic_names[d - m.gpu_count()];
-}
-
-template <typename T>
-T At(const std::vector<T>& v, int i) { return i < static_cast<int>(v.size()) ? v[i] : T{}; }
-
-// Two GPUs joined by NVLink hide their PCIe relation; they share a NUMA node when NUMA Affinity (or,
-// lacking it, the CPU Affinity list) says so.
-bool SameNumaByAffinity(const TopoMatrix& m, int a, int b) {
-  auto na = At(m.numa_affinity, a), nb = At(m.numa_affinity, b);
-  if (na || nb) return na && nb && *na == *nb;
-  std::string ca = At(m.cpu_affinity, a), cb = At(m.cpu_affinity, b);
-  return !ca.empty() && ca == cb;
-}
+// The fabric vertex of each PCIe level of pcie_groups.h, finest first.
+constexpr VertexKind kLevelKind[kPcieLevels] = {VertexKind::kPcieSwitch, VertexKind::kPcieBridge,
+                                                VertexKind::kHostBridge, VertexKind::kNumaNode};
 
 struct KeepSourceAndFabric {
   const NodeGraph::Graph* g = nullptr;
@@ -88,6 +38,20 @@ struct KeepSourceAndFabric {
     return v == source || (k != VertexKind::kGpu && k != VertexKind::kNic);
   }
 };
+
+// The warning for a matrix that is not one PCIe tree, or nullopt when it is one. Says whether the
+// NUMA Affinity of NVLink GPUs is what put the pair closer than the matrix does.
+std::optional<std::string> NotOneTreeWarning(const TopoMatrix& m, const PcieGroups& groups) {
+  std::optional<TreeConflict> c = FindTreeConflict(m, groups);
+  if (!c) return std::nullopt;
+  const bool by_affinity = !FindTreeConflict(m, GroupDevices(m, /*numa_by_affinity=*/false));
+  return fmt::format(
+      "the matrix is not one PCIe tree: it says {} and {} are {}, but its other entries{} put them at {}{}; "
+      "each device pair is modelled at the bandwidth of the class the matrix gives it",
+      DeviceName(m, c->a), DeviceName(m, c->b), ToString(c->said),
+      by_affinity ? " and the NUMA Affinity of its NVLink GPUs" : "", ToString(c->derived),
+      c->pairs > 1 ? fmt::format(" ({} pairs disagree so)", c->pairs) : "");
+}
 
 }  // namespace
 
@@ -113,32 +77,6 @@ std::string_view ToString(EdgeKind kind) {
   return "?";
 }
 
-BandwidthModel BandwidthModel::For(int pcie_gen, double nvlink_per_link) {
-  BandwidthModel b;
-  b.pcie_gen = std::clamp(pcie_gen, 3, 5);
-  b.nvlink_per_link = nvlink_per_link;
-  const double raw = kPcieX16RawGbps[b.pcie_gen - 3];
-  b.pix = raw * kPixShare;
-  b.pxb = raw * kPxbShare;
-  b.phb = raw * kPhbShare;
-  b.node = raw * kNodeShare;
-  b.sys = raw * kSysShare;
-  return b;
-}
-
-double BandwidthModel::ForLink(LinkClass cls, int nvlinks) const {
-  switch (cls) {
-    case LinkClass::Nv: return nvlinks * nvlink_per_link;
-    case LinkClass::Pix: return pix;
-    case LinkClass::Pxb: return pxb;
-    case LinkClass::Phb: return phb;
-    case LinkClass::Node: return node;
-    case LinkClass::Sys: return sys;
-    case LinkClass::Self: return 0;
-  }
-  return 0;
-}
-
 int NodeGraph::InferPcieGen(const TopoMatrix& m) {
   int max_nv = 0;
   for (const auto& row : m.gpu_links) {
@@ -151,96 +89,58 @@ int NodeGraph::InferPcieGen(const TopoMatrix& m) {
   return 3;
 }
 
-namespace {
-
-// Group ids per PCIe level: roots[level][device] (devices numbered GPUs first, then NICs). Pairs
-// joined by NVLink say nothing about PCIe and are skipped, except that GPUs sharing NUMA Affinity are
-// put in one NUMA node.
-using LevelRoots = std::vector<std::vector<int>>;
-
-LevelRoots GroupDevices(const TopoMatrix& m) {
-  const int d = m.gpu_count() + m.nic_count();
-  std::vector<UnionFind> uf(kLevels, UnionFind(d));
-  for (int a = 0; a < d; ++a) {
-    for (int b = a + 1; b < d; ++b) {
-      Link l = DeviceLink(m, a, b);
-      for (int lv = 0; lv < kLevels; ++lv) {
-        if (l.cls != LinkClass::Nv && l.cls >= kLevelClass[lv]) uf[lv].Union(a, b);
-      }
-      if (l.cls == LinkClass::Nv && SameNumaByAffinity(m, a, b)) uf[kNumaLevel].Union(a, b);
-    }
-  }
-  LevelRoots root(kLevels, std::vector<int>(d));
-  for (int lv = 0; lv < kLevels; ++lv) {
-    for (int x = 0; x < d; ++x) root[lv][x] = uf[lv].Find(x);
-  }
-  return root;
-}
-
-// The groups must reproduce every PCIe class of the matrix, or it is not one PCIe tree.
-Status CheckOneTree(const TopoMatrix& m, const LevelRoots& root) {
-  const int d = m.gpu_count() + m.nic_count();
-  for (int a = 0; a < d; ++a) {
-    for (int b = a + 1; b < d; ++b) {
-      Link l = DeviceLink(m, a, b);
-      if (l.cls == LinkClass::Nv) continue;
-      LinkClass derived = LinkClass::Sys;
-      for (int lv = kLevels - 1; lv >= 0; --lv) {
-        if (root[lv][a] == root[lv][b]) derived = kLevelClass[lv];
-      }
-      if (derived != l.cls) {
-        return Error{fmt::format(
-            "the matrix is not one PCIe tree: it says {} and {} are {}, but its other entries put them at {}",
-            DeviceName(m, a), DeviceName(m, b), ToString(l.cls), ToString(derived))};
-      }
-    }
-  }
-  return Status::Ok();
-}
-
-// The NUMA node number shared by the GPUs of one NUMA group, nullopt if none is known or they differ.
-std::optional<int> NumaLabel(const TopoMatrix& m, const LevelRoots& root, int group) {
-  std::optional<int> label;
-  for (int y = 0; y < m.gpu_count(); ++y) {
-    if (root[kNumaLevel][y] != group) continue;
-    std::optional<int> n = At(m.numa_affinity, y);
-    if (n && label && *n != *label) return std::nullopt;
-    if (n) label = n;
-  }
-  return label;
-}
-
-}  // namespace
-
 Result<NodeGraph> NodeGraph::Build(const TopoMatrix& m, const NodeGraphOptions& options) {
   NodeGraph ng;
   ng.gpus_ = m.gpu_count();
   ng.nics_ = m.nic_count();
   ng.model_ = BandwidthModel::For(options.pcie_gen.value_or(InferPcieGen(m)), options.nvlink_per_link_gbps);
-  LevelRoots root = GroupDevices(m);
-  if (Status s = CheckOneTree(m, root); !s) return Error{s.error()};
-  for (int x = 0; x < ng.gpus_ + ng.nics_; ++x) {
-    bool gpu = x < ng.gpus_;
-    boost::add_vertex(VertexInfo{gpu ? VertexKind::kGpu : VertexKind::kNic, DeviceName(m, x), gpu ? x : x - ng.gpus_, {}},
-                      ng.graph_);
+  ng.AddDevices(m);
+  PcieGroups groups = GroupDevices(m);
+  if (std::optional<std::string> warning = NotOneTreeWarning(m, groups)) {
+    ng.warnings_.push_back(*std::move(warning));
+    ng.AddPcieAsGiven(m);
+  } else {
+    ng.AddPcieTree(m, groups);
   }
-  ng.AddPcieTree(m, root);
   ng.AddNvLinks(m);
-  for (int x = 0; x < ng.gpus_; ++x) ng.numa_.push_back(At(m.numa_affinity, x));
+  for (int x = 0; x < ng.gpus_; ++x) ng.numa_.push_back(PerGpu(m.numa_affinity, x));
   ng.ComputeBandwidths();
   ng.ComputeNearestNics(m);
   return ng;
 }
 
-void NodeGraph::AddPcieTree(const TopoMatrix& m, const std::vector<std::vector<int>>& root) {
+void NodeGraph::AddDevices(const TopoMatrix& m) {
+  for (int x = 0; x < gpus_ + nics_; ++x) {
+    bool gpu = x < gpus_;
+    boost::add_vertex(VertexInfo{gpu ? VertexKind::kGpu : VertexKind::kNic, DeviceName(m, x), gpu ? x : x - gpus_, {}},
+                      graph_);
+  }
+}
+
+// One PCIe edge per device pair that is not NVLink, at its class's bandwidth: with no fabric vertex and
+// no device as a hop, the widest path of each pair is its own edge.
+void NodeGraph::AddPcieAsGiven(const TopoMatrix& m) {
+  const int d = gpus_ + nics_;
+  for (int a = 0; a < d; ++a) {
+    for (int b = a + 1; b < d; ++b) {
+      Link l = DeviceLink(m, a, b);
+      if (l.cls == LinkClass::Nv) continue;
+      boost::add_edge(static_cast<Vertex>(a), static_cast<Vertex>(b), EdgeInfo{EdgeKind::kPcie, model_.ForLink(l.cls, 0), 0},
+                      graph_);
+    }
+  }
+}
+
+void NodeGraph::AddPcieTree(const TopoMatrix& m, const PcieGroups& groups) {
+  const std::vector<std::vector<int>>& root = groups.root;
   const int d = gpus_ + nics_;
   // One fabric vertex per group that joins at least two distinct groups of the level below (for
   // PCIe switches: two devices); NUMA nodes always get one, every device hangs off a socket.
-  std::vector<std::map<int, Vertex>> vertex_at(kLevels);
+  std::vector<std::map<int, Vertex>> vertex_at(kPcieLevels);
   for (int x = 0; x < d; ++x) {
     const int group = root[kNumaLevel][x];
     if (vertex_at[kNumaLevel].count(group)) continue;
-    std::optional<int> label = NumaLabel(m, root, group);
+    std::optional<int> label = NumaLabel(m, groups, group);
     std::string name = label ? fmt::format("numa{}", *label) : fmt::format("numa-x{}", vertex_at[kNumaLevel].size());
     vertex_at[kNumaLevel][group] = boost::add_vertex(VertexInfo{VertexKind::kNumaNode, name, -1, label}, graph_);
   }
@@ -254,11 +154,11 @@ void NodeGraph::AddPcieTree(const TopoMatrix& m, const std::vector<std::vector<i
       vertex_at[lv][group] = boost::add_vertex(VertexInfo{kLevelKind[lv], name, -1, {}}, graph_);
     }
   }
-  const double level_gbps[kLevels] = {model_.pix, model_.pxb, model_.phb, model_.node};
+  const double level_gbps[kPcieLevels] = {model_.pix, model_.pxb, model_.phb, model_.node};
   // Attach each device, then each fabric vertex, to the nearest existing group above it; the edge
   // carries the bandwidth of traffic that climbs to that group.
   auto attach = [&](Vertex v, int x, int from_level) {
-    for (int lv = from_level; lv < kLevels; ++lv) {
+    for (int lv = from_level; lv < kPcieLevels; ++lv) {
       auto it = vertex_at[lv].find(root[lv][x]);
       if (it == vertex_at[lv].end()) continue;
       boost::add_edge(v, it->second, EdgeInfo{EdgeKind::kPcie, level_gbps[lv], 0}, graph_);
@@ -278,7 +178,7 @@ void NodeGraph::AddPcieTree(const TopoMatrix& m, const std::vector<std::vector<i
 }
 
 void NodeGraph::AddNvLinks(const TopoMatrix& m) {
-  // One NVSwitch fabric when every pair has the same high count, else direct GPU-GPU edges.
+  // One NVSwitch fabric when every pair has one count too high for direct links, else direct GPU-GPU edges.
   std::set<int> counts;
   bool all_nv = gpus_ >= kNvSwitchMinGpus;
   for (int a = 0; a < gpus_; ++a) {
@@ -288,7 +188,7 @@ void NodeGraph::AddNvLinks(const TopoMatrix& m) {
       if (l.cls == LinkClass::Nv) counts.insert(l.nvlinks);
     }
   }
-  has_nvswitch_ = all_nv && counts.size() == 1 && *counts.begin() >= kNvSwitchMinLinks;
+  has_nvswitch_ = all_nv && counts.size() == 1 && *counts.begin() * (gpus_ - 1) > kMaxNvLinksPerGpu;
   if (has_nvswitch_) {
     const int links = *counts.begin();
     Vertex sw = boost::add_vertex(VertexInfo{VertexKind::kNvSwitch, "nvswitch", -1, {}}, graph_);
@@ -363,8 +263,9 @@ size_t NodeGraph::CountVertices(VertexKind kind) const {
 }
 
 std::string NodeGraph::Describe() const {
-  std::string out = fmt::format("PCIe gen{} model, NVLink {:.0f} GB/s per link{}\n", model_.pcie_gen,
-                                model_.nvlink_per_link, has_nvswitch_ ? ", NVSwitch fabric" : "");
+  std::string out = fmt::format("PCIe gen{} model, NVLink {:.0f} GB/s per link{}{}\n", model_.pcie_gen,
+                                model_.nvlink_per_link, has_nvswitch_ ? ", NVSwitch fabric" : "",
+                                pcie_as_given() ? ", PCIe as given pair by pair (not one PCIe tree)" : "");
   for (auto [e, end] = boost::edges(graph_); e != end; ++e) {
     const VertexInfo& a = graph_[boost::source(*e, graph_)];
     const VertexInfo& b = graph_[boost::target(*e, graph_)];

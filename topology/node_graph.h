@@ -4,15 +4,23 @@
 // Vertices are the devices (GPUs, NICs) and the fabric the matrix reveals between them: an NVSwitch
 // fabric, PCIe switches (PIX groups), PCIe bridge complexes (PXB groups), host bridges (PHB groups)
 // and NUMA nodes / CPU sockets (NODE groups, meshed by the SMP interconnect). Edges are typed and
-// weighted with a per-direction bandwidth in GB/s. A PCIe edge into a fabric vertex carries the
-// bandwidth of peer-to-peer traffic that has to climb up to that vertex, so the bottleneck of a path
-// reproduces the matrix class of the pair: PIX > PXB > PHB > NODE > SYS, strictly.
+// weighted with a per-direction bandwidth in GB/s (bandwidth_model.h). A PCIe edge into a fabric vertex
+// carries the bandwidth of peer-to-peer traffic that has to climb up to that vertex, so the bottleneck
+// of a path reproduces the matrix class of the pair: PIX > PXB > PHB > NODE > SYS, strictly.
 //
 // Derived facts: the effective bandwidth of every device pair is the widest (max-bottleneck) path in
 // which no third device is a hop (GPUs and NICs do not forward peer-to-peer traffic).
 //
-// Contract: Build refuses matrices whose PCIe classes cannot come from one PCIe tree. Immutable after
-// Build; safe for concurrent reads.
+// Matrices that are not one PCIe tree: the matrix is what the machine says, and real machines print
+// matrices no single PCIe tree produces (an H100 whose GPU0 is SYS to a NIC that the rest of the matrix
+// and NUMA Affinity put on GPU0's NUMA node; pcie_groups.h). Such a matrix is not refused: its PCIe part
+// is modelled as given - one edge per device pair at the bandwidth of the pair's class, no PCIe fabric
+// vertices - NVLink as always, and warnings() says which pair broke the tree. Every pair's bandwidth is
+// then exactly its class's.
+//
+// Contract: Build accepts every matrix that meets the invariants of topo_matrix.h and never returns an
+// Error for one; warnings() is empty exactly when the matrix is one PCIe tree. Immutable after Build;
+// safe for concurrent reads.
 
 #include <optional>
 #include <string>
@@ -21,6 +29,8 @@
 #include <boost/graph/adjacency_list.hpp>
 
 #include "base/status.h"
+#include "topology/bandwidth_model.h"
+#include "topology/pcie_groups.h"
 #include "topology/topo_matrix.h"
 
 namespace topofit {
@@ -42,18 +52,6 @@ struct EdgeInfo {
   EdgeKind kind = EdgeKind::kPcie;
   double gbps = 0;  // Per direction.
   int nvlinks = 0;  // kNvLink: bonded links.
-};
-
-// Per-direction bandwidths (GB/s) of the model; see node_graph.cc for where each figure comes from.
-struct BandwidthModel {
-  int pcie_gen = 3;
-  double nvlink_per_link = 25.0;
-  double pix = 0, pxb = 0, phb = 0, node = 0, sys = 0;  // By the class of the path between devices.
-
-  // The model for a PCIe generation (3, 4 or 5; others are clamped) and an NVLink per-link rate.
-  static BandwidthModel For(int pcie_gen, double nvlink_per_link = 25.0);
-  // Bandwidth of a pair of the given matrix class (NV uses the link count).
-  double ForLink(LinkClass cls, int nvlinks) const;
 };
 
 struct NodeGraphOptions {
@@ -78,6 +76,12 @@ class NodeGraph {
   int gpu_count() const { return gpus_; }
   int nic_count() const { return nics_; }
   bool has_nvswitch() const { return has_nvswitch_; }
+  // True when the matrix is not one PCIe tree and its PCIe pairs are modelled as given (see above).
+  bool pcie_as_given() const { return !warnings_.empty(); }
+  // One sentence per thing the model could not take as a PCIe tree, e.g. "the matrix is not one PCIe
+  // tree: it says GPU0 and NIC3 are SYS, but its other entries put them at NODE ...". For the caller to
+  // log or show; the model does not log.
+  const std::vector<std::string>& warnings() const { return warnings_; }
   Vertex gpu_vertex(int gpu) const { return static_cast<Vertex>(gpu); }
   Vertex nic_vertex(int nic) const { return static_cast<Vertex>(gpus_ + nic); }
   size_t CountVertices(VertexKind kind) const;
@@ -96,7 +100,9 @@ class NodeGraph {
 
  private:
   size_t Index(int a, int b) const { return static_cast<size_t>(a) * (gpus_ + nics_) + b; }
-  void AddPcieTree(const TopoMatrix& matrix, const std::vector<std::vector<int>>& level_roots);
+  void AddDevices(const TopoMatrix& matrix);
+  void AddPcieTree(const TopoMatrix& matrix, const PcieGroups& groups);
+  void AddPcieAsGiven(const TopoMatrix& matrix);
   void AddNvLinks(const TopoMatrix& matrix);
   void ComputeBandwidths();
   void ComputeNearestNics(const TopoMatrix& matrix);
@@ -109,6 +115,7 @@ class NodeGraph {
   std::vector<double> bw_;  // (gpus+nics)^2, devices indexed GPUs first then NICs.
   std::vector<std::optional<int>> numa_;
   std::vector<std::vector<int>> nearest_;
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace topofit

@@ -130,6 +130,21 @@ TEST_CASE("two GPUs at NV12 are a bridge, not an NVSwitch, mixed counts are not 
                                   "GPU1    NV12     X      NV18\nGPU2    NV12    NV18     X\n"));
   CHECK_FALSE(mixed.has_nvswitch());
   CHECK(mixed.model().pcie_gen == 5);
+  // Four GPUs at NV6 use 18 links each, as many as an H100 has: direct (HGX H100 4-GPU). At NV8 they
+  // would need 24: a switch (A800 and H800 boards print NV8).
+  auto all_pairs = [](const std::string& nv) {
+    std::string text = "        GPU0    GPU1    GPU2    GPU3\n";
+    for (int a = 0; a < 4; ++a) {
+      text += "GPU" + std::to_string(a);
+      for (int b = 0; b < 4; ++b) text += a == b ? "     X  " : "    " + nv;
+      text += "\n";
+    }
+    return text;
+  };
+  CHECK_FALSE(BuildOk(Parse(all_pairs("NV6"))).has_nvswitch());
+  NodeGraph nv8 = BuildOk(Parse(all_pairs("NV8")));
+  CHECK(nv8.has_nvswitch());
+  CHECK(nv8.gpu_bandwidth_gbps(0, 3) == doctest::Approx(200.0));
 }
 
 TEST_CASE("PCIe-only fixtures: NODE within a socket, SYS across, a NIC on a third NUMA node") {
@@ -143,15 +158,54 @@ TEST_CASE("PCIe-only fixtures: NODE within a socket, SYS across, a NIC on a thir
   CHECK(ws.nearest_nics(0).empty());
 }
 
-TEST_CASE("a matrix that is not one PCIe tree is refused") {
+TEST_CASE("a matrix that is not one PCIe tree is modelled as given, with a warning") {
+  // Synthetic: GPU0 and GPU2 each share a switch with GPU1, yet the matrix puts them at PXB.
   TopoMatrix m = Parse(
       "        GPU0    GPU1    GPU2\n"
       "GPU0     X      PIX     PXB\n"
       "GPU1    PIX      X      PIX\n"
       "GPU2    PXB     PIX      X\n");
-  Result<NodeGraph> g = NodeGraph::Build(m);
-  REQUIRE_FALSE(g.ok());
-  CHECK(g.error() == "the matrix is not one PCIe tree: it says GPU0 and GPU2 are PXB, but its other entries put them at PIX");
+  NodeGraph g = BuildOk(m);
+  CHECK(g.pcie_as_given());
+  REQUIRE(g.warnings().size() == 1);
+  CHECK(g.warnings()[0] ==
+        "the matrix is not one PCIe tree: it says GPU0 and GPU2 are PXB, but its other entries put them at PIX; "
+        "each device pair is modelled at the bandwidth of the class the matrix gives it");
+  // Every pair at its own class: no fabric vertex, one edge per pair.
+  CHECK(g.gpu_bandwidth_gbps(0, 1) == doctest::Approx(g.model().pix));
+  CHECK(g.gpu_bandwidth_gbps(1, 2) == doctest::Approx(g.model().pix));
+  CHECK(g.gpu_bandwidth_gbps(0, 2) == doctest::Approx(g.model().pxb));
+  CHECK(g.CountVertices(VertexKind::kPcieSwitch) == 0);
+  CHECK(g.CountVertices(VertexKind::kNumaNode) == 0);
+  CHECK(CountEdges(g, EdgeKind::kPcie) == 3);
+  CHECK(g.Describe().find("PCIe as given pair by pair (not one PCIe tree)") != std::string::npos);
+  // One PCIe tree: no warning.
+  CHECK(BuildOk(Parse(kEveryClass)).warnings().empty());
+  CHECK_FALSE(BuildOk(Parse(kEveryClass)).pcie_as_given());
+}
+
+TEST_CASE("SYS between a GPU and a NIC that NUMA Affinity puts on the GPU's node: modelled as given, the warning says why") {
+  // Synthetic, in the shape real H100 boxes print: GPU0 and GPU1 share NUMA node 0 and NVLink, each has
+  // its PXB NIC, and the matrix says SYS from each GPU to the other's NIC.
+  TopoMatrix m = Parse(
+      "        GPU0    GPU1    NIC0    NIC1    CPU Affinity    NUMA Affinity\n"
+      "GPU0     X      NV18    PXB     SYS     0-55            0\n"
+      "GPU1    NV18     X      SYS     PXB     0-55            0\n"
+      "NIC0    PXB     SYS      X      SYS\n"
+      "NIC1    SYS     PXB     SYS      X\n");
+  NodeGraph g = BuildOk(m);
+  REQUIRE(g.warnings().size() == 1);
+  CHECK(g.warnings()[0] ==
+        "the matrix is not one PCIe tree: it says GPU0 and NIC1 are SYS, but its other entries and the NUMA Affinity "
+        "of its NVLink GPUs put them at NODE (3 pairs disagree so); each device pair is modelled at the bandwidth of "
+        "the class the matrix gives it");
+  CHECK(g.model().pcie_gen == 5);
+  CHECK(g.gpu_bandwidth_gbps(0, 1) == doctest::Approx(450.0));  // NVLink kept.
+  CHECK(g.gpu_nic_bandwidth_gbps(0, 0) == doctest::Approx(g.model().pxb));
+  CHECK(g.gpu_nic_bandwidth_gbps(0, 1) == doctest::Approx(g.model().sys));  // The machine's word.
+  CHECK(g.nearest_nics(0) == std::vector<int>{0});
+  CHECK(g.nearest_nics(1) == std::vector<int>{1});
+  CHECK(g.numa_node(1) == 0);
 }
 
 TEST_CASE("any NVLink pair is faster than any PCIe pair on every fixture") {

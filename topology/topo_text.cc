@@ -17,6 +17,12 @@ bool ParseId(std::string_view s, int limit, int* out) {
 }
 }  // namespace
 
+bool ParseSmallInt(std::string_view s, int limit, int* out) {
+  if (s.empty()) return false;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && end == s.data() + s.size() && *out >= 0 && *out < limit;
+}
+
 bool IsBlank(std::string_view line) { return Trim(line).empty(); }
 
 int VisualColumn(std::string_view line, size_t offset) {

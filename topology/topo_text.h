@@ -1,7 +1,7 @@
 #pragma once
 // Helpers for reading the text of `nvidia-smi topo -m`: splitting lines into fields that remember
 // where they came from, so that the parser can report "line L, column C" for any field, and reading
-// the CPU and NUMA lists of the affinity columns.
+// the CPU and NUMA lists of the affinity columns, and the small numbers of device names and NUMA ids.
 //
 // Two splitting rules, because nvidia-smi prints tabs but published copies often expand them:
 //   SplitOnWhitespace: fields are runs of non-blank characters (spaces and tabs both separate).
@@ -32,6 +32,10 @@ std::string StripTerminalEscapes(std::string_view text);
 
 // Display column of byte offset `offset` in `line` (tab stops every 8).
 int VisualColumn(std::string_view line, size_t offset);
+
+// Reads `s` as std::from_chars reads an int and accepts it when all of `s` is read and the value is in
+// [0, limit): "12" is 12; "", "1x", "99999999999" and "-1" are refused; "-0" reads as 0.
+bool ParseSmallInt(std::string_view s, int limit, int* out);
 
 // Reads an id list as nvidia-smi prints CPU Affinity and NUMA Affinity: numbers and low-high ranges
 // joined by commas ("0", "0-1", "0,2", "0-11,24-35", "0-0,8-8"), every number below `limit` and every

@@ -126,6 +126,7 @@ double Topology::bandwidth_gbps(int a, int b) const { return impl_->pairs.bw(a, 
 std::optional<int> Topology::numa_node(int gpu) const { return impl_->graph.numa_node(gpu); }
 std::vector<int> Topology::nearest_nics(int gpu) const { return impl_->graph.nearest_nics(gpu); }
 const std::string& Topology::fingerprint() const { return impl_->fingerprint; }
+const std::vector<std::string>& Topology::warnings() const { return impl_->graph.warnings(); }
 
 Result<std::shared_ptr<const Topology>> TopologyRegistry::Intern(TopoMatrix matrix) {
   if (Status s = Validate(matrix); !s) return Error{s.error()};

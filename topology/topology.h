@@ -7,6 +7,11 @@
 // pair the link class and effective bandwidth, each GPU's NUMA node and nearest NICs, and the
 // SetSelector that answers best-set queries.
 //
+// Every matrix that meets the invariants of topo_matrix.h is modelled, including real ones that are not
+// one PCIe tree (node_graph.h); warnings() then says what the model took as given. Those are the model's
+// warnings, a function of the fingerprint; what the parser took on trust about the text stays in the
+// caller's TopoMatrix::warnings. The library never logs either: callers log or show them.
+//
 // Ownership: always held by shared_ptr<const Topology>. Many nodes of one machine type share one
 // instance through TopologyRegistry (interning), so per-topology tables and caches are paid once.
 // Thread-safe for concurrent reads.
@@ -31,8 +36,9 @@ class NodeGraph;
 
 class Topology {
  public:
-  // Validates and models the matrix. Fails (with a clear message) on matrices that cannot describe a
-  // real node, e.g. more than GpuSet::kMaxGpus GPUs.
+  // Validates and models the matrix. Fails (with a clear message) only on matrices that cannot describe
+  // a real node: more than GpuSet::kMaxGpus GPUs, an asymmetric matrix, X off the diagonal, NVLink to a
+  // NIC, per-GPU columns of the wrong length. Not one PCIe tree is not a failure (see warnings()).
   static Result<std::shared_ptr<const Topology>> Build(TopoMatrix matrix);
   ~Topology();
 
@@ -47,6 +53,9 @@ class Topology {
   double bandwidth_gbps(int a, int b) const;      // Effective per-direction P2P bandwidth.
   std::optional<int> numa_node(int gpu) const;     // nullopt when the matrix does not tell.
   std::vector<int> nearest_nics(int gpu) const;    // Indices into matrix().nic_names, best first.
+  // One sentence per thing the model took as given (NodeGraph::warnings); empty when the matrix is one
+  // PCIe tree.
+  const std::vector<std::string>& warnings() const;
 
   // Canonical text of everything that affects placement; equal fingerprints mean interchangeable
   // topologies. Used as the interning key.

@@ -169,5 +169,36 @@ TEST_CASE("the registry interns by fingerprint and shares instances") {
   CHECK(registry.size() == 4);
 }
 
+TEST_CASE("a matrix that is not one PCIe tree builds, the selector sees each pair at its class, warnings() says why") {
+  // Synthetic: GPU0 and GPU2 each share a switch with GPU1, yet the matrix puts them at NODE.
+  Result<TopoMatrix> m = ParseTopoMatrix(
+      "        GPU0    GPU1    GPU2\n"
+      "GPU0     X      PIX     NODE\n"
+      "GPU1    PIX      X      PIX\n"
+      "GPU2    NODE    PIX      X\n");
+  REQUIRE(m.ok());
+  auto t = BuildOk(*m);
+  REQUIRE(t->warnings().size() == 1);
+  CHECK(t->warnings()[0].rfind("the matrix is not one PCIe tree: it says GPU0 and GPU2 are NODE, but its other entries put them at PIX", 0) == 0);
+  CHECK(t->warnings() == t->graph().warnings());
+  const BandwidthModel& b = t->graph().model();
+  CHECK(t->bandwidth_gbps(0, 2) == doctest::Approx(b.node).epsilon(0.001));
+  CHECK(t->bandwidth_gbps(1, 2) == doctest::Approx(b.pix).epsilon(0.001));
+  // The slowest hop sets the ring: any 2-set with GPU1 beats {0,2}; the 3-ring is as slow as NODE.
+  auto two = t->selector().Best(GpuSet::FirstN(3), 2);
+  REQUIRE(two.has_value());
+  CHECK(two->gpus == GpuSet::Of({0, 1}));
+  CHECK(t->selector().RingMbps(GpuSet::FirstN(3)) == t->pairs().bw(0, 2));
+  // Interned like any other: one instance, the same warnings.
+  TopologyRegistry registry;
+  auto a = registry.Intern(*m);
+  auto c = registry.Intern(*m);
+  REQUIRE(a.ok());
+  REQUIRE(c.ok());
+  CHECK(a->get() == c->get());
+  CHECK((*a)->warnings() == t->warnings());
+  CHECK(BuildOk(Fixture("dgx-a100-10nic.txt"))->warnings().empty());
+}
+
 }  // namespace
 }  // namespace topofit
