@@ -1,7 +1,7 @@
 #pragma once
 // The topofit policy over the wire: the same decisions as MakeTopofitPolicy, but every filter,
 // prioritize and bind is a real HTTP request to a running `topofit serve` (--via-http URL), encoded as
-// kube-scheduler encodes them (shared/docs/extender-protocol.md: PascalCase ExtenderArgs with
+// kube-scheduler encodes them (docs/extender-protocol.md: PascalCase ExtenderArgs with
 // NodeNames, node-cache mode), so the decision time includes the served path: HTTP, JSON, the
 // server's model and locks.
 //

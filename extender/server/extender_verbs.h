@@ -3,7 +3,7 @@
 // from request body to Reply, over the placement pipeline. No HTTP here (http_server.h routes to
 // these), so tests and the bench can call them directly.
 //
-// Wire contract (shared/docs/extender-protocol.md): PascalCase keys out, any case in; every handled
+// Wire contract (docs/extender-protocol.md): PascalCase keys out, any case in; every handled
 // call of filter and bind answers 200 with a JSON body, errors in "Error"; prioritize, preempt and
 // prioritize-pods-without-gpus answer malformed requests with 400 and {"error": "..."}. Unused fields
 // are null. Integers are JSON integers. Malformed input never changes the model.

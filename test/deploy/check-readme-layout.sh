@@ -3,7 +3,7 @@
 #   - every path the Layout names exists, and every top-level folder and every part of extender/ (a folder
 #     with a CMakeLists.txt) has its row;
 #   - the docs/ row names every document in docs/;
-#   - every `docs/NAME.md` named in the README, in docs/ or in a source comment is a file of docs/.
+#   - every docs/<name>.md named in the README, in docs/ or in a source comment is a file of docs/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rows=$(awk '/^## Layout/{on=1; next} on && /^## /{exit} on && /^\| `/{print}' README.md)
