@@ -1,6 +1,6 @@
 #pragma once
 // ClusterSink: where the live watch delivers decoded objects - the cluster model in production
-// (ModelSink, start_live_cluster.h), a recorder in tests.
+// (ModelSink, model_sink.h), a recorder in tests.
 //
 // Calls come from the watch threads (nodes and pods on different threads, each kind in order);
 // implementations must be thread-safe. Every call is idempotent from the caller's point of view:

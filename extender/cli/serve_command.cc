@@ -12,7 +12,7 @@
 #include <cstdio>
 
 #include "base/log.h"
-#include "extender/apiclient/start_live_cluster.h"
+#include "extender/apiclient/model_sink.h"
 #include "extender/cli/command.h"
 #include "extender/k8s/demo_cluster.h"
 #include "extender/k8s/snapshot.h"

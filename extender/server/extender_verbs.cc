@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "base/log.h"
+#include "extender/cluster/requeue_rule.h"
 #include "extender/k8s/gpu_plan.h"
 #include "extender/placement/container_plan.h"
 #include "extender/placement/explain.h"
@@ -120,11 +121,10 @@ Reply ExtenderVerbs::FilterImpl(std::string_view body, bool padded) {
   std::vector<std::string_view> full_names;
   const std::vector<std::string_view>& names = RequestNames(*args, full_names);
   placement::FilterOutcome outcome = pipeline_->Filter(pod, std::span<const std::string_view>(names));
-  // Turned away everywhere, on some node only for want of free GPUs: wait there (capacity_waits.h).
-  if (outcome.passed.empty() && !outcome.failed.empty() && pod.wants_gpus()) {
-    std::vector<std::string> waits;
-    for (const auto& f : outcome.failed) waits.emplace_back(names[f.index]);
-    pipeline_->model().waits().Note({pod.uid, pod.namespace_, pod.name, pod.gpus}, waits);
+  if (outcome.passed.empty()) {  // Turned away everywhere: it waits where GPUs may free (requeue_rule.h).
+    std::vector<std::string> capacity_failed;
+    for (const auto& f : outcome.failed) capacity_failed.emplace_back(names[f.index]);
+    cluster::RequeueRule(pipeline_->model()).TurnedAway(pod, capacity_failed);
   }
 
   std::string out = protocol::EncodeFilterResult(*args, names, outcome);

@@ -1,5 +1,5 @@
 // The live source feeding the real ClusterModel: rebuilt from the API alone after a restart.
-#include "extender/apiclient/start_live_cluster.h"
+#include "extender/apiclient/model_sink.h"
 
 #include <doctest/doctest.h>
 

@@ -1,0 +1,19 @@
+#include "extender/apiclient/model_sink.h"
+
+namespace topofit::apiclient {
+
+void ModelSink::Send(const std::vector<cluster::Requeue>& requeues) const {
+  for (const cluster::Requeue& r : requeues) requeue_(r.pod, r.node);
+}
+
+void ModelSink::ApplyPod(const k8s::PodObject& pod) {
+  if (!requeue_) return model_.ApplyPod(pod);
+  Send(rule_.ApplyPod(pod));
+}
+
+void ModelSink::DeletePod(std::string_view uid) {
+  if (!requeue_) return model_.DeletePod(uid);
+  Send(rule_.DeletePod(uid));
+}
+
+}  // namespace topofit::apiclient
