@@ -298,13 +298,13 @@ class Monitor {
   }
 
   // Every second until the run's end (or the server's): RSS samples and the intervals past.
-  void Watch(Clock::time_point start, bench::ChildServe& serve) {
+  void Watch(Clock::time_point start, testing::TopofitProcess& serve) {
     for (;;) {
       std::this_thread::sleep_for(std::chrono::seconds(1));
       double t = std::chrono::duration<double>(Clock::now() - start).count();
       if (rss_.empty() || t - rss_.back().first >= 5) rss_.emplace_back(t, bench::ProcStatusKb(serve.pid(), "VmRSS"));
       while (printed_ < intervals_ && t >= double(printed_ + 1) * o_.interval_s + 1) PrintInterval(printed_++);
-      if (t >= o_.duration_s + 1 || serve.exited()) break;
+      if (t >= o_.duration_s + 1 || serve.Exited()) break;
     }
   }
   void PrintRest() {
@@ -387,8 +387,9 @@ int main(int argc, char** argv) {
   if (!ParseOptions(argc, argv, o)) return 2;
   std::string snapshot = o.dir + "/topofit-soak-" + std::to_string(getpid()) + ".json";
   if (bench::WriteScaleSnapshot(snapshot, o.nodes, 0) < 0) return std::fprintf(stderr, "cannot write %s\n", snapshot.c_str()), 1;
-  bench::ChildServe serve(o.topofit, {"--snapshot", snapshot}, o.dir + "/topofit-soak-" + std::to_string(getpid()) + ".log");
-  int port = serve.WaitListening(std::chrono::seconds(120));
+  testing::TopofitProcess serve(o.topofit, bench::ServeArgs({"--snapshot", snapshot}),
+                                o.dir + "/topofit-soak-" + std::to_string(getpid()) + ".log");
+  int port = serve.WaitForLoggedPort("listen", std::chrono::seconds(120));
   std::remove(snapshot.c_str());
   if (port == 0) return std::fprintf(stderr, "topofit serve did not start:\n%s\n", serve.log().c_str()), 1;
 
@@ -409,7 +410,7 @@ int main(int argc, char** argv) {
 
   long errors = rec.errors();
   int status = monitor.PrintSummary(errors) ? 0 : 1;
-  if (errors > 0 || serve.exited()) status = 1;
+  if (errors > 0 || serve.Exited()) status = 1;
   int freed = CheckAllFree(port);
   if (freed < 0) return 1;
   if (freed > 0) status = 1;
