@@ -6,32 +6,31 @@
 #include <cstdio>
 #include <string>
 
+#include "test/util/temp_dir.h"
+
 namespace topofit {
 
 TEST_CASE("ReadFile returns every byte, an empty file as empty, and says why it cannot read") {
-  char path[] = "/tmp/topofit-files-XXXXXX";
-  int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
+  testing::TempDir tmp;
   std::string bytes("a\r\n\0b", 5);
-  REQUIRE(write(fd, bytes.data(), bytes.size()) == ssize_t(bytes.size()));
-  close(fd);
+  const std::string path = tmp.Write("bytes", bytes);
   auto r = ReadFile(path);
   REQUIRE(r.ok());
   CHECK(*r == bytes);
 
-  REQUIRE(truncate(path, 0) == 0);
+  REQUIRE(truncate(path.c_str(), 0) == 0);
   auto empty = ReadFile(path);
   REQUIRE(empty.ok());
   CHECK(empty->empty());
-  std::remove(path);
+  std::remove(path.c_str());
 
   auto missing = ReadFile(path);
   REQUIRE_FALSE(missing.ok());
-  CHECK(missing.error() == std::string("cannot open ") + path + ": No such file or directory");
+  CHECK(missing.error() == "cannot open " + path + ": No such file or directory");
 
-  auto dir = ReadFile("/tmp");
+  auto dir = ReadFile(tmp.path());
   REQUIRE_FALSE(dir.ok());
-  CHECK(dir.error().starts_with("cannot read /tmp: "));
+  CHECK(dir.error().starts_with("cannot read " + tmp.path() + ": "));
 }
 
 }  // namespace topofit

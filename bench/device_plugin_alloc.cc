@@ -1,7 +1,6 @@
 #include "bench/device_plugin_alloc.h"
 
 #include <algorithm>
-#include <functional>
 
 namespace topofit::bench {
 namespace {
@@ -18,6 +17,75 @@ int LinkPoints(Link link, bool same_numa) {
   }
   return 0;
 }
+
+// Upstream iterateGPUPartitions over the padded device list (-1: padding): the first remaining
+// device anchors each group, so every split is visited once, in the same order as upstream; keeps the
+// first split with the highest total (a group holds no padding or all of it).
+class PartitionSearch {
+ public:
+  PartitionSearch(const DevicePluginAllocator& alloc, int size, int padding)
+      : alloc_(alloc), size_(size), padding_(padding) {}
+
+  // The group's pair scores summed, padding left out.
+  int GroupScore(const std::vector<int>& set) const {
+    int s = 0;
+    for (size_t i = 0; i < set.size(); ++i)
+      for (size_t j = i + 1; j < set.size(); ++j)
+        if (set[i] >= 0 && set[j] >= 0) s += alloc_.PairScore(set[i], set[j]);
+    return s;
+  }
+
+  void Iterate(const std::vector<int>& devs) {
+    if (int(devs.size()) == size_) return Leaf(devs);
+    const int rest = int(devs.size()) - 1;
+    std::vector<int> idx(size_ - 1);
+    for (int i = 0; i < size_ - 1; ++i) idx[i] = i;
+    do {
+      std::vector<int> set{devs[0]};
+      for (int i : idx) set.push_back(devs[1 + i]);
+      int p = 0;
+      for (int d : set) p += d < 0;
+      if (p != 0 && p != padding_) continue;
+      std::vector<int> remaining;
+      for (int d = 1; d <= rest; ++d) {
+        if (std::find(idx.begin(), idx.end(), d - 1) == idx.end()) remaining.push_back(devs[d]);
+      }
+      accum_.push_back(set);
+      Iterate(remaining);
+      accum_.pop_back();
+    } while (NextCombination(idx, rest));
+  }
+
+  const std::vector<std::vector<int>>& best() const { return best_partition_; }
+
+ private:
+  // The last group completes a split: keep it if it beats the best so far.
+  void Leaf(const std::vector<int>& devs) {
+    accum_.push_back(devs);
+    int total = 0;
+    for (const auto& s : accum_) total += GroupScore(s);
+    if (total > best_total_ || best_partition_.empty()) {
+      best_total_ = total;
+      best_partition_ = accum_;
+    }
+    accum_.pop_back();
+  }
+
+  // The next (size - 1)-combination of 0..rest-1 in lexicographic order; false after the last.
+  bool NextCombination(std::vector<int>& idx, int rest) const {
+    int i = size_ - 2;
+    while (i >= 0 && idx[i] == rest - (size_ - 1) + i) --i;
+    if (i < 0) return false;
+    ++idx[i];
+    for (int j = i + 1; j < size_ - 1; ++j) idx[j] = idx[j - 1] + 1;
+    return true;
+  }
+
+  const DevicePluginAllocator& alloc_;
+  const int size_, padding_;
+  int best_total_ = -1;
+  std::vector<std::vector<int>> best_partition_, accum_;
+};
 
 }  // namespace
 
@@ -63,68 +131,18 @@ std::optional<GpuSet> DevicePluginAllocator::Compute(GpuSet available, int size)
   if (size == 1) return GpuSet::Of({devices.front()});
   // Padding: -1 entries appended so that the list splits evenly (upstream gpuSetCopyAndAddPadding).
   while (devices.size() % size != 0) devices.push_back(-1);
-  const int padding = int(devices.size()) - available.size();
-
-  int best_total = -1;
-  std::vector<std::vector<int>> best_partition, accum;
-
-  auto set_score = [&](const std::vector<int>& set) {
-    int s = 0;
-    for (size_t i = 0; i < set.size(); ++i)
-      for (size_t j = i + 1; j < set.size(); ++j)
-        if (set[i] >= 0 && set[j] >= 0) s += PairScore(set[i], set[j]);
-    return s;
-  };
-
-  // Upstream iterateGPUPartitions: the first remaining device anchors each group, so every split is
-  // visited once, in the same order as upstream.
-  std::function<void(const std::vector<int>&)> iterate = [&](const std::vector<int>& devs) {
-    if (int(devs.size()) == size) {
-      accum.push_back(devs);
-      int total = 0;
-      for (const auto& s : accum) total += set_score(s);
-      if (total > best_total || best_partition.empty()) {
-        best_total = total;
-        best_partition = accum;
-      }
-      accum.pop_back();
-      return;
-    }
-    const int rest = int(devs.size()) - 1;
-    std::vector<int> idx(size - 1);
-    for (int i = 0; i < size - 1; ++i) idx[i] = i;
-    while (true) {
-      std::vector<int> set{devs[0]};
-      for (int i : idx) set.push_back(devs[1 + i]);
-      int p = 0;
-      for (int d : set) p += d < 0;
-      if (p == 0 || p == padding) {
-        std::vector<int> remaining;
-        for (int d = 1; d <= rest; ++d) {
-          if (std::find(idx.begin(), idx.end(), d - 1) == idx.end()) remaining.push_back(devs[d]);
-        }
-        accum.push_back(set);
-        iterate(remaining);
-        accum.pop_back();
-      }
-      int i = size - 2;
-      while (i >= 0 && idx[i] == rest - (size - 1) + i) --i;
-      if (i < 0) break;
-      ++idx[i];
-      for (int j = i + 1; j < size - 1; ++j) idx[j] = idx[j - 1] + 1;
-    }
-  };
-  iterate(devices);
+  PartitionSearch search(*this, size, int(devices.size()) - available.size());
+  search.Iterate(devices);
 
   // The highest-scoring group of the best split; groups holding padding score less than any real
   // group (every real pair scores >= 10), so they are never the answer.
   const std::vector<int>* best = nullptr;
   int best_score = -1;
-  for (const auto& set : best_partition) {
+  for (const auto& set : search.best()) {
     bool padded = false;
     for (int d : set) padded |= d < 0;
     if (padded) continue;
-    int s = set_score(set);
+    int s = search.GroupScore(set);
     if (s > best_score) {
       best_score = s;
       best = &set;

@@ -14,32 +14,29 @@ bool HaveGnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") ==
 
 std::string Quote(const std::string& s) { return "'" + s + "'"; }
 
-}  // namespace
-
-Result<std::vector<std::string>> WritePlots(const std::string& dir, const ReportContext& ctx,
-                                            const std::vector<PolicySummary>& rows) {
-  if (!HaveGnuplot()) return Error{"gnuplot not found; install it with `scripts/install-deps.sh plots`"};
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Error{"cannot create " + dir + ": " + ec.message()};
-  const std::string stem = dir + "/" + ctx.trace;
-  const bool paper = ctx.mode == "paper";
-
-  // Allocation curves: one column block per policy.
+// Allocation curves: one column block per policy.
+std::string AllocationData(const std::vector<PolicySummary>& rows) {
   std::string curve = "# x allocated_pct, one block per policy (gnuplot index)\n";
   for (const auto& r : rows) {
     curve += "# " + r.policy + "\n";
     for (const auto& p : r.curve) curve += fmt::format("{:.3f} {:.4f}\n", p.x, p.allocated_pct);
     curve += "\n\n";
   }
-  if (auto st = WriteTextFile(stem + "-allocation.dat", curve); !st) return Error{st.error()};
+  return curve;
+}
 
-  // Bandwidth by GPU count: mean set bandwidth and mean cluster-best per (policy, k).
+// The GPU counts of the multi-GPU pods placed, ascending.
+std::vector<int> MultiGpuSizes(const std::vector<PolicySummary>& rows) {
   std::vector<int> sizes;
   for (const auto& r : rows)
     for (const auto& m : r.multi)
       if (std::find(sizes.begin(), sizes.end(), m.gpus) == sizes.end()) sizes.push_back(m.gpus);
   std::sort(sizes.begin(), sizes.end());
+  return sizes;
+}
+
+// Bandwidth by GPU count: mean set bandwidth and mean cluster-best per (policy, k).
+std::string BandwidthData(const std::vector<PolicySummary>& rows, const std::vector<int>& sizes) {
   std::string bw = "# policy";
   for (int k : sizes) bw += fmt::format(" k{}_gbps", k);
   bw += " all_multi_gpu_gbps\n";
@@ -54,8 +51,12 @@ Result<std::vector<std::string>> WritePlots(const std::string& dir, const Report
     }
     bw += fmt::format(" {:.3f}\n", r.multi_gpu_mean_bandwidth_gbps);
   }
-  if (auto st = WriteTextFile(stem + "-bandwidth.dat", bw); !st) return Error{st.error()};
+  return bw;
+}
 
+// The allocation plot: the paper protocol's has a zoomed right panel.
+std::string AllocationScript(const std::string& stem, const ReportContext& ctx, const std::vector<PolicySummary>& rows) {
+  const bool paper = ctx.mode == "paper";
   std::string gp = "set terminal pngcairo size 1300,600 font 'DejaVu Sans,10' noenhanced\n";
   gp += "set output " + Quote(stem + "-allocation.png") + "\n";
   gp += "set grid\nset key left top box opaque\n";
@@ -82,7 +83,12 @@ Result<std::vector<std::string>> WritePlots(const std::string& dir, const Report
     gp += "set title 'zoom on 80-130% arrived'\nset xrange [80:130]\nset yrange [90:100]\nset key right bottom box opaque\n";
     gp += plot + "unset multiplot\n";
   }
-  gp += "set output " + Quote(stem + "-bandwidth.png") + "\n";
+  return gp;
+}
+
+// The bandwidth histogram: one cluster of bars per policy, one bar per GPU count and the mean.
+std::string BandwidthScript(const std::string& stem, const ReportContext& ctx, const std::vector<int>& sizes) {
+  std::string gp = "set output " + Quote(stem + "-bandwidth.png") + "\n";
   gp += "set title " + Quote(ctx.trace + ": predicted ring all-reduce bandwidth of the GPU sets given to multi-GPU pods") + "\n";
   gp += "unset arrow\nset key outside top center horizontal\nset style data histograms\nset style histogram clustered gap 1\n";
   gp += "set style fill solid 0.85 border -1\nset boxwidth 0.9\nset xtics rotate by -25\n";
@@ -93,10 +99,23 @@ Result<std::vector<std::string>> WritePlots(const std::string& dir, const Report
     gp += fmt::format("{} using {}:xtic(1) title {}, ", dat, j + 2, Quote(fmt::format("{}-GPU pods", sizes[j])));
   }
   gp += fmt::format("{} using {} title 'all multi-GPU pods (mean)' lc rgb 'gray40'\n", dat, sizes.size() + 2);
-  if (sizes.empty()) {
-    // No multi-GPU pod placed: draw only the allocation plot.
-    gp = gp.substr(0, gp.find("set output " + Quote(stem + "-bandwidth.png")));
-  }
+  return gp;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> WritePlots(const std::string& dir, const ReportContext& ctx,
+                                            const std::vector<PolicySummary>& rows) {
+  if (!HaveGnuplot()) return Error{"gnuplot not found; install it with `scripts/install-deps.sh plots`"};
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Error{"cannot create " + dir + ": " + ec.message()};
+  const std::string stem = dir + "/" + ctx.trace;
+  if (auto st = WriteTextFile(stem + "-allocation.dat", AllocationData(rows)); !st) return Error{st.error()};
+  const std::vector<int> sizes = MultiGpuSizes(rows);
+  if (auto st = WriteTextFile(stem + "-bandwidth.dat", BandwidthData(rows, sizes)); !st) return Error{st.error()};
+  // No multi-GPU pod placed: draw only the allocation plot.
+  std::string gp = AllocationScript(stem, ctx, rows) + (sizes.empty() ? "" : BandwidthScript(stem, ctx, sizes));
   if (auto st = WriteTextFile(stem + ".gp", gp); !st) return Error{st.error()};
   std::string cmd = "gnuplot " + Quote(stem + ".gp") + " 2>" + Quote(stem + ".gnuplot.log");
   if (std::system(cmd.c_str()) != 0) return Error{"gnuplot failed; see " + stem + ".gnuplot.log"};

@@ -14,7 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/report_writer.h"
-#include "bench/serve_process_test_util.h"
+#include "base/files.h"
+#include "test/util/serve_process.h"
+#include "test/util/temp_dir.h"
 
 namespace topofit::bench {
 namespace {
@@ -65,8 +67,8 @@ std::string Schedule(httplib::Client& client, const std::string& name, int gpus)
 }
 
 TEST_CASE("replay: a real serve --record replays through topofit bench replay") {
-  const std::string snapshot = testing::TempFile(".json"), record = testing::TempFile(".jsonl"),
-                    out = testing::TempFile(".json");
+  testing::TempDir dir;
+  const std::string snapshot = dir.File("snapshot.json"), record = dir.File("record.jsonl"), out = dir.File("out.json");
   REQUIRE(WriteTextFile(snapshot, kSnapshot).ok());
   {
     testing::ServeProcess serve({"--snapshot", snapshot, "--record", record});
@@ -79,9 +81,10 @@ TEST_CASE("replay: a real serve --record replays through topofit bench replay") 
     CHECK(Schedule(client, "d", 1) == "");     // 12 of 12 GPUs taken.
     REQUIRE(serve.Stop() == 0);
   }
-  const std::string recorded = testing::Slurp(record);
+  const auto recorded = ReadFile(record);
+  REQUIRE(recorded.ok());
   int lines = 0;
-  for (char ch : recorded) lines += ch == '\n';
+  for (char ch : *recorded) lines += ch == '\n';
   // filter x4; prioritize x2 (the third 4-GPU pod has one node left, which kube-scheduler does not
   // prioritize); bind x3.
   CHECK(lines == 4 + 2 + 3);
@@ -89,7 +92,9 @@ TEST_CASE("replay: a real serve --record replays through topofit bench replay") 
   const std::string cmd = std::string("'") + TOPOFIT_BINARY + "' bench replay --snapshot '" + snapshot + "' --trace '" +
                           record + "' --policies topofit,kube-default,random --json '" + out + "' >/dev/null 2>&1";
   REQUIRE(std::system(cmd.c_str()) == 0);
-  json rows = json::parse(testing::Slurp(out), nullptr, false);
+  const auto written = ReadFile(out);
+  REQUIRE(written.ok());
+  json rows = json::parse(*written, nullptr, false);
   REQUIRE(!rows.is_discarded());
   if (rows.is_object() && rows.contains("policies")) rows = rows["policies"];
   REQUIRE(rows.is_array());
@@ -101,7 +106,6 @@ TEST_CASE("replay: a real serve --record replays through topofit bench replay") 
   }
   CHECK(rows[0]["policy"] == "topofit");
   CHECK(rows[0]["multi_gpu_best_set_pct"].get<double>() == doctest::Approx(100));
-  for (const auto& f : {snapshot, record, out}) std::remove(f.c_str());
 }
 
 }  // namespace

@@ -58,21 +58,17 @@ const std::vector<std::string>& SyntheticFamilies() {
   return names;
 }
 
-Result<Workload> GenerateSynthetic(const SyntheticSpec& spec) {
-  const Family* family = nullptr;
+namespace {
+
+const Family* FindFamily(const std::string& name) {
   for (const auto& f : Families())
-    if (f.name == spec.family) family = &f;
-  if (!family) {
-    std::string known;
-    for (const auto& n : SyntheticFamilies()) known += (known.empty() ? "" : ", ") + n;
-    return Error{"unknown synthetic family '" + spec.family + "' (known: " + known + ")"};
-  }
-  auto nodes = ParseMix(spec.node_mix.empty() ? family->node_mix : spec.node_mix, "node mix");
-  if (!nodes) return Error{nodes.error()};
-  auto sizes = ParseMix(spec.size_mix.empty() ? family->size_mix : spec.size_mix, "size mix");
-  if (!sizes) return Error{sizes.error()};
-  Workload w;
-  for (const auto& [profile, count] : *nodes) {
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+// `count` nodes of each profile of the mix, with the family's CPU and memory per GPU.
+Status AddNodes(const std::vector<std::pair<std::string, int>>& mix, const Family& family, std::vector<NodeSpec>& out) {
+  for (const auto& [profile, count] : mix) {
     auto m = ProfileMatrix(profile);
     if (!m) return Error{"node mix: " + m.error()};
     int gpus = m->gpu_count();
@@ -82,75 +78,133 @@ Result<Workload> GenerateSynthetic(const SyntheticSpec& spec) {
       n.gpus = gpus;
       n.model = profile;
       n.profile = profile;
-      const int64_t cores_per_gpu = !family->hetero_cpu || gpus >= 8 ? 12 : gpus >= 4 ? 16 : 24;
+      const int64_t cores_per_gpu = !family.hetero_cpu || gpus >= 8 ? 12 : gpus >= 4 ? 16 : 24;
       n.cpu_milli = 1000LL * cores_per_gpu * std::max(1, gpus);
       n.memory_mib = 49152LL * std::max(1, gpus);
-      w.nodes.push_back(std::move(n));
+      out.push_back(std::move(n));
     }
   }
+  return Status::Ok();
+}
+
+// The size mix as pod sizes and their weights.
+struct Sizes {
   std::vector<int> size_of;
   std::vector<double> weights;
-  for (const auto& [s, weight] : *sizes) {
+};
+
+Result<Sizes> ParseSizes(const std::vector<std::pair<std::string, int>>& mix) {
+  Sizes out;
+  for (const auto& [s, weight] : mix) {
     try {
-      size_of.push_back(std::stoi(s));
+      out.size_of.push_back(std::stoi(s));
     } catch (const std::exception&) {
       return Error{"size mix: bad size '" + s + "'"};
     }
-    weights.push_back(weight);
+    out.weights.push_back(weight);
   }
-  std::mt19937_64 rng(spec.seed);
-  std::discrete_distribution<int> pick(weights.begin(), weights.end());
-  std::uniform_int_distribution<int> cores(family->cores_lo, family->cores_hi), gib(16, 64);
-  std::uniform_real_distribution<double> unit(0, 1);
-  // GPU models with their capacity, and the most GPUs one node of each has.
-  std::vector<std::string> models;
-  std::vector<int64_t> model_gpus;
-  std::vector<int> model_max;
-  for (const auto& n : w.nodes) {
-    auto it = std::find(models.begin(), models.end(), n.model);
-    if (it == models.end()) {
-      models.push_back(n.model);
-      model_gpus.push_back(0);
-      model_max.push_back(0);
-      it = models.end() - 1;
+  return out;
+}
+
+// The GPU models of the nodes with their capacity, and the most GPUs one node of each has.
+class ModelPool {
+ public:
+  explicit ModelPool(const std::vector<NodeSpec>& nodes) {
+    for (const auto& n : nodes) {
+      auto it = std::find(models_.begin(), models_.end(), n.model);
+      if (it == models_.end()) {
+        models_.push_back(n.model);
+        gpus_.push_back(0);
+        max_.push_back(0);
+        it = models_.end() - 1;
+      }
+      gpus_[it - models_.begin()] += n.gpus;
+      max_[it - models_.begin()] = std::max(max_[it - models_.begin()], n.gpus);
     }
-    model_gpus[it - models.begin()] += n.gpus;
-    model_max[it - models.begin()] = std::max(model_max[it - models.begin()], n.gpus);
   }
-  auto draw_model = [&](int gpus, const std::string& other) -> std::string {
-    std::vector<double> w8(models.size(), 0.0);
+
+  // A model other than `other` with a node of at least `gpus` GPUs, drawn by capacity; "" when none.
+  std::string Draw(std::mt19937_64& rng, int gpus, const std::string& other) const {
+    std::vector<double> w8(models_.size(), 0.0);
     double sum = 0;
-    for (size_t m = 0; m < models.size(); ++m)
-      if (model_max[m] >= gpus && models[m] != other) sum += (w8[m] = double(model_gpus[m]));
+    for (size_t m = 0; m < models_.size(); ++m)
+      if (max_[m] >= gpus && models_[m] != other) sum += (w8[m] = double(gpus_[m]));
     if (sum <= 0) return "";
     std::discrete_distribution<size_t> d(w8.begin(), w8.end());
-    return models[d(rng)];
-  };
-  std::exponential_distribution<double> gap(1.0 / 60.0), life(1.0 / spec.mean_lifetime_s);
-  double t = 0;
-  for (int i = 0; i < spec.pods; ++i) {
+    return models_[d(rng)];
+  }
+
+ private:
+  std::vector<std::string> models_;
+  std::vector<int64_t> gpus_;
+  std::vector<int> max_;
+};
+
+// Draws the pods, one after another from one generator: the order of the draws is the workload.
+class PodDraws {
+ public:
+  PodDraws(const SyntheticSpec& spec, const Family& family, const Sizes& sizes, const ModelPool& pool)
+      : spec_(spec), family_(family), size_of_(sizes.size_of), pool_(pool), rng_(spec.seed),
+        pick_(sizes.weights.begin(), sizes.weights.end()), cores_(family.cores_lo, family.cores_hi),
+        life_(1.0 / spec.mean_lifetime_s) {}
+
+  PodSpec Next(int i) {
     PodSpec p;
     p.name = "synthetic-pod-" + std::to_string(i);
-    p.gpus = size_of[pick(rng)];
+    p.gpus = size_of_[pick_(rng_)];
     p.gpu_milli = p.gpus > 0 ? 1000 : 0;
     int per = std::max(1, p.gpus);
-    p.cpu_milli = 1000LL * cores(rng) * per;
-    p.memory_mib = 1024LL * gib(rng) * per;
-    if (p.gpus > 0 && family->bound > 0 && unit(rng) < family->bound) {
-      std::string first = draw_model(p.gpus, "");
+    p.cpu_milli = 1000LL * cores_(rng_) * per;
+    p.memory_mib = 1024LL * gib_(rng_) * per;
+    if (p.gpus > 0 && family_.bound > 0 && unit_(rng_) < family_.bound) {
+      std::string first = pool_.Draw(rng_, p.gpus, "");
       if (!first.empty()) p.gpu_models.push_back(first);
-      if (!first.empty() && unit(rng) < 1.0 / 3) {
-        std::string second = draw_model(p.gpus, first);
+      if (!first.empty() && unit_(rng_) < 1.0 / 3) {
+        std::string second = pool_.Draw(rng_, p.gpus, first);
         if (!second.empty()) p.gpu_models.push_back(second);
       }
     }
-    if (spec.with_time) {
-      t += gap(rng);
-      p.creation_time = int64_t(t);
-      p.deletion_time = int64_t(t + life(rng));
+    if (spec_.with_time) {
+      t_ += gap_(rng_);
+      p.creation_time = int64_t(t_);
+      p.deletion_time = int64_t(t_ + life_(rng_));
     }
-    w.pods.push_back(std::move(p));
+    return p;
   }
+
+ private:
+  const SyntheticSpec& spec_;
+  const Family& family_;
+  const std::vector<int>& size_of_;
+  const ModelPool& pool_;
+  std::mt19937_64 rng_;
+  std::discrete_distribution<int> pick_;
+  std::uniform_int_distribution<int> cores_, gib_{16, 64};
+  std::uniform_real_distribution<double> unit_{0, 1};
+  std::exponential_distribution<double> gap_{1.0 / 60.0}, life_;
+  double t_ = 0;
+};
+
+}  // namespace
+
+Result<Workload> GenerateSynthetic(const SyntheticSpec& spec) {
+  const Family* family = FindFamily(spec.family);
+  if (!family) {
+    std::string known;
+    for (const auto& n : SyntheticFamilies()) known += (known.empty() ? "" : ", ") + n;
+    return Error{"unknown synthetic family '" + spec.family + "' (known: " + known + ")"};
+  }
+  auto nodes = ParseMix(spec.node_mix.empty() ? family->node_mix : spec.node_mix, "node mix");
+  if (!nodes) return Error{nodes.error()};
+  auto mix = ParseMix(spec.size_mix.empty() ? family->size_mix : spec.size_mix, "size mix");
+  if (!mix) return Error{mix.error()};
+  Workload w;
+  if (Status s = AddNodes(*nodes, *family, w.nodes); !s.ok()) return Error{s.error()};
+  auto sizes = ParseSizes(*mix);
+  if (!sizes) return Error{sizes.error()};
+  const ModelPool pool(w.nodes);
+  PodDraws draws(spec, *family, *sizes, pool);
+  for (int i = 0; i < spec.pods; ++i) w.pods.push_back(draws.Next(i));
   return w;
 }
 

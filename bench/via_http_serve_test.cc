@@ -9,9 +9,10 @@
 #include "bench/cluster_snapshot.h"
 #include "bench/paper_driver.h"
 #include "bench/report_writer.h"
-#include "bench/serve_process_test_util.h"
 #include "bench/topofit_http_policy.h"
 #include "bench/topofit_policy.h"
+#include "test/util/serve_process.h"
+#include "test/util/temp_dir.h"
 
 namespace topofit::bench {
 namespace {
@@ -77,7 +78,8 @@ TEST_CASE("via-http: a served run places every pod exactly as the in-process run
   RunMetrics in_process = RunPaperOnce(*cluster, local, pods, sequence, 42);
   REQUIRE(in_process.error.empty());
 
-  const std::string snapshot = testing::TempFile(".json");
+  testing::TempDir dir;
+  const std::string snapshot = dir.File("snapshot.json");
   REQUIRE(WriteTextFile(snapshot, ClusterSnapshotJson(*cluster)).ok());
   testing::ServeProcess serve({"--snapshot", snapshot});
   options.via_http = "http://127.0.0.1:" + std::to_string(serve.port()) + "/scheduler";
@@ -104,7 +106,6 @@ TEST_CASE("via-http: a served run places every pod exactly as the in-process run
   RunMetrics refused = RunPaperOnce(*cluster, again, pods, sequence, 43);
   CHECK(refused.error.find("already holds") != std::string::npos);
   CHECK(serve.Stop() == 0);
-  std::remove(snapshot.c_str());
 }
 
 }  // namespace

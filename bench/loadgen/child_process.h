@@ -1,20 +1,17 @@
 #pragma once
-// ChildServe: a `topofit serve` process for the memory and soak benches - started with its stderr
-// in a file, its ports read from its "serving" log line, its memory read from /proc (VmRSS: resident
-// now; VmHWM: the peak resident size since it started). Killed when destroyed.
+// The memory and soak benches' `topofit serve` child: started with testing::TopofitProcess
+// (test/util/topofit_process.h, the one spawner of topofit processes) on an ephemeral loopback port,
+// its memory read from /proc (VmRSS: resident now; VmHWM: the peak resident size since it started).
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <sys/types.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
+#include <iterator>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "test/util/topofit_process.h"
 
 namespace topofit::bench {
 
@@ -31,56 +28,11 @@ inline long ProcStatusKb(pid_t pid, const std::string& field) {
   return std::strtol(status.c_str() + at + field.size() + 2, nullptr, 10);
 }
 
-class ChildServe {
- public:
-  // Runs `binary serve --listen 127.0.0.1:0 args...`, stderr to `log_path`.
-  ChildServe(const std::string& binary, const std::vector<std::string>& args, std::string log_path)
-      : log_path_(std::move(log_path)) {
-    std::vector<std::string> argv{binary, "serve", "--listen", "127.0.0.1:0"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    // Emptied before the child starts: a port read from the log is this child's, never a stale one.
-    close(open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
-    pid_ = fork();
-    if (pid_ == 0) {
-      int log = open(log_path_.c_str(), O_WRONLY | O_APPEND);
-      dup2(log, 2);
-      dup2(open("/dev/null", O_WRONLY), 1);
-      std::vector<char*> c;
-      for (auto& a : argv) c.push_back(a.data());
-      c.push_back(nullptr);
-      execv(binary.c_str(), c.data());
-      _exit(127);
-    }
-  }
-  ~ChildServe() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  pid_t pid() const { return pid_; }
-  std::string log() const { return SlurpFile(log_path_); }
-  bool exited() {
-    int status;
-    if (pid_ > 0 && waitpid(pid_, &status, WNOHANG) == pid_) pid_ = -1;
-    return pid_ <= 0;
-  }
-
-  // The port of the verbs listener, once the "serving" line is logged; 0 after `timeout` or if it exited.
-  int WaitListening(std::chrono::seconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::string text = log();
-      if (size_t at = text.find("listen=127.0.0.1:"); at != std::string::npos) return std::atoi(text.c_str() + at + 17);
-      if (exited()) return 0;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return 0;
-  }
-
- private:
-  std::string log_path_;
-  pid_t pid_ = -1;
-};
+// The arguments of `topofit serve --listen 127.0.0.1:0 args...`.
+inline std::vector<std::string> ServeArgs(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"serve", "--listen", "127.0.0.1:0"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
 
 }  // namespace topofit::bench

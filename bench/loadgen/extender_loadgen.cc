@@ -23,6 +23,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -199,137 +201,208 @@ void Print(const char* what, Stats s) {
   std::printf("%-50s median %7.3f ms   p90 %7.3f ms   p99 %7.3f ms\n", what, s.median, s.p90, s.p99);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+struct Args {
   int iterations = 2000;
   std::string only;  // Runs only the scenarios whose label contains this text (for profiling).
   bool in_process = false;
   int nodes = 5000;  // Of the node-cache scenarios' clusters.
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--in-process") == 0) in_process = true;
-    if (i + 1 == argc) break;
-    if (std::strcmp(argv[i], "--iterations") == 0) iterations = std::atoi(argv[i + 1]);
-    if (std::strcmp(argv[i], "--only") == 0) only = argv[i + 1];
-    if (std::strcmp(argv[i], "--nodes") == 0) nodes = std::max(1, std::atoi(argv[i + 1]));
-  }
-  // "5,000": the cluster's size as the scenario names say it.
-  std::string n_label = std::to_string(nodes);
-  for (int at = int(n_label.size()) - 3; at > 0; at -= 3) n_label.insert(size_t(at), ",");
+};
 
+Args ParseArgs(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--in-process") == 0) a.in_process = true;
+    if (i + 1 == argc) break;
+    if (std::strcmp(argv[i], "--iterations") == 0) a.iterations = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--only") == 0) a.only = argv[i + 1];
+    if (std::strcmp(argv[i], "--nodes") == 0) a.nodes = std::max(1, std::atoi(argv[i + 1]));
+  }
+  return a;
+}
+
+// "5,000": the cluster's size as the scenario names say it.
+std::string CountLabel(int n) {
+  std::string label = std::to_string(n);
+  for (int at = int(label.size()) - 3; at > 0; at -= 3) label.insert(size_t(at), ",");
+  return label;
+}
+
+// The four extenders, each on its own port: the idle cluster and the same cluster made busy, and both
+// again with their workload estimates full (for prioritize-pods-without-gpus).
+struct Extenders {
+  std::unique_ptr<server::ExtenderApp> idle, busy, idle_w, busy_w;
+  std::vector<server::ExtenderApp*> all() const { return {idle.get(), busy.get(), idle_w.get(), busy_w.get()}; }
+};
+
+Result<Extenders> StartExtenders(int nodes) {
   server::ServeConfig cfg;
   cfg.server.host = "127.0.0.1";
   cfg.server.port = 0;
   k8s::Snapshot snap;
   for (int i = 0; i < nodes; ++i) {
     auto node = k8s::DecodeNode(k8s::testing::RealisticNode(i));
-    if (!node) return std::fprintf(stderr, "%s\n", node.error().c_str()), 1;
+    if (!node) return Error{node.error()};
     snap.nodes.push_back(std::move(*node));
   }
-  // Two extenders: one on the idle cluster, one on the same cluster made busy.
-  auto app = server::ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
-  auto busy = server::ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
-  if (!app || !busy) return std::fprintf(stderr, "cannot create the extenders\n"), 1;
-  (*app)->Load(snap);
+  auto create = [&cfg] { return server::ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false); };
+  auto idle = create(), busy = create();
+  if (!idle || !busy) return Error{"cannot create the extenders"};
+  (*idle)->Load(snap);
   std::vector<std::string> names_of;
   for (const auto& n : snap.nodes) names_of.push_back(n.meta.name);
   snap.pods = k8s::testing::BusyPods(names_of);
   (*busy)->Load(snap);
-  // The same two clusters, their workload estimates full, for prioritize-pods-without-gpus.
-  auto app_w = server::ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
-  auto busy_w = server::ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
-  if (!app_w || !busy_w) return std::fprintf(stderr, "cannot create the extenders\n"), 1;
+  auto idle_w = create(), busy_w = create();
+  if (!idle_w || !busy_w) return Error{"cannot create the extenders"};
   (*busy_w)->Load(snap);
   snap.pods.clear();
-  (*app_w)->Load(snap);
-  for (auto* a : {&*app_w, &*busy_w}) SeedWorkload((*a)->pipeline());
-  for (auto* a : {&*app, &*busy, &*app_w, &*busy_w})
-    if (auto s = (*a)->server().Start(); !s.ok()) return std::fprintf(stderr, "%s\n", s.error().c_str()), 1;
+  (*idle_w)->Load(snap);
+  Extenders e{std::move(*idle), std::move(*busy), std::move(*idle_w), std::move(*busy_w)};
+  for (auto* a : {e.idle_w.get(), e.busy_w.get()}) SeedWorkload(a->pipeline());
+  for (auto* a : e.all())
+    if (auto s = a->server().Start(); !s.ok()) return Error{s.error()};
+  return e;
+}
 
-  httplib::Server floor;
-  floor.set_tcp_nodelay(true);
-  floor.set_keep_alive_max_count(std::numeric_limits<size_t>::max());
-  FloorRoutes(floor);
-  int floor_port = floor.bind_to_any_port("127.0.0.1");
-  std::thread floor_thread([&] { floor.listen_after_bind(); });
-  while (!floor.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  server::ListenerOptions listener_options;
-  listener_options.host = "127.0.0.1";
-  listener_options.port = 0;
-  listener_options.threads = 4;
-  server::HttpListener floor_listener(listener_options, FloorOnListener);
-  if (auto s = floor_listener.Bind(); !s.ok()) return std::fprintf(stderr, "%s\n", s.error().c_str()), 1;
-  std::thread floor_listener_thread([&] { floor_listener.Run(); });
+// The floor on cpp-httplib and on topofit's transport, each on its own thread until Stop().
+class Floors {
+ public:
+  Floors() : listener_(ListenerOptions(), FloorOnListener) {
+    httplib_.set_tcp_nodelay(true);
+    httplib_.set_keep_alive_max_count(std::numeric_limits<size_t>::max());
+    FloorRoutes(httplib_);
+    httplib_port_ = httplib_.bind_to_any_port("127.0.0.1");
+    httplib_thread_ = std::thread([this] { httplib_.listen_after_bind(); });
+    while (!httplib_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  Status Start() {
+    if (auto s = listener_.Bind(); !s.ok()) return s;
+    listener_thread_ = std::thread([this] { listener_.Run(); });
+    return Status::Ok();
+  }
+  ~Floors() { Stop(); }
+  // Idempotent.
+  void Stop() {
+    httplib_.stop();
+    if (httplib_thread_.joinable()) httplib_thread_.join();
+    listener_.Stop();
+    if (listener_thread_.joinable()) listener_thread_.join();
+  }
+  int httplib_port() const { return httplib_port_; }
+  int listener_port() const { return listener_.port(); }
 
+ private:
+  static server::ListenerOptions ListenerOptions() {
+    server::ListenerOptions o;
+    o.host = "127.0.0.1";
+    o.port = 0;
+    o.threads = 4;
+    return o;
+  }
+
+  httplib::Server httplib_;
+  int httplib_port_ = 0;
+  std::thread httplib_thread_;
+  server::HttpListener listener_;
+  std::thread listener_thread_;
+};
+
+// The request bodies: node-cache mode with every node's name (a 2-GPU pod, and a pod without GPUs),
+// and full-node mode with 1,000 Node objects.
+struct Bodies {
+  std::string cache, cpu, full;
+};
+
+Bodies MakeBodies(int nodes) {
   std::string names = "[";
   for (int i = 0; i < nodes; ++i) names += (i ? ",\"" : "\"") + k8s::testing::Ec2NodeName(i) + "\"";
   names += "]";
-  std::string cache_body = R"({"Pod":)" + PodJson(2) + R"(,"Nodes":null,"NodeNames":)" + names + "}";
-  std::string cpu_body = R"({"Pod":)" + CpuPodJson() + R"(,"Nodes":null,"NodeNames":)" + names + "}";
-  std::string full_body = R"({"Pod":)" + PodJson(2) + R"(,"Nodes":{"metadata":{},"items":[)";
-  for (int i = 0; i < 1000; ++i) full_body += (i ? "," : "") + k8s::testing::RealisticNode(i);
-  full_body += R"(]},"NodeNames":null})";
+  Bodies b;
+  b.cache = R"({"Pod":)" + PodJson(2) + R"(,"Nodes":null,"NodeNames":)" + names + "}";
+  b.cpu = R"({"Pod":)" + CpuPodJson() + R"(,"Nodes":null,"NodeNames":)" + names + "}";
+  b.full = R"({"Pod":)" + PodJson(2) + R"(,"Nodes":{"metadata":{},"items":[)";
+  for (int i = 0; i < 1000; ++i) b.full += (i ? "," : "") + k8s::testing::RealisticNode(i);
+  b.full += R"(]},"NodeNames":null})";
+  return b;
+}
 
-  bench::RawHttpClient ext("127.0.0.1", (*app)->server().port());
-  bench::RawHttpClient ext_busy("127.0.0.1", (*busy)->server().port());
-  bench::RawHttpClient ext_w("127.0.0.1", (*app_w)->server().port());
-  bench::RawHttpClient ext_busy_w("127.0.0.1", (*busy_w)->server().port());
-  bench::RawHttpClient flo("127.0.0.1", floor_port);
-  bench::RawHttpClient flo_listener("127.0.0.1", floor_listener.port());
-  std::printf("extender_loadgen: %d requests per scenario, keep-alive, loopback; filter body %zu KB, full-node body %zu KB\n",
-              iterations, cache_body.size() / 1024, full_body.size() / 1024);
-  struct Scenario {
-    std::string name;
-    const char* floor_path;
-    std::string (*floor)(std::string_view);
-    const char* path;
-    server::Verb verb;
-    const std::string* body;
-    int iterations;
-    server::ExtenderApp* app;
-    bench::RawHttpClient* client;
-  };
+struct Scenario {
+  std::string name;
+  const char* floor_path;
+  std::string (*floor)(std::string_view);
+  const char* path;
+  server::Verb verb;
+  const std::string* body;
+  int iterations;
+  server::ExtenderApp* app;
+};
+
+std::vector<Scenario> Scenarios(const Extenders& e, const Bodies& b, int nodes, int iterations) {
+  const std::string n = CountLabel(nodes);
   const int full_iterations = std::max(50, iterations / 10);
   const char* kWithoutGpus = "/scheduler/prioritize-pods-without-gpus";
-  for (const Scenario& sc : {
-           Scenario{fmt::format("filter     (node-cache, {} nodes)", n_label), "/floor/filter", FloorFilter, "/scheduler/filter",
-                    server::Verb::kFilter, &cache_body, iterations, app->get(), &ext},
-           Scenario{fmt::format("prioritize (node-cache, {} nodes)", n_label), "/floor/prioritize", FloorPrioritize,
-                    "/scheduler/prioritize", server::Verb::kPrioritize, &cache_body, iterations, app->get(), &ext},
-           Scenario{fmt::format("filter     (node-cache, {} busy)", n_label), "/floor/filter", FloorFilter, "/scheduler/filter",
-                    server::Verb::kFilter, &cache_body, iterations, busy->get(), &ext_busy},
-           Scenario{fmt::format("prioritize (node-cache, {} busy)", n_label), "/floor/prioritize", FloorPrioritize,
-                    "/scheduler/prioritize", server::Verb::kPrioritize, &cache_body, iterations, busy->get(),
-                    &ext_busy},
-           Scenario{"filter     (full-node, 1,000 Nodes)", "/floor/filter-full", FloorFilterFull, "/scheduler/filter",
-                    server::Verb::kFilter, &full_body, full_iterations, app->get(), &ext},
-           Scenario{fmt::format("no-GPU prioritize, CPU pod ({} idle)", n_label), "/floor/prioritize", FloorPrioritize, kWithoutGpus,
-                    server::Verb::kPrioritizePodsWithoutGpus, &cpu_body, iterations, app_w->get(), &ext_w},
-           Scenario{fmt::format("no-GPU prioritize, CPU pod ({} busy)", n_label), "/floor/prioritize", FloorPrioritize, kWithoutGpus,
-                    server::Verb::kPrioritizePodsWithoutGpus, &cpu_body, iterations, busy_w->get(), &ext_busy_w},
-           Scenario{fmt::format("no-GPU prioritize, GPU pod ({} busy)", n_label), "/floor/prioritize", FloorPrioritize, kWithoutGpus,
-                    server::Verb::kPrioritizePodsWithoutGpus, &cache_body, iterations, busy_w->get(), &ext_busy_w},
-       }) {
-    if (!only.empty() && sc.name.find(only) == std::string::npos) continue;
-    if (in_process) {
-      auto [f, t] = MeasureInProcess(sc.floor, sc.app->verbs(), sc.verb, *sc.body, sc.iterations);
-      Print(("floor   " + sc.name).c_str(), f);
-      Print(("topofit " + sc.name).c_str(), t);
-      std::printf("%-50s median %7.2fx    p99 %7.2fx\n", "  topofit / floor", t.median / f.median, t.p99 / f.p99);
-      continue;
-    }
-    std::vector<Stats> s = MeasureAlternating(
-        {{&flo, sc.floor_path}, {&flo_listener, sc.floor_path}, {sc.client, sc.path}}, *sc.body, sc.iterations);
-    Print(("floor   " + sc.name).c_str(), s[0]);
-    Print(("floor'  " + sc.name).c_str(), s[1]);
-    Print(("topofit " + sc.name).c_str(), s[2]);
-    std::printf("%-50s median %7.2fx    p99 %7.2fx\n", "  topofit / floor", s[2].median / s[0].median, s[2].p99 / s[0].p99);
-    std::printf("%-50s median %7.2fx    p99 %7.2fx\n", "  topofit / floor'", s[2].median / s[1].median, s[2].p99 / s[1].p99);
+  using server::Verb;
+  return {
+      {fmt::format("filter     (node-cache, {} nodes)", n), "/floor/filter", FloorFilter, "/scheduler/filter",
+       Verb::kFilter, &b.cache, iterations, e.idle.get()},
+      {fmt::format("prioritize (node-cache, {} nodes)", n), "/floor/prioritize", FloorPrioritize,
+       "/scheduler/prioritize", Verb::kPrioritize, &b.cache, iterations, e.idle.get()},
+      {fmt::format("filter     (node-cache, {} busy)", n), "/floor/filter", FloorFilter, "/scheduler/filter",
+       Verb::kFilter, &b.cache, iterations, e.busy.get()},
+      {fmt::format("prioritize (node-cache, {} busy)", n), "/floor/prioritize", FloorPrioritize,
+       "/scheduler/prioritize", Verb::kPrioritize, &b.cache, iterations, e.busy.get()},
+      {"filter     (full-node, 1,000 Nodes)", "/floor/filter-full", FloorFilterFull, "/scheduler/filter",
+       Verb::kFilter, &b.full, full_iterations, e.idle.get()},
+      {fmt::format("no-GPU prioritize, CPU pod ({} idle)", n), "/floor/prioritize", FloorPrioritize, kWithoutGpus,
+       Verb::kPrioritizePodsWithoutGpus, &b.cpu, iterations, e.idle_w.get()},
+      {fmt::format("no-GPU prioritize, CPU pod ({} busy)", n), "/floor/prioritize", FloorPrioritize, kWithoutGpus,
+       Verb::kPrioritizePodsWithoutGpus, &b.cpu, iterations, e.busy_w.get()},
+      {fmt::format("no-GPU prioritize, GPU pod ({} busy)", n), "/floor/prioritize", FloorPrioritize, kWithoutGpus,
+       Verb::kPrioritizePodsWithoutGpus, &b.cache, iterations, e.busy_w.get()},
+  };
+}
+
+void RunInProcess(const Scenario& sc) {
+  auto [f, t] = MeasureInProcess(sc.floor, sc.app->verbs(), sc.verb, *sc.body, sc.iterations);
+  Print(("floor   " + sc.name).c_str(), f);
+  Print(("topofit " + sc.name).c_str(), t);
+  std::printf("%-50s median %7.2fx    p99 %7.2fx\n", "  topofit / floor", t.median / f.median, t.p99 / f.p99);
+}
+
+void RunOverHttp(const Scenario& sc, bench::RawHttpClient& floor, bench::RawHttpClient& floor_listener,
+                 bench::RawHttpClient& extender) {
+  std::vector<Stats> s = MeasureAlternating(
+      {{&floor, sc.floor_path}, {&floor_listener, sc.floor_path}, {&extender, sc.path}}, *sc.body, sc.iterations);
+  Print(("floor   " + sc.name).c_str(), s[0]);
+  Print(("floor'  " + sc.name).c_str(), s[1]);
+  Print(("topofit " + sc.name).c_str(), s[2]);
+  std::printf("%-50s median %7.2fx    p99 %7.2fx\n", "  topofit / floor", s[2].median / s[0].median, s[2].p99 / s[0].p99);
+  std::printf("%-50s median %7.2fx    p99 %7.2fx\n", "  topofit / floor'", s[2].median / s[1].median, s[2].p99 / s[1].p99);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args args = ParseArgs(argc, argv);
+  auto extenders = StartExtenders(args.nodes);
+  if (!extenders) return std::fprintf(stderr, "%s\n", extenders.error().c_str()), 1;
+  Floors floors;
+  if (auto s = floors.Start(); !s.ok()) return std::fprintf(stderr, "%s\n", s.error().c_str()), 1;
+  const Bodies bodies = MakeBodies(args.nodes);
+
+  // One keep-alive client per server.
+  std::map<server::ExtenderApp*, std::unique_ptr<bench::RawHttpClient>> clients;
+  for (auto* a : extenders->all()) clients[a] = std::make_unique<bench::RawHttpClient>("127.0.0.1", a->server().port());
+  bench::RawHttpClient flo("127.0.0.1", floors.httplib_port());
+  bench::RawHttpClient flo_listener("127.0.0.1", floors.listener_port());
+  std::printf("extender_loadgen: %d requests per scenario, keep-alive, loopback; filter body %zu KB, full-node body %zu KB\n",
+              args.iterations, bodies.cache.size() / 1024, bodies.full.size() / 1024);
+  for (const Scenario& sc : Scenarios(*extenders, bodies, args.nodes, args.iterations)) {
+    if (!args.only.empty() && sc.name.find(args.only) == std::string::npos) continue;
+    if (args.in_process) RunInProcess(sc);
+    else RunOverHttp(sc, flo, flo_listener, *clients[sc.app]);
   }
-  floor.stop();
-  floor_thread.join();
-  floor_listener.Stop();
-  floor_listener_thread.join();
-  for (auto* a : {&*app, &*busy, &*app_w, &*busy_w}) (*a)->server().Stop();
+  floors.Stop();
+  for (auto* a : extenders->all()) a->server().Stop();
   return 0;
 }

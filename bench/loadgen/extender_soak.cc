@@ -124,33 +124,71 @@ struct Shared {
   std::atomic<long> next_pod{0};
 };
 
+const int kGpus[10] = {1, 1, 1, 1, 2, 2, 2, 4, 4, 8};
+
 // One worker: pods one after another, its requests paced to rate / workers.
-void Work(Shared& s, int worker) {
-  bench::RawHttpClient c("127.0.0.1", s.port);
-  simdjson::dom::parser parser;
-  std::deque<std::string> live;
-  const size_t keep = size_t(std::max(1, s.o.live_pods / s.o.workers));
-  const auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s.o.workers / s.o.rate));
-  // Workers start spread over one period, so their requests interleave.
-  Clock::time_point next = s.start + period * worker / s.o.workers;
-  auto timed = [&](Verb verb, std::string_view method, const std::string& path, std::string_view body,
-                   bool paced) -> int {
+class Worker {
+ public:
+  Worker(Shared& s, int worker)
+      : s_(s),
+        worker_(worker),
+        c_("127.0.0.1", s.port),
+        keep_(size_t(std::max(1, s.o.live_pods / s.o.workers))),
+        period_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s.o.workers / s.o.rate))),
+        // Workers start spread over one period, so their requests interleave.
+        next_(s.start + period_ * worker / s.o.workers) {}
+
+  void Run() {
+    while (Clock::now() < s_.end) {
+      long k = s_.next_pod.fetch_add(1);
+      std::string name = fmt::format("soak-{}", k);
+      if (!Schedule(name, kGpus[k % 10])) continue;
+      live_.push_back(name);
+      if (live_.size() > keep_) DeleteOldest(true);
+    }
+    while (!live_.empty()) DeleteOldest(false);
+  }
+
+ private:
+  // Filter, prioritize and bind of one pod, as kube-scheduler sends them; false when one failed
+  // (recorded).
+  bool Schedule(const std::string& name, int gpus) {
+    std::string pod = PodJson(name, gpus);
+    std::string args = R"({"Pod":)" + pod + R"(,"Nodes":null,"NodeNames":)" + s_.names + "}";
+    if (!Timed(kFilter, "POST", "/scheduler/filter", args, true)) return false;
+    if (std::string e = ReplyError(kFilter, c_.last_body()); !e.empty()) return Failed(kFilter, e);
+    // Prioritize gets the nodes filter kept, as kube-scheduler sends them.
+    std::string kept = KeptNames();
+    if (kept.empty()) return Failed(kFilter, "reply has no NodeNames");
+    std::string prioritize = R"({"Pod":)" + pod + R"(,"Nodes":null,"NodeNames":)" + kept + "}";
+    if (!Timed(kPrioritize, "POST", "/scheduler/prioritize", prioritize, true)) return false;
+    std::string best = BestOfShare();
+    if (best.empty()) return false;
+    std::string bind = fmt::format(R"({{"PodName":"{0}","PodNamespace":"soak","PodUID":"uid-{0}","Node":"{1}"}})", name, best);
+    if (!Timed(kBind, "POST", "/scheduler/bind", bind, true)) return false;
+    if (std::string e = ReplyError(kBind, c_.last_body()); !e.empty()) return Failed(kBind, e);
+    return true;
+  }
+
+  // The request's status, 0 on an error (recorded); a paced request waits for its turn first.
+  int Timed(Verb verb, std::string_view method, const std::string& path, std::string_view body, bool paced) {
     if (paced) {
-      next += period;
-      std::this_thread::sleep_until(next);
+      next_ += period_;
+      std::this_thread::sleep_until(next_);
     }
     auto t0 = Clock::now();
-    int status = c.Send(method, path, body);
+    int status = c_.Send(method, path, body);
     double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     bool error = status != 200;
-    if (error) s.rec.Error(fmt::format("{} {}: HTTP status {}", method, path, status));
-    if (paced) s.rec.Add(verb, ms, error);
-    else if (error) s.rec.AddError();
+    if (error) s_.rec.Error(fmt::format("{} {}: HTTP status {}", method, path, status));
+    if (paced) s_.rec.Add(verb, ms, error);
+    else if (error) s_.rec.AddError();
     return error ? 0 : status;
-  };
-  auto reply_error = [&](Verb verb, std::string_view body) -> std::string {
+  }
+
+  std::string ReplyError(Verb verb, std::string_view body) {
     simdjson::dom::element root;
-    if (parser.parse(body.data(), body.size(), true).get(root) != simdjson::SUCCESS) return "reply is not JSON";
+    if (parser_.parse(body.data(), body.size(), true).get(root) != simdjson::SUCCESS) return "reply is not JSON";
     std::string_view err;
     if (root["Error"].get(err) == simdjson::SUCCESS && !err.empty()) return std::string(err);
     if (verb == kFilter) {
@@ -158,81 +196,73 @@ void Work(Shared& s, int worker) {
       if (root["NodeNames"].get(names) != simdjson::SUCCESS || names.size() == 0) return "filter kept no node";
     }
     return {};
-  };
-  auto failed = [&](Verb verb, const std::string& what) {
-    s.rec.AddError();
-    s.rec.Error(fmt::format("{}: {}", kVerbNames[verb], what));
-  };
-  auto delete_oldest = [&](bool paced) {
-    std::string path = "/api/v1/pods/soak/" + live.front();
-    live.pop_front();
-    timed(kDelete, "DELETE", path, "", paced);
-  };
-  while (Clock::now() < s.end) {
-    long k = s.next_pod.fetch_add(1);
-    static const int kGpus[10] = {1, 1, 1, 1, 2, 2, 2, 4, 4, 8};
-    std::string name = fmt::format("soak-{}", k);
-    std::string pod = PodJson(name, kGpus[k % 10]);
-    std::string args = R"({"Pod":)" + pod + R"(,"Nodes":null,"NodeNames":)" + s.names + "}";
-    if (!timed(kFilter, "POST", "/scheduler/filter", args, true)) continue;
-    if (std::string e = reply_error(kFilter, c.last_body()); !e.empty()) {
-      failed(kFilter, e);
-      continue;
-    }
-    // Prioritize gets the nodes filter kept, as kube-scheduler sends them.
+  }
+
+  // The NodeNames of the last (filter) reply as a JSON array; "" when it has none.
+  std::string KeptNames() {
     std::string kept = "[";
     simdjson::dom::element filtered;
     simdjson::dom::array kept_names;
-    if (parser.parse(c.last_body().data(), c.last_body().size(), true).get(filtered) != simdjson::SUCCESS ||
-        filtered["NodeNames"].get(kept_names) != simdjson::SUCCESS) {
-      failed(kFilter, "reply has no NodeNames");
-      continue;
-    }
+    if (parser_.parse(c_.last_body().data(), c_.last_body().size(), true).get(filtered) != simdjson::SUCCESS ||
+        filtered["NodeNames"].get(kept_names) != simdjson::SUCCESS)
+      return "";
     for (simdjson::dom::element n : kept_names) {
       kept += kept.size() > 1 ? ",\"" : "\"";
       kept += std::string_view(n.get_string().value_unsafe());
       kept += '"';
     }
-    kept += ']';
-    std::string prioritize = R"({"Pod":)" + pod + R"(,"Nodes":null,"NodeNames":)" + kept + "}";
-    if (!timed(kPrioritize, "POST", "/scheduler/prioritize", prioritize, true)) continue;
-    // The best-scored node of this worker's share of the nodes (index % workers == worker): workers
-    // schedule concurrently, so each binds only in its own share, as one scheduler would - two
-    // pods chosen at once for the same free GPUs would be a race of the client, not an error.
+    return kept + ']';
+  }
+
+  // The best-scored node of the last (prioritize) reply in this worker's share of the nodes (index %
+  // workers == worker): workers schedule concurrently, so each binds only in its own share, as one
+  // scheduler would - two pods chosen at once for the same free GPUs would be a race of the client,
+  // not an error. "" when there is none (recorded).
+  std::string BestOfShare() {
     std::string best;
     int64_t best_score = -1;
     simdjson::dom::array hosts;
-    if (parser.parse(c.last_body().data(), c.last_body().size(), true).get(hosts) != simdjson::SUCCESS) {
-      failed(kPrioritize, "reply is not a JSON array");
-      continue;
+    if (parser_.parse(c_.last_body().data(), c_.last_body().size(), true).get(hosts) != simdjson::SUCCESS)
+    {
+      Failed(kPrioritize, "reply is not a JSON array");
+      return "";
     }
     for (simdjson::dom::element h : hosts) {
       std::string_view host = h["Host"].get_string().value_unsafe();
-      auto at = s.index.find(host);
-      if (at == s.index.end() || at->second % s.o.workers != worker) continue;
+      auto at = s_.index.find(host);
+      if (at == s_.index.end() || at->second % s_.o.workers != worker_) continue;
       int64_t score = h["Score"].get_int64().value_unsafe();
       if (score > best_score) best_score = score, best = std::string(host);
     }
-    if (best.empty()) {
-      failed(kPrioritize, "no node of this worker's share passed filter");
-      continue;
-    }
-    std::string bind = fmt::format(R"({{"PodName":"{0}","PodNamespace":"soak","PodUID":"uid-{0}","Node":"{1}"}})", name, best);
-    if (!timed(kBind, "POST", "/scheduler/bind", bind, true)) continue;
-    if (std::string e = reply_error(kBind, c.last_body()); !e.empty()) {
-      failed(kBind, e);
-      continue;
-    }
-    live.push_back(name);
-    if (live.size() > keep) delete_oldest(true);
+    if (best.empty()) Failed(kPrioritize, "no node of this worker's share passed filter");
+    return best;
   }
-  while (!live.empty()) delete_oldest(false);
-}
 
-}  // namespace
+  // Records an error found in a reply; false, for Schedule to return.
+  bool Failed(Verb verb, const std::string& what) {
+    s_.rec.AddError();
+    s_.rec.Error(fmt::format("{}: {}", kVerbNames[verb], what));
+    return false;
+  }
 
-int main(int argc, char** argv) {
-  Options o;
+  void DeleteOldest(bool paced) {
+    std::string path = "/api/v1/pods/soak/" + live_.front();
+    live_.pop_front();
+    Timed(kDelete, "DELETE", path, "", paced);
+  }
+
+  Shared& s_;
+  const int worker_;
+  bench::RawHttpClient c_;
+  simdjson::dom::parser parser_;
+  std::deque<std::string> live_;
+  const size_t keep_;
+  const Clock::duration period_;
+  Clock::time_point next_;
+};
+
+// The flags; false (after saying why) when they are not usable.
+bool ParseOptions(int argc, char** argv, Options& o) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], v = argv[i + 1];
     if (flag == "--topofit") o.topofit = v;
@@ -245,43 +275,62 @@ int main(int argc, char** argv) {
     else if (flag == "--interval") o.interval_s = std::atof(v.c_str());
     else if (flag == "--warmup") o.warmup_s = std::atof(v.c_str());
     else if (flag == "--max-rss-growth") o.max_rss_growth = std::atof(v.c_str());
-    else return std::fprintf(stderr, "unknown flag %s\n", flag.c_str()), 2;
+    else return std::fprintf(stderr, "unknown flag %s\n", flag.c_str()), false;
   }
   if (o.topofit.empty() || o.nodes <= 0 || o.workers <= 0 || o.rate <= 0)
-    return std::fprintf(stderr, "usage: extender_soak --topofit PATH [--nodes N] [--rate R] [--duration S]\n"), 2;
+    return std::fprintf(stderr, "usage: extender_soak --topofit PATH [--nodes N] [--rate R] [--duration S]\n"), false;
+  return true;
+}
 
-  std::string snapshot = o.dir + "/topofit-soak-" + std::to_string(getpid()) + ".json";
-  if (bench::WriteScaleSnapshot(snapshot, o.nodes, 0) < 0) return std::fprintf(stderr, "cannot write %s\n", snapshot.c_str()), 1;
-  bench::ChildServe serve(o.topofit, {"--snapshot", snapshot}, o.dir + "/topofit-soak-" + std::to_string(getpid()) + ".log");
-  int port = serve.WaitListening(std::chrono::seconds(120));
-  std::remove(snapshot.c_str());
-  if (port == 0) return std::fprintf(stderr, "topofit serve did not start:\n%s\n", serve.log().c_str()), 1;
+// The server's RSS every 5 s and a line per interval as the run goes: requests, rate, errors, p50/p99
+// per verb, RSS and the load average.
+class Monitor {
+ public:
+  Monitor(const Options& o, Recorder& rec) : o_(o), rec_(rec), intervals_(size_t(std::ceil(o.duration_s / o.interval_s))) {}
 
-  std::string names = "[";
-  std::vector<std::string> node_names;
-  for (int i = 0; i < o.nodes; ++i) node_names.push_back(k8s::testing::Ec2NodeName(i));
-  for (int i = 0; i < o.nodes; ++i) names += (i ? ",\"" : "\"") + node_names[i] + "\"";
-  names += "]";
-  auto start = Clock::now() + std::chrono::milliseconds(100);
-  Recorder rec(start, o.interval_s);
-  Shared shared{o, port, names, {}, start, start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.duration_s)), rec};
-  std::printf("extender_soak: %d nodes x 8 GPUs, %.0f requests/s (filter, prioritize, bind, delete), %d workers, "
-              "up to %d live pods, %.0f s; server pid %d\n",
-              o.nodes, o.rate, o.workers, o.live_pods, o.duration_s, int(serve.pid()));
-  std::printf("%8s %8s %7s %6s  %-15s %-15s %-15s %-15s %8s %6s\n", "t (s)", "requests", "rate/s", "errors",
-              "filter p50/p99", "prioritize", "bind", "delete", "RSS MiB", "load1");
-  std::fflush(stdout);
+  static void PrintHeader(const Options& o, pid_t server) {
+    std::printf("extender_soak: %d nodes x 8 GPUs, %.0f requests/s (filter, prioritize, bind, delete), %d workers, "
+                "up to %d live pods, %.0f s; server pid %d\n",
+                o.nodes, o.rate, o.workers, o.live_pods, o.duration_s, int(server));
+    std::printf("%8s %8s %7s %6s  %-15s %-15s %-15s %-15s %8s %6s\n", "t (s)", "requests", "rate/s", "errors",
+                "filter p50/p99", "prioritize", "bind", "delete", "RSS MiB", "load1");
+    std::fflush(stdout);
+  }
 
-  for (int i = 0; i < o.nodes; ++i) shared.index[node_names[i]] = i;
-  std::vector<std::thread> workers;
-  for (int w = 0; w < o.workers; ++w) workers.emplace_back([&shared, w] { Work(shared, w); });
+  // Every second until the run's end (or the server's): RSS samples and the intervals past.
+  void Watch(Clock::time_point start, testing::TopofitProcess& serve) {
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      double t = std::chrono::duration<double>(Clock::now() - start).count();
+      if (rss_.empty() || t - rss_.back().first >= 5) rss_.emplace_back(t, bench::ProcStatusKb(serve.pid(), "VmRSS"));
+      while (printed_ < intervals_ && t >= double(printed_ + 1) * o_.interval_s + 1) PrintInterval(printed_++);
+      if (t >= o_.duration_s + 1 || serve.Exited()) break;
+    }
+  }
+  void PrintRest() {
+    while (printed_ < intervals_) PrintInterval(printed_++);
+  }
 
-  std::vector<std::pair<double, long>> rss;  // (seconds, KiB), every 5 s.
-  std::vector<double> p99s;
-  size_t printed = 0;
-  const size_t intervals = size_t(std::ceil(o.duration_s / o.interval_s));
-  auto print_interval = [&](size_t i) {
-    Interval iv = rec.Take(i);
+  // The summary line; false when the RSS after warm-up spread more than allowed.
+  bool PrintSummary(long errors) const {
+    long lo = 0, hi = 0;
+    for (auto [t, kb] : rss_) {
+      if (t < o_.warmup_s || kb <= 0) continue;
+      lo = lo ? std::min(lo, kb) : kb;
+      hi = std::max(hi, kb);
+    }
+    double growth = lo ? double(hi) / double(lo) - 1 : 0;
+    auto [p99_lo, p99_hi] = std::minmax_element(p99s_.begin(), p99s_.end());
+    std::printf("errors %ld; RSS after %.0f s warm-up %.1f-%.1f MiB (spread %.1f%%, bound %.0f%%); p99 per interval "
+                "(all verbs) %.2f-%.2f ms\n",
+                errors, o_.warmup_s, lo / 1024.0, hi / 1024.0, 100 * growth, 100 * o_.max_rss_growth,
+                p99s_.empty() ? 0 : *p99_lo, p99s_.empty() ? 0 : *p99_hi);
+    return growth <= o_.max_rss_growth;
+  }
+
+ private:
+  void PrintInterval(size_t i) {
+    Interval iv = rec_.Take(i);
     long n = 0;
     std::string cols;
     std::vector<double> all;
@@ -290,54 +339,81 @@ int main(int argc, char** argv) {
       all.insert(all.end(), iv.ms[v].begin(), iv.ms[v].end());
       cols += fmt::format(" {:<15}", fmt::format("{:.2f}/{:.2f}", Percentile(iv.ms[v], 0.5), Percentile(iv.ms[v], 0.99)));
     }
-    p99s.push_back(Percentile(all, 0.99));
-    double len = std::min(o.interval_s, o.duration_s - double(i) * o.interval_s);
-    std::printf("%8.0f %8ld %7.0f %6ld %s %8.1f %6s\n", double(i + 1) * o.interval_s, n, n / len, iv.errors, cols.c_str(),
-                rss.empty() ? 0.0 : rss.back().second / 1024.0, LoadAverage().c_str());
+    p99s_.push_back(Percentile(all, 0.99));
+    double len = std::min(o_.interval_s, o_.duration_s - double(i) * o_.interval_s);
+    std::printf("%8.0f %8ld %7.0f %6ld %s %8.1f %6s\n", double(i + 1) * o_.interval_s, n, n / len, iv.errors, cols.c_str(),
+                rss_.empty() ? 0.0 : rss_.back().second / 1024.0, LoadAverage().c_str());
     std::fflush(stdout);
-  };
-  for (;;) {
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-    double t = std::chrono::duration<double>(Clock::now() - start).count();
-    if (rss.empty() || t - rss.back().first >= 5) rss.emplace_back(t, bench::ProcStatusKb(serve.pid(), "VmRSS"));
-    while (printed < intervals && t >= double(printed + 1) * o.interval_s + 1) print_interval(printed++);
-    if (t >= o.duration_s + 1 || serve.exited()) break;
   }
-  for (auto& w : workers) w.join();
-  while (printed < intervals) print_interval(printed++);
 
-  int status = 0;
-  long errors = rec.errors();
-  long lo = 0, hi = 0;
-  for (auto [t, kb] : rss) {
-    if (t < o.warmup_s || kb <= 0) continue;
-    lo = lo ? std::min(lo, kb) : kb;
-    hi = std::max(hi, kb);
-  }
-  double growth = lo ? double(hi) / double(lo) - 1 : 0;
-  auto [p99_lo, p99_hi] = std::minmax_element(p99s.begin(), p99s.end());
-  std::printf("errors %ld; RSS after %.0f s warm-up %.1f-%.1f MiB (spread %.1f%%, bound %.0f%%); p99 per interval "
-              "(all verbs) %.2f-%.2f ms\n",
-              errors, o.warmup_s, lo / 1024.0, hi / 1024.0, 100 * growth, 100 * o.max_rss_growth,
-              p99s.empty() ? 0 : *p99_lo, p99s.empty() ? 0 : *p99_hi);
-  if (errors > 0 || serve.exited()) status = 1;
-  if (growth > o.max_rss_growth) status = 1;
+  const Options& o_;
+  Recorder& rec_;
+  const size_t intervals_;
+  size_t printed_ = 0;
+  std::vector<std::pair<double, long>> rss_;  // (seconds, KiB), every 5 s.
+  std::vector<double> p99s_;
+};
 
-  // Every pod is deleted: the model must have every GPU free and nothing reserved.
+// Every pod is deleted: the model must have every GPU free and nothing reserved. -1 when
+// /api/v1/nodes cannot be read, else 0 (all free) or 1.
+int CheckAllFree(int port) {
   bench::RawHttpClient c("127.0.0.1", port);
   simdjson::dom::parser parser;
   simdjson::dom::element root;
   if (c.Send("GET", "/api/v1/nodes", "") != 200 ||
       parser.parse(c.last_body().data(), c.last_body().size(), true).get(root) != simdjson::SUCCESS) {
     std::printf("cannot read /api/v1/nodes at the end\n");
-    return 1;
+    return -1;
   }
   int64_t usable = root["totals"]["usableGpus"].get_int64().value_unsafe();
   int64_t free = root["totals"]["freeGpus"].get_int64().value_unsafe();
   int64_t reserved = root["totals"]["reservedGpus"].get_int64().value_unsafe();
   std::printf("after deleting every pod: %lld of %lld GPUs free, %lld reserved\n", (long long)free, (long long)usable,
               (long long)reserved);
-  if (free != usable || reserved != 0) status = 1;
+  return free != usable || reserved != 0 ? 1 : 0;
+}
+
+// The NodeNames JSON array of every node.
+std::string NamesJson(const std::vector<std::string>& node_names) {
+  std::string names = "[";
+  for (size_t i = 0; i < node_names.size(); ++i) names += (i ? ",\"" : "\"") + node_names[i] + "\"";
+  return names + "]";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (!ParseOptions(argc, argv, o)) return 2;
+  std::string snapshot = o.dir + "/topofit-soak-" + std::to_string(getpid()) + ".json";
+  if (bench::WriteScaleSnapshot(snapshot, o.nodes, 0) < 0) return std::fprintf(stderr, "cannot write %s\n", snapshot.c_str()), 1;
+  testing::TopofitProcess serve(o.topofit, bench::ServeArgs({"--snapshot", snapshot}),
+                                o.dir + "/topofit-soak-" + std::to_string(getpid()) + ".log");
+  int port = serve.WaitForLoggedPort("listen", std::chrono::seconds(120));
+  std::remove(snapshot.c_str());
+  if (port == 0) return std::fprintf(stderr, "topofit serve did not start:\n%s\n", serve.log().c_str()), 1;
+
+  std::vector<std::string> node_names;
+  for (int i = 0; i < o.nodes; ++i) node_names.push_back(k8s::testing::Ec2NodeName(i));
+  auto start = Clock::now() + std::chrono::milliseconds(100);
+  Recorder rec(start, o.interval_s);
+  Shared shared{o, port, NamesJson(node_names), {}, start, start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.duration_s)), rec};
+  Monitor::PrintHeader(o, serve.pid());
+
+  for (int i = 0; i < o.nodes; ++i) shared.index[node_names[i]] = i;
+  std::vector<std::thread> workers;
+  for (int w = 0; w < o.workers; ++w) workers.emplace_back([&shared, w] { Worker(shared, w).Run(); });
+  Monitor monitor(o, rec);
+  monitor.Watch(start, serve);
+  for (auto& w : workers) w.join();
+  monitor.PrintRest();
+
+  long errors = rec.errors();
+  int status = monitor.PrintSummary(errors) ? 0 : 1;
+  if (errors > 0 || serve.Exited()) status = 1;
+  int freed = CheckAllFree(port);
+  if (freed < 0) return 1;
+  if (freed > 0) status = 1;
   std::printf("%s\n", status ? "FAIL" : "PASS");
   return status;
 }

@@ -36,10 +36,10 @@ struct Measured {
 };
 
 // Waits for /readyz (a 503 until the model is loaded), then reads the process's memory.
-Measured MeasureUntilReady(bench::ChildServe& serve, std::chrono::seconds timeout) {
+Measured MeasureUntilReady(testing::TopofitProcess& serve, std::chrono::seconds timeout) {
   Measured m;
   auto start = Clock::now();
-  int port = serve.WaitListening(timeout);
+  int port = serve.WaitForLoggedPort("listen", timeout);
   if (port == 0) {
     std::fprintf(stderr, "topofit serve did not start:\n%s\n", serve.log().c_str());
     return m;
@@ -55,7 +55,7 @@ Measured MeasureUntilReady(bench::ChildServe& serve, std::chrono::seconds timeou
       m.ok = m.hwm_kb > 0;
       return m;
     }
-    if (serve.exited()) break;
+    if (serve.Exited()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   std::fprintf(stderr, "topofit serve did not become ready:\n%s\n", serve.log().c_str());
@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
     long size = bench::WriteScaleSnapshot(snapshot, nodes, pods);
     if (size < 0) return std::fprintf(stderr, "cannot write %s\n", snapshot.c_str()), 1;
     std::printf("memory_bench: %d nodes x 8 GPUs, %d pods; snapshot %.1f MB\n", nodes, pods, size / 1e6);
-    bench::ChildServe serve(topofit, {"--snapshot", snapshot}, dir + "/topofit-memory-bench-snapshot.log");
+    testing::TopofitProcess serve(topofit, bench::ServeArgs({"--snapshot", snapshot}), dir + "/topofit-memory-bench-snapshot.log");
     Measured m = MeasureUntilReady(serve, std::chrono::seconds(600));
     if (m.ok) Print("snapshot", m);
     else ++failures;
@@ -170,7 +170,7 @@ int main(int argc, char** argv) {
                                            apiclient::testing::GetTestPki().ca_pem, "    token: bench\n"));
     std::vector<std::string> args{"--kubeconfig", kubeconfig};
     if (page_size != 500) args.insert(args.end(), {"--kube-api-list-limit", std::to_string(page_size)});
-    bench::ChildServe serve(topofit, args, dir + "/topofit-memory-bench-live.log");
+    testing::TopofitProcess serve(topofit, bench::ServeArgs(args), dir + "/topofit-memory-bench-live.log");
     Measured m = MeasureUntilReady(serve, std::chrono::seconds(600));
     if (m.ok) {
       Print("live", m);

@@ -42,17 +42,7 @@ void AddCommon(CLI::App* app, bench::CommonArgs* c, std::string* config) {
   app->add_option("--plots", c->out.plots_dir, "Write PNG plots (gnuplot) into this directory");
 }
 
-}  // namespace
-
-CommandRun SetupBench(CLI::App& sub) {
-  auto list = std::make_shared<bool>(false);
-  auto openb = std::make_shared<bench::OpenbArgs>();
-  auto replay = std::make_shared<bench::ReplayArgs>();
-  auto synth = std::make_shared<bench::SyntheticArgs>();
-  auto config = std::make_shared<std::string>();
-  sub.add_flag("--list-policies", *list, "Name the policies and exit");
-  sub.require_subcommand(0, 1);
-
+CLI::App* AddOpenb(CLI::App& sub, bench::OpenbArgs* openb, std::string* config) {
   CLI::App* o = sub.add_subcommand("openb", "The openb paper protocol (or --time-ordered) on openb CSVs");
   o->add_option("--nodes", openb->nodes, "Node list CSV (openb_node_list_*.csv)")->required();
   o->add_option("--pods", openb->pods, "Pod list CSV (openb_pod_list_*.csv)")->required();
@@ -60,13 +50,19 @@ CommandRun SetupBench(CLI::App& sub) {
   o->add_option("--stop", openb->stop_ratio, "Stop when the arrived GPU request reaches this x capacity")
       ->capture_default_str();
   o->add_flag("--time-ordered", openb->time_ordered, "Replay creation/deletion times instead");
-  AddCommon(o, &openb->common, config.get());
+  AddCommon(o, &openb->common, config);
+  return o;
+}
 
+CLI::App* AddReplay(CLI::App& sub, bench::ReplayArgs* replay, std::string* config) {
   CLI::App* r = sub.add_subcommand("replay", "Time-ordered replay of a snapshot plus a JSON-lines trace");
   r->add_option("--snapshot", replay->snapshot, "Nodes (and bound pods): JSON from kubectl or topofit")->required();
   r->add_option("--trace", replay->trace, "JSON-lines trace, e.g. `topofit serve --record` output")->required();
-  AddCommon(r, &replay->common, config.get());
+  AddCommon(r, &replay->common, config);
+  return r;
+}
 
+CLI::App* AddSynthetic(CLI::App& sub, bench::SyntheticArgs* synth, std::string* config) {
   CLI::App* s = sub.add_subcommand("synthetic", "A seeded synthetic cluster and workload");
   s->add_option("--family", synth->family,
                  "Workload family: gpu-model, multi-gpu or cpu-heavy on a heterogeneous cluster (default: the plain mix)");
@@ -77,7 +73,23 @@ CommandRun SetupBench(CLI::App& sub) {
   s->add_option("--seed", synth->seed, "Generator seed")->capture_default_str();
   s->add_option("--seeds", synth->seeds, "Replay seeds")->capture_default_str();
   s->add_flag("--time-ordered", synth->time_ordered, "Generate arrivals and departures and replay them in time");
-  AddCommon(s, &synth->common, config.get());
+  AddCommon(s, &synth->common, config);
+  return s;
+}
+
+}  // namespace
+
+CommandRun SetupBench(CLI::App& sub) {
+  auto list = std::make_shared<bool>(false);
+  auto openb = std::make_shared<bench::OpenbArgs>();
+  auto replay = std::make_shared<bench::ReplayArgs>();
+  auto synth = std::make_shared<bench::SyntheticArgs>();
+  auto config = std::make_shared<std::string>();
+  sub.add_flag("--list-policies", *list, "Name the policies and exit");
+  sub.require_subcommand(0, 1);
+  CLI::App* o = AddOpenb(sub, openb.get(), config.get());
+  CLI::App* r = AddReplay(sub, replay.get(), config.get());
+  CLI::App* s = AddSynthetic(sub, synth.get(), config.get());
 
   return CommandRun([&sub, o, r, s, list, openb, replay, synth, config]() -> int {
     if (*list) {

@@ -3,7 +3,6 @@
 // (test/e2e/tests/kubectl_plugin_test.go).
 #include <doctest/doctest.h>
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,15 +15,10 @@ namespace {
 
 // Runs the plugin through a kubectl-topofit symlink in a fresh directory.
 testing::Run Plugin(const std::string& args) {
-  std::string dir = testing::TempPath("");
-  std::remove(dir.c_str());
-  REQUIRE(mkdir(dir.c_str(), 0700) == 0);
-  std::string link = dir + "/kubectl-topofit";
+  testing::TempDir dir("topofit-plugin");
+  std::string link = dir.File("kubectl-topofit");
   REQUIRE(symlink(TOPOFIT_BINARY, link.c_str()) == 0);
-  testing::Run r = testing::RunBinary(link, args);
-  unlink(link.c_str());
-  rmdir(dir.c_str());
-  return r;
+  return testing::RunBinary(link, args);
 }
 
 TEST_CASE("kubectl plugin: answers as kubectl topofit, with its three verbs") {

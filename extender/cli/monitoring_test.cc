@@ -26,12 +26,13 @@
 #include "base/files.h"
 #include "base/strings.h"
 #include "extender/cli/cli_test_util.h"
+#include "test/util/serve_process.h"
 
 namespace {
 
 using nlohmann::json;
 using topofit::cli::testing::NodeProcess;
-using topofit::cli::testing::ServeProcess;
+using topofit::testing::ServeProcess;
 
 std::string Source(const std::string& relative) {
   auto text = topofit::ReadFile(std::string(TOPOFIT_SOURCE_DIR) + "/" + relative);
@@ -170,7 +171,7 @@ void CheckExported(const Exposition& m, const std::string& name, const std::stri
 
 Exposition ScrapeAfterOneFilter() {
   ServeProcess serve;
-  httplib::Client client("127.0.0.1", serve.port);
+  httplib::Client client("127.0.0.1", serve.port());
   client.set_read_timeout(10, 0);
   auto nodes = client.Get("/api/v1/nodes");
   REQUIRE(nodes);

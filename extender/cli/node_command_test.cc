@@ -16,6 +16,7 @@
 namespace {
 
 using topofit::cli::testing::NodeProcess;
+using topofit::cli::testing::TempDir;
 using topofit::cli::testing::Topofit;
 
 TEST_CASE("topofit node: bad flags and inputs are clear errors") {
@@ -34,12 +35,9 @@ TEST_CASE("topofit node: bad flags and inputs are clear errors") {
 }
 
 TEST_CASE("topofit node: --fake-backend and --pods-file serve the sockets with no cluster, SIGTERM stops it") {
-  char tmpl[] = "/tmp/tfc-XXXXXX";
-  std::string dir = ::mkdtemp(tmpl);
-  {
-    std::ofstream pods(dir + "/pods.json");
-    pods << R"({"kind":"PodList","items":[]})";
-  }
+  TempDir tmp("tfc", "/tmp");  // Short: the device-plugin sockets go in it.
+  const std::string& dir = tmp.path();
+  tmp.Write("pods.json", R"({"kind":"PodList","items":[]})");
   std::string topo = std::string(TOPOFIT_SOURCE_DIR) + "/topology/testdata/topo/h100-8-nv18-8nic.txt";
   std::string cmd = "'" + std::string(TOPOFIT_BINARY) + "' node --node-name n1 --device-plugin-dir " + dir +
                     " --pod-resources-socket '' --pods-file " + dir + "/pods.json --fake-backend " + topo +
@@ -62,7 +60,6 @@ TEST_CASE("topofit node: --fake-backend and --pods-file serve the sockets with n
   CHECK(text.find("msg=\"serving\"") != std::string::npos);
   // Its sockets are gone after it stopped.
   CHECK_FALSE(std::filesystem::exists(dir + "/topofit-nvidia-gpu.sock"));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("topofit node: --ops-listen serves /healthz, /readyz (what is missing) and /metrics") {

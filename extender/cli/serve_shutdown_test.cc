@@ -16,13 +16,12 @@
 #include <string>
 #include <thread>
 
-#include "extender/cli/cli_test_util.h"
+#include "test/util/serve_process.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using topofit::cli::testing::ServeProcess;
-using topofit::cli::testing::Slurp;
+using topofit::testing::ServeProcess;
 
 // A keep-alive connection that has answered one request and now idles, as kube-scheduler's do.
 int IdleKeepAliveConnection(int port) {
@@ -46,17 +45,17 @@ int IdleKeepAliveConnection(int port) {
 
 TEST_CASE("serve: SIGTERM with idle keep-alive connections exits at once, status 0") {
   ServeProcess serve;
-  int a = IdleKeepAliveConnection(serve.port);
-  int b = IdleKeepAliveConnection(serve.port);
+  int a = IdleKeepAliveConnection(serve.port());
+  int b = IdleKeepAliveConnection(serve.port());
   auto start = Clock::now();
-  REQUIRE(kill(serve.pid, SIGTERM) == 0);
+  REQUIRE(kill(serve.pid(), SIGTERM) == 0);
   int status = serve.WaitExit(std::chrono::seconds(8));
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   REQUIRE_MESSAGE(status != -1, "still running 8 s after SIGTERM");
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   CHECK(seconds < 5.0);
-  std::string log = Slurp(serve.log_path);
+  std::string log = serve.log();
   CHECK(log.find("msg=\"shutting down\"") != std::string::npos);
   CHECK(log.find("msg=\"stopped\"") != std::string::npos);
   close(a);

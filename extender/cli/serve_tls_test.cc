@@ -11,22 +11,21 @@
 
 #include "extender/cli/cli_test_util.h"
 #include "test/util/pki.h"
+#include "test/util/serve_process.h"
+#include "test/util/temp_dir.h"
 
 namespace {
 
 namespace pki = topofit::testing::pki;
-using topofit::cli::testing::ServeProcess;
-using topofit::cli::testing::Slurp;
+using topofit::testing::ServeProcess;
+using topofit::testing::TempDir;
 using topofit::cli::testing::Topofit;
 
 // A CA, a server certificate for 127.0.0.1 and a client certificate, as files in a fresh directory.
 struct Files {
-  std::filesystem::path dir;
+  TempDir dir{"topofit-serve-tls"};
   std::string ca, cert, key, client_cert, client_key, other_key;
   Files() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "topofit-serve-tls-XXXXXX").string();
-    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
-    dir = tmpl;
     pki::Key ca_key = pki::NewKey();
     pki::Cert ca_cert = pki::Issue(ca_key.get(), pki::CertSpec("serve-tls-ca").Ca());
     pki::Key server_key = pki::NewKey();
@@ -35,17 +34,12 @@ struct Files {
     pki::Key ck = pki::NewKey();
     pki::Cert client = pki::Issue(ck.get(), pki::CertSpec("kube-scheduler").ExtKeyUsage("clientAuth").Serial(3),
                                   ca_cert.get(), ca_key.get());
-    ca = Write("ca.crt", pki::Pem(ca_cert.get()));
-    cert = Write("tls.crt", pki::Pem(server.get()));
-    key = Write("tls.key", pki::Pem(server_key.get()));
-    client_cert = Write("client.crt", pki::Pem(client.get()));
-    client_key = Write("client.key", pki::Pem(ck.get()));
-    other_key = Write("other.key", pki::Pem(pki::NewKey().get()));
-  }
-  ~Files() { std::filesystem::remove_all(dir); }
-  std::string Write(const std::string& name, const std::string& content) const {
-    std::ofstream(dir / name, std::ios::binary) << content;
-    return (dir / name).string();
+    ca = dir.Write("ca.crt", pki::Pem(ca_cert.get()));
+    cert = dir.Write("tls.crt", pki::Pem(server.get()));
+    key = dir.Write("tls.key", pki::Pem(server_key.get()));
+    client_cert = dir.Write("client.crt", pki::Pem(client.get()));
+    client_key = dir.Write("client.key", pki::Pem(ck.get()));
+    other_key = dir.Write("other.key", pki::Pem(pki::NewKey().get()));
   }
 };
 
@@ -53,7 +47,7 @@ struct Files {
 
 TEST_CASE("serve --tls-*: a bad file stops start-up with exit status 2, naming the flag and the file") {
   Files f;
-  std::string missing = (f.dir / "missing.crt").string();
+  std::string missing = f.dir.File("missing.crt");
   struct Case {
     std::string args, want;
   };
@@ -74,7 +68,7 @@ TEST_CASE("serve --tls-*: a bad file stops start-up with exit status 2, naming t
     CHECK(r.err.find(c.want) != std::string::npos);
   }
   // The same from the config file.
-  std::string config = f.Write("serve.yaml", "tlsCertFile: " + f.cert + "\ntlsPrivateKeyFile: " + f.other_key + "\n");
+  std::string config = f.dir.Write("serve.yaml", "tlsCertFile: " + f.cert + "\ntlsPrivateKeyFile: " + f.other_key + "\n");
   auto r = Topofit("serve --listen 127.0.0.1:0 --config " + config);
   CHECK(r.status == 2);
   CHECK(r.err.find("the key does not belong to the certificate") != std::string::npos);
@@ -83,9 +77,9 @@ TEST_CASE("serve --tls-*: a bad file stops start-up with exit status 2, naming t
 TEST_CASE("serve --tls-*: HTTPS with a required client certificate, and plain HTTP on the port gets a 400") {
   Files f;
   ServeProcess serve({"--tls-cert-file", f.cert, "--tls-private-key-file", f.key, "--client-ca-file", f.ca});
-  CHECK(Slurp(serve.log_path).find("tls=\"on, client certificates required\"") != std::string::npos);
+  CHECK(serve.log().find("tls=\"on, client certificates required\"") != std::string::npos);
   {
-    httplib::SSLClient client("127.0.0.1", serve.port, f.client_cert, f.client_key);
+    httplib::SSLClient client("127.0.0.1", serve.port(), f.client_cert, f.client_key);
     client.set_ca_cert_path(f.ca.c_str());
     client.enable_server_certificate_verification(true);
     auto res = client.Get("/readyz");
@@ -93,13 +87,13 @@ TEST_CASE("serve --tls-*: HTTPS with a required client certificate, and plain HT
     CHECK(res->status == 200);
   }
   {
-    httplib::SSLClient anonymous("127.0.0.1", serve.port);
+    httplib::SSLClient anonymous("127.0.0.1", serve.port());
     anonymous.set_ca_cert_path(f.ca.c_str());
     anonymous.enable_server_certificate_verification(true);
     auto res = anonymous.Get("/readyz");
     CHECK_FALSE(res);  // Refused: no client certificate.
   }
-  httplib::Client plain("127.0.0.1", serve.port);
+  httplib::Client plain("127.0.0.1", serve.port());
   auto res = plain.Get("/readyz");
   REQUIRE(res);
   CHECK(res->status == 400);

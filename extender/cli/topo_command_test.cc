@@ -18,7 +18,7 @@
 namespace {
 
 using topofit::cli::testing::Run;
-using topofit::cli::testing::TempPath;
+using topofit::cli::testing::TempDir;
 using topofit::cli::testing::Topofit;
 
 std::string Fixture(const std::string& name) { return std::string("'") + TOPOFIT_FIXTURES_DIR + "/topo/" + name + "'"; }
@@ -79,13 +79,9 @@ TEST_CASE("topo reads stdin and prints a readable summary") {
 }
 
 TEST_CASE("malformed input: exit status 2 and the line/column message on stderr") {
-  std::string path = TempPath(".txt");
-  {
-    std::ofstream out(path);
-    out << "        GPU0    GPU1\nGPU0     X      NV2\nGPU1    NV1      X\n";
-  }
+  TempDir dir;
+  std::string path = dir.Write("topo.txt", "        GPU0    GPU1\nGPU0     X      NV2\nGPU1    NV1      X\n");
   Run r = Topofit("topo --json '" + path + "'");
-  std::remove(path.c_str());
   CHECK(r.status == 2);
   CHECK(r.out.empty());
   CHECK(r.err.find("line 3, column 9: expected 'NV2' between GPU1 and GPU0") != std::string::npos);
@@ -102,20 +98,18 @@ TEST_CASE("malformed input: exit status 2 and the line/column message on stderr"
 TEST_CASE("a paste without its NIC rows: exit 0, the model, and the warning logged on stderr") {
   auto text = topofit::ReadFile(topofit::testing::RepoTopoFixturePath("h100-8-nv18-8nic.txt"));
   REQUIRE(text.ok());
-  std::string path = TempPath(".txt");
-  {
-    // The header and the eight GPU rows, then the legends: the NIC rows (lines 10-17) are cut off.
-    std::ofstream out(path);
-    size_t pos = 0;
-    for (int line = 1; pos < text->size(); ++line) {
-      size_t end = text->find('\n', pos) + 1;
-      if (line < 10 || line > 17) out << text->substr(pos, end - pos);
-      pos = end;
-    }
+  // The header and the eight GPU rows, then the legends: the NIC rows (lines 10-17) are cut off.
+  std::string cut;
+  size_t pos = 0;
+  for (int line = 1; pos < text->size(); ++line) {
+    size_t end = text->find('\n', pos) + 1;
+    if (line < 10 || line > 17) cut += text->substr(pos, end - pos);
+    pos = end;
   }
+  TempDir dir;
+  std::string path = dir.Write("topo.txt", cut);
   Run r = Topofit("topo '" + path + "'");
   nlohmann::json j = Json(Topofit("topo --json '" + path + "'"));
-  std::remove(path.c_str());
   REQUIRE_MESSAGE(r.status == 0, r.err);
   CHECK(r.out.find(": 8 GPUs, 8 NICs, NVSwitch fabric") != std::string::npos);
   CHECK(r.err.find("level=warn msg=\"topology warning\"") != std::string::npos);

@@ -11,6 +11,7 @@
 #include "extender/k8s/demo_cluster.h"
 #include "extender/k8s/snapshot.h"
 #include "extender/k8s/testing/busy_cluster.h"
+#include "test/util/temp_dir.h"
 
 namespace topofit::k8s {
 namespace {
@@ -58,16 +59,9 @@ Result<Snapshot> Streamed(std::string_view text) {
   return out;
 }
 
-std::string TempPath() {
-  static int n = 0;
-  return "/tmp/topofit-snapshot-stream-" + std::to_string(getpid()) + "-" + std::to_string(n++) + ".json";
-}
-
 Result<Snapshot> StreamedFromFile(std::string_view text) {
-  std::string path = TempPath();
-  std::ofstream(path, std::ios::binary) << text;
-  auto snap = LoadSnapshotFile(path);
-  std::remove(path.c_str());
+  topofit::testing::TempDir dir;
+  auto snap = LoadSnapshotFile(dir.Write("snapshot.json", text));
   if (!snap) {
     // Errors carry the path: compare what follows it.
     std::string e = snap.error();

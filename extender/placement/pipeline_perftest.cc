@@ -2,7 +2,7 @@
 // HTTP or JSON - node lookups alone, then Filter and Prioritize on an idle cluster (most nodes in
 // one of three states: every node's verdict and score memoised) and on a busy one (random GPUs and
 // CPU taken: nearly every node a state of its own, the worst case for NodeClasses).
-// Run: build/extender/model/pipeline_perftest --benchmark_repetitions=9 --benchmark_report_aggregates_only=true
+// Run: build/extender/placement/pipeline_perftest --benchmark_repetitions=9 --benchmark_report_aggregates_only=true
 // and read the medians (this machine is shared and noisy).
 
 #include <benchmark/benchmark.h>

@@ -38,8 +38,85 @@ void Metrics::SetWatchConnected(std::string_view kind, bool connected) {
   }
 }
 
-std::string Metrics::Render(const cluster::ClusterModel& model, const placement::ProductShortfall* shortfall) const {
-  std::string out;
+namespace {
+
+// Per node: usable and free GPUs, where its topology came from, free NVLink sets by size.
+void AppendNodes(std::string& out, const std::vector<cluster::NodeInfo>& nodes) {
+  out += "# HELP topofit_node_gpus Usable GPUs of a node.\n# TYPE topofit_node_gpus gauge\n";
+  for (const auto& n : nodes)
+    out += fmt::format("topofit_node_gpus{{node=\"{}\"}} {}\n", LabelValue(n.name), n.usable.size());
+  out += "# HELP topofit_node_free_gpus Free GPUs of a node.\n# TYPE topofit_node_free_gpus gauge\n";
+  for (const auto& n : nodes)
+    out += fmt::format("topofit_node_free_gpus{{node=\"{}\"}} {}\n", LabelValue(n.name), n.free.size());
+  out += "# HELP topofit_node_topology_source Where a node's topology came from (1 for its source): "
+         "annotation-profile, annotation-matrix, cloud-instance-type, gfd-labels, generic-fallback, none.\n"
+         "# TYPE topofit_node_topology_source gauge\n";
+  for (const auto& n : nodes)
+    out += fmt::format("topofit_node_topology_source{{node=\"{}\",source=\"{}\"}} 1\n", LabelValue(n.name),
+                       cluster::ToString(n.source));
+  out += "# HELP topofit_node_free_nvlink_sets Disjoint free NVLink-connected GPU sets of a size on a node.\n"
+         "# TYPE topofit_node_free_nvlink_sets gauge\n";
+  for (const auto& n : nodes) {
+    for (size_t i = 0; i < cluster::FreeShapes::kSizes.size(); ++i)
+      out += fmt::format("topofit_node_free_nvlink_sets{{node=\"{}\",size=\"{}\"}} {}\n", LabelValue(n.name),
+                         cluster::FreeShapes::kSizes[i], n.free_shapes.nvlink_sets[i]);
+  }
+}
+
+// The cluster's free, usable and reserved GPUs and free NVLink sets by size.
+void AppendTotals(std::string& out, const cluster::ClusterTotals& totals) {
+  out += "# HELP topofit_free_gpus Free GPUs in the cluster.\n# TYPE topofit_free_gpus gauge\n";
+  out += fmt::format("topofit_free_gpus {}\n", totals.free_gpus);
+  out += "# HELP topofit_usable_gpus Usable GPUs in the cluster.\n# TYPE topofit_usable_gpus gauge\n";
+  out += fmt::format("topofit_usable_gpus {}\n", totals.usable_gpus);
+  out += "# HELP topofit_reserved_gpus GPUs reserved by binds in flight.\n# TYPE topofit_reserved_gpus gauge\n";
+  out += fmt::format("topofit_reserved_gpus {}\n", totals.reserved_gpus);
+  out += "# HELP topofit_free_nvlink_sets Disjoint free NVLink-connected GPU sets of a size, summed over nodes.\n"
+         "# TYPE topofit_free_nvlink_sets gauge\n";
+  for (size_t i = 0; i < cluster::FreeShapes::kSizes.size(); ++i)
+    out += fmt::format("topofit_free_nvlink_sets{{size=\"{}\"}} {}\n", cluster::FreeShapes::kSizes[i],
+                       totals.free_shapes.nvlink_sets[i]);
+}
+
+// Every GPU of every topology by its state (docs/node-states.md): free, planned, in-use, foreign,
+// unhealthy, unusable.
+void AppendGpuStates(std::string& out, const std::vector<cluster::NodeInfo>& nodes) {
+  constexpr cluster::GpuState kStates[] = {cluster::GpuState::kFree,    cluster::GpuState::kPlanned,
+                                         cluster::GpuState::kInUse,   cluster::GpuState::kForeign,
+                                         cluster::GpuState::kUnhealthy, cluster::GpuState::kUnusable};
+  int count[std::size(kStates)] = {};
+  for (const auto& n : nodes)
+    for (const auto& g : n.gpus) ++count[static_cast<size_t>(g.state)];
+  out += "# HELP topofit_gpus GPUs of the cluster's topologies by state: free, planned (placed by topofit, not "
+         "observed yet), in-use (observed), foreign (held by pods topofit did not place), unhealthy, unusable.\n"
+         "# TYPE topofit_gpus gauge\n";
+  for (cluster::GpuState st : kStates)
+    out += fmt::format("topofit_gpus{{state=\"{}\"}} {}\n", cluster::ToString(st), count[static_cast<size_t>(st)]);
+}
+
+// Model-bound demand (model_shortfall.h): per set of GPU models, the GPUs its pods will want over
+// the horizon of the free GPUs and the GPUs free there; in all, what the free GPUs cannot give.
+void AppendShortfall(std::string& out, const placement::ProductShortfall* shortfall) {
+  out += "# HELP topofit_gpu_model_wanted_gpus GPUs that pods bound to a set of GPU models (best_ring: multi-GPU pods "
+         "of any model, for their best ring) will ask for until the free GPUs are used.\n"
+         "# TYPE topofit_gpu_model_wanted_gpus gauge\n";
+  out += "# HELP topofit_gpu_model_free_gpus Free GPUs of a set of GPU models.\n# TYPE topofit_gpu_model_free_gpus gauge\n";
+  if (shortfall) {
+    for (const auto& d : shortfall->demands()) {
+      const std::string labels =
+          fmt::format("gpu_products=\"{}\",best_ring=\"{}\"", LabelValue(d.Names()), d.best_ring ? "true" : "false");
+      out += fmt::format("topofit_gpu_model_wanted_gpus{{{}}} {:.1f}\n", labels, d.wanted);
+      out += fmt::format("topofit_gpu_model_free_gpus{{{}}} {}\n", labels, d.free);
+    }
+  }
+  out += "# HELP topofit_gpu_model_shortfall_gpus GPUs that pods bound to GPU models will ask for and their models' "
+         "free GPUs cannot give (expected).\n# TYPE topofit_gpu_model_shortfall_gpus gauge\n";
+  out += fmt::format("topofit_gpu_model_shortfall_gpus {:.1f}\n", shortfall ? shortfall->Now() : 0.0);
+}
+
+}  // namespace
+
+void Metrics::AppendRequests(std::string& out) const {
   out += "# HELP topofit_requests_total Extender verb requests.\n# TYPE topofit_requests_total counter\n";
   for (int v = 0; v < kVerbCount; ++v)
     out += fmt::format("topofit_requests_total{{verb=\"{}\"}} {}\n", ToString(Verb(v)), verbs_[v].latency.count());
@@ -51,6 +128,9 @@ std::string Metrics::Render(const cluster::ClusterModel& model, const placement:
          "# TYPE topofit_request_duration_seconds histogram\n";
   for (int v = 0; v < kVerbCount; ++v)
     verbs_[v].latency.AppendTo(out, "topofit_request_duration_seconds", fmt::format("verb=\"{}\"", ToString(Verb(v))));
+}
+
+void Metrics::AppendDecisionsAndWatches(std::string& out) const {
   out += "# HELP topofit_decisions_total Placement decisions by verb and outcome (filter counts nodes).\n"
          "# TYPE topofit_decisions_total counter\n";
   {
@@ -72,71 +152,18 @@ std::string Metrics::Render(const cluster::ClusterModel& model, const placement:
          "saw room on, asked to be tried again once topofit saw GPUs freed there (live mode).\n"
          "# TYPE topofit_requeued_pods_total counter\n";
   out += fmt::format("topofit_requeued_pods_total {}\n", requeued_.load(std::memory_order_relaxed));
+}
 
+std::string Metrics::Render(const cluster::ClusterModel& model, const placement::ProductShortfall* shortfall) const {
+  std::string out;
+  AppendRequests(out);
+  AppendDecisionsAndWatches(out);
   auto nodes = model.Nodes();
   auto totals = model.Totals();
-  out += "# HELP topofit_node_gpus Usable GPUs of a node.\n# TYPE topofit_node_gpus gauge\n";
-  for (const auto& n : nodes)
-    out += fmt::format("topofit_node_gpus{{node=\"{}\"}} {}\n", LabelValue(n.name), n.usable.size());
-  out += "# HELP topofit_node_free_gpus Free GPUs of a node.\n# TYPE topofit_node_free_gpus gauge\n";
-  for (const auto& n : nodes)
-    out += fmt::format("topofit_node_free_gpus{{node=\"{}\"}} {}\n", LabelValue(n.name), n.free.size());
-  out += "# HELP topofit_node_topology_source Where a node's topology came from (1 for its source): "
-         "annotation-profile, annotation-matrix, cloud-instance-type, gfd-labels, generic-fallback, none.\n"
-         "# TYPE topofit_node_topology_source gauge\n";
-  for (const auto& n : nodes)
-    out += fmt::format("topofit_node_topology_source{{node=\"{}\",source=\"{}\"}} 1\n", LabelValue(n.name),
-                       cluster::ToString(n.source));
-  out += "# HELP topofit_node_free_nvlink_sets Disjoint free NVLink-connected GPU sets of a size on a node.\n"
-         "# TYPE topofit_node_free_nvlink_sets gauge\n";
-  for (const auto& n : nodes) {
-    for (size_t i = 0; i < cluster::FreeShapes::kSizes.size(); ++i)
-      out += fmt::format("topofit_node_free_nvlink_sets{{node=\"{}\",size=\"{}\"}} {}\n", LabelValue(n.name),
-                         cluster::FreeShapes::kSizes[i], n.free_shapes.nvlink_sets[i]);
-  }
-  out += "# HELP topofit_free_gpus Free GPUs in the cluster.\n# TYPE topofit_free_gpus gauge\n";
-  out += fmt::format("topofit_free_gpus {}\n", totals.free_gpus);
-  out += "# HELP topofit_usable_gpus Usable GPUs in the cluster.\n# TYPE topofit_usable_gpus gauge\n";
-  out += fmt::format("topofit_usable_gpus {}\n", totals.usable_gpus);
-  out += "# HELP topofit_reserved_gpus GPUs reserved by binds in flight.\n# TYPE topofit_reserved_gpus gauge\n";
-  out += fmt::format("topofit_reserved_gpus {}\n", totals.reserved_gpus);
-  out += "# HELP topofit_free_nvlink_sets Disjoint free NVLink-connected GPU sets of a size, summed over nodes.\n"
-         "# TYPE topofit_free_nvlink_sets gauge\n";
-  for (size_t i = 0; i < cluster::FreeShapes::kSizes.size(); ++i)
-    out += fmt::format("topofit_free_nvlink_sets{{size=\"{}\"}} {}\n", cluster::FreeShapes::kSizes[i],
-                       totals.free_shapes.nvlink_sets[i]);
-  // Every GPU of every topology by its state (docs/node-states.md): free, planned, in-use, foreign,
-  // unhealthy, unusable.
-  {
-    constexpr cluster::GpuState kStates[] = {cluster::GpuState::kFree,    cluster::GpuState::kPlanned,
-                                           cluster::GpuState::kInUse,   cluster::GpuState::kForeign,
-                                           cluster::GpuState::kUnhealthy, cluster::GpuState::kUnusable};
-    int count[std::size(kStates)] = {};
-    for (const auto& n : nodes)
-      for (const auto& g : n.gpus) ++count[static_cast<size_t>(g.state)];
-    out += "# HELP topofit_gpus GPUs of the cluster's topologies by state: free, planned (placed by topofit, not "
-           "observed yet), in-use (observed), foreign (held by pods topofit did not place), unhealthy, unusable.\n"
-           "# TYPE topofit_gpus gauge\n";
-    for (cluster::GpuState st : kStates)
-      out += fmt::format("topofit_gpus{{state=\"{}\"}} {}\n", cluster::ToString(st), count[static_cast<size_t>(st)]);
-  }
-  // Model-bound demand (product_shortfall.h): per set of GPU models, the GPUs its pods will want over
-  // the horizon of the free GPUs and the GPUs free there; in all, what the free GPUs cannot give.
-  out += "# HELP topofit_gpu_model_wanted_gpus GPUs that pods bound to a set of GPU models (best_ring: multi-GPU pods "
-         "of any model, for their best ring) will ask for until the free GPUs are used.\n"
-         "# TYPE topofit_gpu_model_wanted_gpus gauge\n";
-  out += "# HELP topofit_gpu_model_free_gpus Free GPUs of a set of GPU models.\n# TYPE topofit_gpu_model_free_gpus gauge\n";
-  if (shortfall) {
-    for (const auto& d : shortfall->demands()) {
-      const std::string labels =
-          fmt::format("gpu_products=\"{}\",best_ring=\"{}\"", LabelValue(d.Names()), d.best_ring ? "true" : "false");
-      out += fmt::format("topofit_gpu_model_wanted_gpus{{{}}} {:.1f}\n", labels, d.wanted);
-      out += fmt::format("topofit_gpu_model_free_gpus{{{}}} {}\n", labels, d.free);
-    }
-  }
-  out += "# HELP topofit_gpu_model_shortfall_gpus GPUs that pods bound to GPU models will ask for and their models' "
-         "free GPUs cannot give (expected).\n# TYPE topofit_gpu_model_shortfall_gpus gauge\n";
-  out += fmt::format("topofit_gpu_model_shortfall_gpus {:.1f}\n", shortfall ? shortfall->Now() : 0.0);
+  AppendNodes(out, nodes);
+  AppendTotals(out, totals);
+  AppendGpuStates(out, nodes);
+  AppendShortfall(out, shortfall);
   out += "# HELP topofit_nodes Nodes in the model.\n# TYPE topofit_nodes gauge\n";
   out += fmt::format("topofit_nodes {}\n", totals.nodes);
   out += "# HELP topofit_pending_pods Pods in the pending-pod cache.\n# TYPE topofit_pending_pods gauge\n";

@@ -55,6 +55,11 @@ class Metrics {
   std::string Render(const cluster::ClusterModel& model, const placement::ProductShortfall* shortfall = nullptr) const;
 
  private:
+  // Render's families, in its order: the verbs' requests, errors and latency; then the decisions,
+  // the API watches and the requeued pods.
+  void AppendRequests(std::string& out) const;
+  void AppendDecisionsAndWatches(std::string& out) const;
+
   struct VerbStats {
     Histogram latency{kBuckets};
     std::atomic<uint64_t> errors{0};

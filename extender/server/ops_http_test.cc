@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "extender/server/server_test_util.h"
+#include "test/util/temp_dir.h"
 
 namespace topofit::server {
 using nlohmann::json;
@@ -139,8 +140,8 @@ TEST_CASE("metrics: API watch state and each node's topology source") {
 }
 
 TEST_CASE("record: one JSON line per verb call") {
-  std::string path = "/tmp/topofit-record-test-" + std::to_string(::getpid()) + ".jsonl";
-  std::remove(path.c_str());
+  topofit::testing::TempDir dir;
+  const std::string path = dir.File("record.jsonl");
   {
     LiveServer srv(ServeConfig{}, path);
     REQUIRE(srv.Post("/scheduler/filter", "{\n  \"Pod\": " + GpuPod("r1", 1) + ",\n  \"NodeNames\": [\"a100-1\"]\n}"));
@@ -157,7 +158,6 @@ TEST_CASE("record: one JSON line per verb call") {
   CHECK(lines[0]["ts"].is_number());
   CHECK(lines[1]["request_text"] == "garbage");
   CHECK(lines[1]["status"] == 400);
-  std::remove(path.c_str());
 }
 
 TEST_CASE("TCP_NODELAY is set on the server's accepted sockets") {

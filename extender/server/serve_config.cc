@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "base/duration.h"
 #include "base/files.h"
+#include "extender/server/serve_settings.h"
 
 namespace topofit::server {
 
@@ -41,80 +41,50 @@ Status ParseOpsListen(const std::string& listen, ServerOptions& out) {
   return Status::Ok();
 }
 
-Status ApplyConfigYaml(const std::string& yaml, ServeConfig& config) {
+namespace {
+
+// Applies the mapping `map` whose keys are under `prefix` ("" at the top, "scoring." below it): a key
+// of the table is read by its row, a key that only prefixes rows ("scoring") is a mapping of them.
+Status ApplyMapping(const YAML::Node& map, const std::string& prefix, ServeSettings& s) {
+  for (const auto& kv : map) {
+    const std::string name = kv.first.as<std::string>(), key = prefix + name;
+    const bool plain = name.find('.') == std::string::npos;
+    if (const ServeSetting* setting = plain ? FindServeKey(key) : nullptr) {
+      if (Status st = ReadSettingYaml(*setting, kv.second, s); !st.ok()) return st;
+      continue;
+    }
+    bool section = false;
+    for (const ServeSetting& row : ServeSettingsTable()) section |= plain && row.key.starts_with(key + ".");
+    if (!section) {
+      if (prefix.empty()) return Error{fmt::format("config: unknown key '{}'", key)};
+      return Error{fmt::format("config: unknown key {}", key)};
+    }
+    if (Status st = ApplyMapping(kv.second, key + ".", s); !st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+// The YAML text applied to `s`; `empty` says it held nothing.
+Status ApplyYamlText(const std::string& yaml, ServeSettings& s, bool& empty) {
   try {
     YAML::Node root = YAML::Load(yaml);
-    if (root.IsNull()) return Status::Ok();
+    empty = root.IsNull();
+    if (empty) return Status::Ok();
     if (!root.IsMap()) return Error{"config: expected a mapping at the top"};
-    for (const auto& kv : root) {
-      std::string key = kv.first.as<std::string>();
-      const YAML::Node& v = kv.second;
-      if (key == "listen") {
-        Status s = ParseListen(v.as<std::string>(), config.server);
-        if (!s.ok()) return s;
-      } else if (key == "opsListen") {
-        Status s = ParseOpsListen(v.as<std::string>(), config.server);
-        if (!s.ok()) return s;
-      } else if (key == "urlPrefix") {
-        config.server.url_prefix = v.as<std::string>();
-      } else if (key == "maxBodyBytes") {
-        config.server.max_body_bytes = v.as<size_t>();
-      } else if (key == "threads") {
-        config.server.threads = v.as<int>();
-      } else if (key == "tlsCertFile") {
-        config.server.tls.cert_file = v.as<std::string>();
-      } else if (key == "tlsPrivateKeyFile") {
-        config.server.tls.key_file = v.as<std::string>();
-      } else if (key == "clientCAFile") {
-        config.server.tls.client_ca_file = v.as<std::string>();
-      } else if (key == "tlsReloadInterval") {
-        auto d = ParseDuration(v.as<std::string>());
-        if (!d) return Error{"config tlsReloadInterval: " + d.error()};
-        config.server.tls_reload_interval = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
-      } else if (key == "filterKeepsBest") {
-        config.pipeline.filter_keeps_best = v.as<bool>();
-      } else if (key == "reservationTTL") {
-        auto d = ParseDuration(v.as<std::string>());
-        if (!d) return Error{"config reservationTTL: " + d.error()};
-        config.model.reservation_ttl = std::chrono::duration_cast<cluster::Duration>(*d);
-      } else if (key == "scoring") {
-        for (const auto& s : v) {
-          std::string sk = s.first.as<std::string>();
-          if (sk == "weights") {
-            config.pipeline.weights.clear();
-            for (const auto& w : s.second) config.pipeline.weights[w.first.as<std::string>()] = w.second.as<double>();
-          } else if (sk == "requestMix") {
-            config.pipeline.mix.entries.clear();
-            for (const auto& e : s.second)
-              config.pipeline.mix.entries.push_back({e["size"].as<int>(), e["weight"].as<uint32_t>()});
-          } else if (sk == "levels") {
-            std::string lv = s.second.as<std::string>();
-            if (lv != "relative" && lv != "absolute")
-              return Error{fmt::format("config scoring.levels: '{}' is not relative or absolute", lv)};
-            config.pipeline.relative_levels = lv == "relative";
-          } else if (sk == "tieBreak") {
-            std::string tb = s.second.as<std::string>();
-            auto rule = placement::ParseTieBreak(tb);
-            if (!rule)
-              return Error{fmt::format("config scoring.tieBreak: '{}' is not fit-then-pack, pack or none", tb)};
-            config.pipeline.tie_break = *rule;
-          } else if (sk == "podsWithoutGpus") {
-            config.pipeline.score_pods_without_gpus = s.second.as<bool>();
-          } else if (sk == "workloadHalfLife") {
-            double h = s.second.as<double>();
-            if (!(h >= 1)) return Error{fmt::format("config scoring.workloadHalfLife: {} is not a pod count >= 1", h)};
-            config.pipeline.workload.half_life = h;
-          } else {
-            return Error{fmt::format("config: unknown key scoring.{}", sk)};
-          }
-        }
-      } else {
-        return Error{fmt::format("config: unknown key '{}'", key)};
-      }
-    }
+    return ApplyMapping(root, "", s);
   } catch (const YAML::Exception& e) {
     return Error{fmt::format("config: line {}: {}", e.mark.line + 1, e.msg)};
   }
+}
+
+}  // namespace
+
+Status ApplyConfigYaml(const std::string& yaml, ServeConfig& config) {
+  ServeSettings s{std::move(config), {}};
+  bool empty = false;
+  Status applied = ApplyYamlText(yaml, s, empty);
+  config = std::move(s.config);  // What was read before an error stays applied, as it always did.
+  if (!applied.ok() || empty) return applied;
   return placement::Pipeline::Validate(config.pipeline);
 }
 

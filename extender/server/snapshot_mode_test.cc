@@ -11,6 +11,7 @@
 
 #include "extender/k8s/testing/busy_cluster.h"
 #include "extender/server/server_test_util.h"
+#include "test/util/temp_dir.h"
 
 namespace topofit::server {
 namespace {
@@ -69,8 +70,8 @@ TEST_CASE("snapshot mode: the streamed file gives the model the whole-document l
   std::string text = R"({"apiVersion":"v1","items":[)";
   for (size_t i = 0; i < items.size(); ++i) text += (i ? ",\n" : "") + items[i];
   text += R"(],"kind":"List","metadata":{"resourceVersion":""}})";
-  std::string path = "/tmp/topofit-snapshot-mode-" + std::to_string(getpid()) + ".json";
-  std::ofstream(path) << text;
+  topofit::testing::TempDir dir;
+  const std::string path = dir.Write("snapshot.json", text);
 
   Served whole([&](ExtenderApp& a) {
     auto snap = k8s::LoadSnapshot(text);
@@ -83,7 +84,6 @@ TEST_CASE("snapshot mode: the streamed file gives the model the whole-document l
     CHECK(loaded->nodes == 40);
     CHECK(loaded->pods == items.size() - 40);
   });
-  std::remove(path.c_str());
   CHECK(streamed.Get("/readyz") == "200 ok\n");
   CHECK(streamed.Get("/api/v1/nodes") == whole.Get("/api/v1/nodes"));
   for (int i = 0; i < 40; ++i) {

@@ -19,6 +19,7 @@
 #include "extender/server/tls_credentials.h"
 #include "extender/k8s/demo_cluster.h"
 #include "test/util/pki.h"
+#include "test/util/temp_dir.h"
 #include "test/util/tls_client.h"
 
 namespace topofit::server {
@@ -59,23 +60,7 @@ const Pki& GetPki() {
   return p;
 }
 
-// A fresh directory for one test's files.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "topofit-tls-XXXXXX").string();
-    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  // Writes through a temporary file and a rename, as a Secret volume or cert-manager replaces files.
-  std::string Write(const std::string& name, const std::string& content) const {
-    std::filesystem::path tmp = path / (name + ".tmp");
-    std::ofstream(tmp, std::ios::binary | std::ios::trunc) << content;
-    std::filesystem::rename(tmp, path / name);
-    return (path / name).string();
-  }
-};
+using topofit::testing::TempDir;
 
 // The server's files in `dir`: tls.crt, tls.key and, with a client CA, ca.crt.
 TlsFiles WriteServerFiles(const TempDir& dir, int which, bool client_ca) {
@@ -271,8 +256,8 @@ TEST_CASE("tls credentials: every bad file is refused at start-up with the flag 
   std::string ca_then_leaf = dir.Write("mixed.crt", pki::Pem(p.ca.get()) + pki::Pem(p.client.get()));
   std::string empty = dir.Write("empty.pem", "");
   std::string damaged = dir.Write("damaged.crt", "-----BEGIN CERTIFICATE-----\nnot base64 !!\n-----END CERTIFICATE-----\n");
-  std::string missing = (dir.path / "missing.crt").string();
-  std::string directory = dir.path.string();
+  std::string missing = dir.File("missing.crt");
+  std::string directory = dir.path();
   struct Case {
     TlsFiles files;
     std::string want;
