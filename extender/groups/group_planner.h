@@ -24,9 +24,10 @@
 //      it (one rack, one NVLink domain, one node when it fits), which is also the best network for it.
 //      Otherwise the members are split over the children: the partly used children are used up first,
 //      largest first (by SplitLess), and a whole-free child is used only when no partly used one is left
-//      - then the best fit for the rest - so at most one whole-free child is broken. This costs the group
-//      more nodes than taking the largest children first would; inside one domain of its level the
-//      network between them is the same, and the whole nodes kept are what the next large group needs.
+//      - then the best fit for the rest - so at most one whole-free child is left partly used. This
+//      costs the group more nodes than taking the largest children first would; inside one domain of
+//      its level the network between them is the same, and the whole nodes kept are what the next
+//      large group needs.
 // What comes back: every member's node and set (sets never overlap, and are inside the node's free
 // GPUs), the level and domain searched, the deepest domain holding every member, the slowest member's
 // ring bandwidth; or, when no plan, the reason naming the level and the best domain's room: "no block
