@@ -1,0 +1,46 @@
+#pragma once
+// Ways of placing a group of pods that the groups replay compares (groups_replay.h): topofit's
+// GroupPlanner, and three baselines written from their projects' documented rules. All four give each
+// member its GPUs by the same rule (the Placer's set, member after member on a node), so what differs
+// is the gang, the domain and the nodes.
+//
+//   topofit        GroupPlanner::Plan (extender/groups/group_planner.h).
+//   no-gang        kube-scheduler alone: members one by one, each to the node with the most free GPUs
+//                  (LeastAllocated, the default NodeResourcesFit strategy, scoring GPUs), ties by name;
+//                  no domain. The members placed before one fails keep their GPUs: partly placed.
+//   kueue-bestfit  Kueue TAS with its BestFit algorithm (KEP-2724, "Computing the assignment"): capacity
+//                  in pods per node, summed (Kueue counts free GPUs / GPUs per pod; counted here by the
+//                  Placer's rule, the same number for the replay's best-effort members). required: the
+//                  domain of the level with the least capacity that fits; preferred: the same at the
+//                  level, then each broader level, then spread over the cluster; inside, children by
+//                  capacity, largest first, the last one the smallest that fits the rest. Ties by name.
+//   volcano-tier   Volcano network-topology-aware scheduling (hard mode, highestTierAllowed = the
+//                  group's level): the lowest tier first, host upwards; in a tier the first domain by
+//                  name that fits (Volcano scores hypernodes with plugins; none is configured here, and
+//                  Volcano breaks equal scores at random); inside, nodes first fit by name. Soft mode
+//                  (preferred) goes on up to the whole cluster.
+// Contract: Place returns the members placed, each on a node with a set inside its free GPUs and no two
+// sets overlapping; a gang policy returns size or min_count members or none. Stateless between calls.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "extender/groups/group_nodes.h"
+#include "extender/groups/group_planner.h"
+#include "extender/groups/group_spec.h"
+#include "extender/placement/placer.h"
+
+namespace topofit::bench {
+
+class GroupPolicy {
+ public:
+  virtual ~GroupPolicy() = default;
+  virtual std::string name() const = 0;
+  virtual std::vector<groups::MemberPlan> Place(const groups::GroupNodes& nodes, const groups::GroupSpec& spec) = 0;
+};
+
+// Every policy above, in the order listed; `placer` must outlive them.
+std::vector<std::unique_ptr<GroupPolicy>> AllGroupPolicies(const placement::Placer& placer);
+
+}  // namespace topofit::bench

@@ -1,0 +1,165 @@
+#include "bench/groups_replay.h"
+
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "bench/groups_policies.h"
+#include "bench/groups_workload.h"
+#include "extender/groups/group_nodes.h"
+#include "extender/groups/network_domains.h"
+
+namespace topofit::bench {
+
+namespace {
+
+struct Setup {
+  ClusterShape shape;
+  SizeMix mix;
+  groups::DomainLevels levels = groups::DomainLevels::Defaults();
+  std::unique_ptr<cluster::ClusterModel> model = std::make_unique<cluster::ClusterModel>();
+  groups::DomainMap map;
+  groups::GroupNodes empty;
+  std::vector<GroupArrival> arrivals;
+  int lowest_level = 0;  // The shape's narrowest network level, in `levels`.
+};
+
+struct Alive {
+  std::vector<groups::MemberPlan> members;
+  bool partial = false;
+};
+
+int64_t FreeGpus(const groups::GroupNodes& nodes) {
+  int64_t n = 0;
+  for (const groups::GroupNode& g : nodes.nodes) n += (g.free & g.usable).size();
+  return n;
+}
+
+void Hold(groups::GroupNodes& nodes, const Alive& a) {
+  for (const groups::MemberPlan& m : a.members) nodes.nodes[m.node].free = nodes.nodes[m.node].free - m.gpus;
+}
+
+void Release(groups::GroupNodes& nodes, const Alive& a) {
+  for (const groups::MemberPlan& m : a.members) nodes.nodes[m.node].free = nodes.nodes[m.node].free | m.gpus;
+}
+
+// Counts one placement into `row`; true when the group got any member (it then holds GPUs).
+bool Count(const Setup& s, const GroupArrival& a, const std::vector<groups::MemberPlan>& members, GroupReplayRow& row) {
+  row.arrivals++;
+  if (members.empty()) return false;
+  if (static_cast<int>(members.size()) < a.spec.size) return true;
+  row.placed++;
+  std::map<int, int> nodes;
+  for (const auto& m : members) nodes[m.node]++;
+  const int lowest_gpus = s.shape.DomainGpus(static_cast<int>(s.shape.fanout.size()) - 1);
+  if (nodes.size() > 1 && a.total_gpus <= lowest_gpus) {
+    row.spanning++;
+    const uint32_t d = s.map.id(members.front().node, s.lowest_level);
+    bool one = true;
+    for (const auto& m : members) one = one && s.map.id(m.node, s.lowest_level) == d;
+    row.one_domain += one;
+  }
+  return true;
+}
+
+GroupReplayRow Replay(const Setup& s, GroupPolicy& policy, int churn) {
+  GroupReplayRow row;
+  row.policy = policy.name();
+  row.capacity = s.shape.gpus();
+  groups::GroupNodes nodes = s.empty;
+  std::multimap<int, Alive> leaving;  // By the arrival index at which it leaves.
+  std::vector<Alive> staying;         // Placed during the fill: never leave.
+  size_t i = 0;
+  for (; i < s.arrivals.size() && static_cast<int>(i) < churn; ++i) {
+    for (auto it = leaving.begin(); it != leaving.end() && it->first <= static_cast<int>(i);) {
+      Release(nodes, it->second);
+      it = leaving.erase(it);
+    }
+    const GroupArrival& a = s.arrivals[i];
+    Alive placed{policy.Place(nodes, a.spec), false};
+    placed.partial = static_cast<int>(placed.members.size()) < a.spec.size;
+    if (!Count(s, a, placed.members, row)) continue;
+    Hold(nodes, placed);
+    leaving.emplace(static_cast<int>(i) + a.lifetime, std::move(placed));
+  }
+  const int64_t free_at_fill = FreeGpus(nodes);
+  int64_t asked = 0;
+  for (; i < s.arrivals.size() && asked < free_at_fill; ++i) {
+    const GroupArrival& a = s.arrivals[i];
+    asked += a.total_gpus;
+    Alive placed{policy.Place(nodes, a.spec), false};
+    placed.partial = static_cast<int>(placed.members.size()) < a.spec.size;
+    if (!Count(s, a, placed.members, row)) continue;
+    Hold(nodes, placed);
+    staying.push_back(std::move(placed));
+  }
+  for (const auto& [_, a] : leaving) {
+    if (a.partial) for (const auto& m : a.members) row.partial_gpus += m.gpus.size();
+  }
+  for (const Alive& a : staying) {
+    if (a.partial) for (const auto& m : a.members) row.partial_gpus += m.gpus.size();
+  }
+  row.unallocated = FreeGpus(nodes);
+  return row;
+}
+
+}  // namespace
+
+Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& options) {
+  auto shape = GroupClusterShape(options.shape);
+  if (!shape.ok()) return Error{shape.error()};
+  auto mix = GroupSizeMix(options.mix);
+  if (!mix.ok()) return Error{mix.error()};
+  if (options.load <= 0 || options.churn_arrivals < 0 || options.seeds < 1) {
+    return Error{"load must be > 0, churn arrivals >= 0 and seeds >= 1"};
+  }
+  Setup s;
+  s.shape = *shape;
+  s.mix = *mix;
+  AddShapeNodes(s.shape, *s.model);
+  s.map = groups::DomainMap::FromModel(*s.model, s.levels);
+  s.empty = groups::ReadGroupNodes(*s.model, s.map);
+  s.lowest_level = ShapeLevels(s.shape, s.levels)[s.shape.fanout.size() - 1];
+  const double lifetime = options.load * s.shape.gpus() / s.mix.MeanGpus();
+  // Enough arrivals for the fill even if every job asked for 1 GPU.
+  const int count = options.churn_arrivals + s.shape.gpus() + 1;
+  placement::Placer placer;
+  auto policies = AllGroupPolicies(placer);
+  std::vector<GroupReplayRow> rows(policies.size());
+  for (int k = 0; k < options.seeds; ++k) {
+    s.arrivals = GenerateGroups(s.mix, s.shape, s.levels, count, lifetime, options.seed + k);
+    for (size_t p = 0; p < policies.size(); ++p) {
+      GroupReplayRow r = Replay(s, *policies[p], options.churn_arrivals);
+      GroupReplayRow& sum = rows[p];
+      sum.policy = r.policy;
+      sum.arrivals += r.arrivals;
+      sum.placed += r.placed;
+      sum.spanning += r.spanning;
+      sum.one_domain += r.one_domain;
+      sum.partial_gpus += r.partial_gpus;
+      sum.unallocated += r.unallocated;
+      sum.capacity += r.capacity;
+    }
+  }
+  return rows;
+}
+
+std::string FormatGroupReplay(const GroupReplayOptions& o, const std::vector<GroupReplayRow>& rows) {
+  auto pct = [](int64_t a, int64_t b) { return b ? 100.0 * a / b : 0.0; };
+  std::string seeds = o.seeds == 1 ? fmt::format("seed {}", o.seed)
+                                    : fmt::format("seeds {}..{} (sums)", o.seed, o.seed + o.seeds - 1);
+  std::string out = fmt::format("shape {}, mix {}, load {:.2f}, {} churn arrivals, {}\n\n", o.shape, o.mix, o.load,
+                                o.churn_arrivals, seeds);
+  out += "| policy | groups placed | spanning groups inside one lowest domain | GPUs held by partly placed groups "
+         "| unallocated GPUs at capacity |\n|---|---|---|---|---|\n";
+  for (const GroupReplayRow& r : rows) {
+    out += fmt::format("| {} | {} of {} ({:.1f}%) | {} of {} ({:.1f}%) | {} ({:.1f}%) | {} ({:.1f}%) |\n", r.policy,
+                       r.placed, r.arrivals, pct(r.placed, r.arrivals), r.one_domain, r.spanning,
+                       pct(r.one_domain, r.spanning), r.partial_gpus, pct(r.partial_gpus, r.capacity), r.unallocated,
+                       pct(r.unallocated, r.capacity));
+  }
+  return out;
+}
+
+}  // namespace topofit::bench

@@ -1,0 +1,56 @@
+#pragma once
+// The groups replay: one stream of group arrivals (groups_workload.h) played through each way of
+// placing groups (groups_policies.h) on the same labelled cluster, and the table of docs/groups.md.
+//
+// Protocol, per policy, from an empty cluster:
+//   churn  `churn_arrivals` arrivals; a group placed (wholly or, without a gang, partly) leaves after
+//          its lifetime in arrivals. Lifetimes are exponential with mean load x capacity / mean GPUs
+//          per job, so the offered load is `load` of the cluster (Little's law). A group that does not
+//          fit is refused, not queued (the replay measures placement, not queueing).
+//   fill   departures stop; arrivals go on until the GPUs they ask reach the GPUs free when the fill
+//          began ("arrivals reach capacity"), as the openb replay's unallocated-GPU figure is taken.
+// Counted over both phases:
+//   placed             groups given every member (of `arrivals`).
+//   one_domain         of the placed groups that span nodes and fit one domain of the shape's lowest
+//                      network level (block, NVLink domain), those inside one.
+//   partial_gpus       GPUs held, at the end, by groups given some members but not all (no-gang only:
+//                      its pods wait on nodes for the rest, holding their GPUs).
+//   unallocated        GPUs free at the end of the fill.
+// The cluster model is built once (ClusterModel, its labels read into a DomainMap, ReadGroupNodes);
+// plans are then played forward on a copy of its free GPUs (groups::Take), not written to the model.
+// Deterministic for a seed. With several seeds, each policy's counts are the sums over the runs.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace topofit::bench {
+
+struct GroupReplayOptions {
+  std::string shape = "h100-spine";
+  std::string mix = "helios-fit";
+  double load = 0.9;
+  int churn_arrivals = 2000;
+  uint64_t seed = 1;
+  int seeds = 1;  // Runs seed, seed + 1, ...; rows add their counts up.
+};
+
+struct GroupReplayRow {
+  std::string policy;
+  int arrivals = 0;
+  int placed = 0;
+  int spanning = 0;    // Placed groups on more than one node that fit one lowest-level domain.
+  int one_domain = 0;  // Of those, inside one.
+  int64_t partial_gpus = 0;
+  int64_t unallocated = 0;
+  int64_t capacity = 0;
+};
+
+Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& options);
+
+// A markdown table, headed by the run's parameters.
+std::string FormatGroupReplay(const GroupReplayOptions& options, const std::vector<GroupReplayRow>& rows);
+
+}  // namespace topofit::bench

@@ -1,0 +1,59 @@
+#include "bench/groups_replay.h"
+
+#include <doctest/doctest.h>
+
+namespace topofit::bench {
+namespace {
+
+TEST_CASE("groups replay: one stream of arrivals for all - only no-gang holds GPUs of partly placed groups") {
+  GroupReplayOptions o;
+  o.shape = "gb200-nvl72";
+  o.mix = "multi-node";
+  o.churn_arrivals = 60;
+  o.seed = 3;
+  auto rows = RunGroupReplay(o);
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 4);
+  for (const GroupReplayRow& r : *rows) {
+    CAPTURE(r.policy);
+    // The churn's arrivals, then the fill's, as many as the GPUs free when it began call for.
+    CHECK(r.arrivals > o.churn_arrivals);
+    CHECK(r.capacity == 576);
+    CHECK(r.placed <= r.arrivals);
+    CHECK(r.one_domain <= r.spanning);
+    CHECK(r.unallocated >= 0);
+    CHECK(r.unallocated <= r.capacity);
+    if (r.policy != "no-gang") CHECK(r.partial_gpus == 0);
+  }
+  // Deterministic for a seed.
+  auto again = RunGroupReplay(o);
+  REQUIRE(again.ok());
+  for (size_t i = 0; i < rows->size(); ++i) {
+    CHECK((*again)[i].placed == (*rows)[i].placed);
+    CHECK((*again)[i].unallocated == (*rows)[i].unallocated);
+  }
+}
+
+TEST_CASE("groups replay: the table names the run and every policy") {
+  GroupReplayOptions o;
+  o.shape = "gb200-nvl72";
+  o.churn_arrivals = 0;
+  auto rows = RunGroupReplay(o);
+  REQUIRE(rows.ok());
+  const std::string table = FormatGroupReplay(o, *rows);
+  CHECK(table.find("shape gb200-nvl72, mix helios-fit, load 0.90, 0 churn arrivals, seed 1") == 0);
+  for (const char* p : {"| topofit |", "| no-gang |", "| kueue-bestfit |", "| volcano-tier |"}) {
+    CHECK(table.find(p) != std::string::npos);
+  }
+  GroupReplayOptions two = o;
+  two.seeds = 2;
+  auto sums = RunGroupReplay(two);
+  REQUIRE(sums.ok());
+  CHECK((*sums)[0].capacity == 2 * 576);
+  CHECK(FormatGroupReplay(two, *sums).find("seeds 1..2 (sums)") != std::string::npos);
+  CHECK(RunGroupReplay(GroupReplayOptions{"ring", "helios-fit"}).error() ==
+        "unknown cluster shape 'ring': expected h100-spine or gb200-nvl72");
+}
+
+}  // namespace
+}  // namespace topofit::bench

@@ -1,0 +1,221 @@
+#include "extender/groups/group_planner.h"
+
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "extender/groups/domain_tree.h"
+#include "topology/link_class.h"
+
+namespace topofit::groups {
+
+int GroupPlan::gpus() const {
+  int n = 0;
+  for (const MemberPlan& m : members) n += m.gpus.size();
+  return n;
+}
+
+namespace {
+
+// The members `unit` gives, r of them (r <= its capacity), as (leaf unit, set index) pairs.
+void Fill(const DomainTree& t, int unit, int r, std::vector<std::pair<int, int>>* out) {
+  if (t.IsLeaf(unit)) {
+    for (int j = 0; j < r; ++j) out->emplace_back(unit, j);
+    return;
+  }
+  std::vector<int> pool;
+  for (int c : t.unit(unit).children) {
+    if (t.unit(c).capacity > 0) pool.push_back(c);
+  }
+  auto best_fit = [&]() {
+    std::optional<int> fit;
+    for (int c : pool) {
+      if (t.unit(c).capacity >= r && (!fit || t.BestFitLess(c, *fit))) fit = c;
+    }
+    return fit;
+  };
+  // Descend into the child that holds all r, when one can.
+  if (auto fit = best_fit()) {
+    Fill(t, *fit, r, out);
+    return;
+  }
+  // Split: use up the partly used children first (largest first); a whole-free child takes the rest
+  // only when no partly used one is left.
+  while (r > 0 && !pool.empty()) {
+    const bool partial_left =
+        std::any_of(pool.begin(), pool.end(), [&](int c) { return !t.unit(c).whole_free(); });
+    if (auto fit = best_fit(); fit && (!t.unit(*fit).whole_free() || !partial_left)) {
+      Fill(t, *fit, r, out);
+      return;
+    }
+    auto next = std::min_element(pool.begin(), pool.end(), [&](int a, int b) { return t.SplitLess(a, b); });
+    const int c = *next;
+    pool.erase(next);
+    Fill(t, c, t.unit(c).capacity, out);
+    r -= t.unit(c).capacity;
+  }
+}
+
+// The deepest unit that is an ancestor of (or is) every given leaf.
+int CommonAncestor(const DomainTree& t, const std::vector<std::pair<int, int>>& members) {
+  int a = members.front().first;
+  for (const auto& [leaf, _] : members) {
+    int b = leaf;
+    while (t.unit(a).depth > t.unit(b).depth) a = t.unit(a).parent;
+    while (t.unit(b).depth > t.unit(a).depth) b = t.unit(b).parent;
+    while (a != b) {
+      a = t.unit(a).parent;
+      b = t.unit(b).parent;
+    }
+  }
+  return a;
+}
+
+std::string LevelName(const DomainMap& map, int level) {
+  return level < 0 ? "cluster" : map.levels().levels[level].name;
+}
+
+std::string Members(const GroupSpec& spec) {
+  std::string what = fmt::format("{} member{}", spec.size, spec.size == 1 ? "" : "s");
+  if (spec.min_count < spec.size) what += fmt::format(" (nor the min-count {})", spec.min_count);
+  std::string each = fmt::format("{} GPU{}", spec.gpus, spec.gpus == 1 ? "" : "s");
+  if (auto min = spec.intent.EffectiveMinLink(); min && spec.gpus > 1) {
+    each += fmt::format(" with every pair at least {}", ToString(*min));
+  }
+  return what + " of " + each;
+}
+
+// The unit of the most room among `units` (ties: the first by name).
+int MostRoom(const DomainTree& t, const std::vector<int>& units) {
+  int best = units.front();
+  for (int u : units) {
+    const auto& x = t.unit(u);
+    const auto& y = t.unit(best);
+    if (x.capacity > y.capacity || (x.capacity == y.capacity && x.name < y.name)) best = u;
+  }
+  return best;
+}
+
+// Lines explaining how `level` splits the nodes, when some carry none of its labels.
+void NoteMissing(const DomainMap& map, int level, std::vector<std::string>* notes) {
+  const std::string& name = map.levels().levels[level].name;
+  if (!map.used(level)) {
+    notes->push_back(fmt::format("no node carries a {} label ({}): every node is a {} of its own", name,
+                                 fmt::join(map.levels().levels[level].keys, ", "), name));
+  } else if (int n = map.missing_count(level); n > 0) {
+    notes->push_back(fmt::format("{} node{} carr{} no {} label: each is a {} of its own", n, n == 1 ? "" : "s",
+                                 n == 1 ? "ies" : "y", name, name));
+  }
+}
+
+std::optional<std::string> Invalid(const GroupNodes& nodes, const GroupSpec& spec) {
+  if (!nodes.domains) return "no domain map";
+  if (spec.gpus < 1) return fmt::format("group {} asks for no GPUs", spec.key());
+  if (spec.size < 1 || spec.min_count < 1 || spec.min_count > spec.size) {
+    return fmt::format("group {}: size {} and min-count {} are not 1 <= min-count <= size", spec.key(), spec.size,
+                       spec.min_count);
+  }
+  if (spec.level < 0 || spec.level >= nodes.domains->levels().size()) {
+    return fmt::format("group {}: level {} is not one of the {} levels", spec.key(), spec.level,
+                       nodes.domains->levels().size());
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+namespace {
+
+// The levels a spec searches, in order; -1 is the whole cluster.
+std::vector<int> SearchOrder(const DomainMap& map, const GroupSpec& spec) {
+  std::vector<int> search = {spec.level};
+  if (spec.policy == LevelPolicy::kPreferred) {
+    for (int l = spec.level - 1; l >= 0; --l) {
+      if (map.used(l)) search.push_back(l);
+    }
+    search.push_back(-1);
+  }
+  return search;
+}
+
+// The plan of m members inside `unit`, chosen at `level`.
+void Realize(const DomainTree& tree, const DomainMap& map, int unit, int level, int m, GroupPlan* plan) {
+  std::vector<std::pair<int, int>> picked;
+  Fill(tree, unit, m, &picked);
+  plan->ok = true;
+  plan->searched_level = level;
+  plan->searched_domain = tree.unit(unit).name;
+  plan->min_ring_mbps = UINT32_MAX;
+  for (const auto& [leaf, j] : picked) {
+    const TreeUnit& u = tree.unit(leaf);
+    const placement::Candidate& c = u.sets[j];
+    plan->members.push_back(MemberPlan{u.node, u.name, c.gpus, c.ring_mbps, c.meets_min_link});
+    plan->min_ring_mbps = std::min(plan->min_ring_mbps, c.ring_mbps);
+  }
+  const int holder = CommonAncestor(tree, picked);
+  plan->holding_level = tree.IsLeaf(holder) ? map.levels().size() : tree.unit(holder).level;
+  plan->holding_domain = tree.unit(holder).name;
+}
+
+std::string NoPlanReason(const DomainTree& tree, const DomainMap& map, const GroupSpec& spec, int last) {
+  if (last < 0) {
+    return fmt::format("the cluster has room for {} of {}", tree.unit(DomainTree::kRoot).capacity, Members(spec));
+  }
+  const int best = MostRoom(tree, tree.UnitsAt(last));
+  return fmt::format("no {} can take {}: the best, {}, has room for {}", LevelName(map, last), Members(spec),
+                     tree.unit(best).name, tree.unit(best).capacity);
+}
+
+}  // namespace
+
+GroupPlan GroupPlanner::Plan(const GroupNodes& nodes, const GroupSpec& spec) const {
+  GroupPlan plan;
+  if (auto bad = Invalid(nodes, spec)) {
+    plan.reason = *bad;
+    return plan;
+  }
+  const DomainMap& map = *nodes.domains;
+  DomainTree tree(nodes, placer_, spec.gpus, spec.intent, spec.size);
+  NoteMissing(map, spec.level, &plan.notes);
+  const std::vector<int> search = SearchOrder(map, spec);
+  std::vector<int> wants = {spec.size};
+  if (spec.min_count < spec.size) wants.push_back(spec.min_count);
+  for (int m : wants) {
+    for (int level : search) {
+      std::vector<int> units = level < 0 ? std::vector<int>{DomainTree::kRoot} : tree.UnitsAt(level);
+      std::optional<int> best;
+      for (int u : units) {
+        if (tree.unit(u).capacity >= m && (!best || tree.BestFitLess(u, *best))) best = u;
+      }
+      if (!best) continue;
+      Realize(tree, map, *best, level, m, &plan);
+      if (level != spec.level) {
+        plan.notes.push_back(fmt::format("preferred {}: none can take {} members; placed within {}",
+                                         LevelName(map, spec.level), m,
+                                         level < 0 ? "the whole cluster"
+                                                   : LevelName(map, level) + " " + plan.searched_domain));
+      }
+      if (m < spec.size) {
+        plan.notes.push_back(fmt::format("placed {} of {} members (the min-count): {} all {}", m, spec.size,
+                                         search.back() < 0 ? "the cluster cannot take"
+                                                           : "no " + LevelName(map, spec.level) + " can take",
+                                         spec.size));
+      }
+      return plan;
+    }
+  }
+  plan.reason = NoPlanReason(tree, map, spec, search.back());
+  return plan;
+}
+
+GroupPlan GroupPlanner::Plan(const cluster::ClusterModel& model, const DomainMap& domains, const GroupSpec& spec) const {
+  return Plan(ReadGroupNodes(model, domains), spec);
+}
+
+void Take(GroupNodes& nodes, const GroupPlan& plan) {
+  for (const MemberPlan& m : plan.members) nodes.nodes[m.node].free = nodes.nodes[m.node].free - m.gpus;
+}
+
+}  // namespace topofit::groups
