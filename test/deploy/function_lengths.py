@@ -19,8 +19,12 @@ import os
 import re
 import sys
 
-# Functions allowed over the limit, with the reason. Empty today.
-ALLOWED = {}
+# Functions allowed over the limit, with the reason: parsers' state machines, whose states read best as one
+# switch.
+ALLOWED = {
+    "extender/k8s/list_stream.cc:ListStream::Scan": "the byte-level state machine of a streamed list",
+    "extender/k8s/quantity.cc:ParseQuantity": "the grammar of a Kubernetes quantity, one production a branch",
+}
 
 SKIP_FILE = re.compile(r"(_test|_perftest|_fuzz)\.cc$")
 SKIP_DIR = {"testing", "test", "build", "ui", "testdata", "proto"}
