@@ -246,8 +246,8 @@ std::vector<NodeScore> Pipeline::Prioritize(const cluster::PodRequest& pod, std:
   const std::vector<double> totals = NodeTotals(state, nodes, groups, classes);
   std::vector<int> levels(nodes.size(), 0);
   ToLevels(totals, levels, [&](size_t i) {
-    return TieKeyOf(config_.tie_break, NodeView{nodes[i], groups.found[i], groups.classes.views()[groups.class_of[i]].free},
-                    pod);
+    const GpuSet free = groups.classes.views()[groups.class_of[i]].free;  // As classified.
+    return TieKeyOf(config_.tie_break, NodeView{nodes[i], groups.found[i], free}, pod);
   });
   for (uint32_t i = 0; i < nodes.size(); ++i) out.push_back({i, levels[i]});
   return out;

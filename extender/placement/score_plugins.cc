@@ -149,9 +149,8 @@ void AddShapes(FragmentationCycle& fc, const std::vector<PodShape>& shapes, size
 uint64_t AllowedShapes(const std::vector<PodShape>& shapes, size_t m, uint32_t product) {
   uint64_t allowed = 0;
   for (size_t j = 0; j < m; ++j) {
-    const PodShape& sh = shapes[j];
-    if (sh.product_ids.empty() || std::find(sh.product_ids.begin(), sh.product_ids.end(), product) != sh.product_ids.end())
-      allowed |= uint64_t{1} << j;
+    const std::vector<uint32_t>& ids = shapes[j].product_ids;
+    if (ids.empty() || std::find(ids.begin(), ids.end(), product) != ids.end()) allowed |= uint64_t{1} << j;
   }
   return allowed;
 }
