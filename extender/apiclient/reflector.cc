@@ -149,42 +149,11 @@ Reflector::WatchEnd Reflector::Watch(std::string& rv, bool* got_event) {
   static thread_local std::mt19937 rng(std::random_device{}());
   int64_t min_s = options_.watch_timeout_min.count();
   int64_t timeout_s = std::uniform_int_distribution<int64_t>(min_s, 2 * min_s)(rng);
-  std::string path = options_.path + "?watch=1&allowWatchBookmarks=true&resourceVersion=" +
-                     UrlEncode(rv) + "&timeoutSeconds=" + std::to_string(timeout_s);
-  if (!options_.field_selector.empty()) path += "&fieldSelector=" + UrlEncode(options_.field_selector);
-  watches_.fetch_add(1);
-
+  const std::string path = WatchPath(rv, timeout_s);
   LineSplitter lines;
   WatchEnd end = WatchEnd::Clean;
   std::string failure;
-  auto on_line = [&](std::string_view line) {
-    if (!*got_event) SetConnected(true);  // The server answers on this watch.
-    auto ev = ParseWatchEvent(line);
-    if (!ev.ok()) {
-      failure = ev.error();
-      end = WatchEnd::Failed;
-      return false;
-    }
-    switch (ev->type) {
-      case WatchEvent::Type::Added:
-      case WatchEvent::Type::Modified:
-        store_.Upsert(ev->object);
-        break;
-      case WatchEvent::Type::Deleted:
-        store_.Remove(ev->object);
-        break;
-      case WatchEvent::Type::Bookmark:
-        break;
-      case WatchEvent::Type::Error:
-        failure = "ERROR event " + std::to_string(ev->code) + ": " + ev->message;
-        end = ev->code == 410 ? WatchEnd::Gone : WatchEnd::Failed;
-        return false;
-    }
-    if (!ev->resource_version.empty()) rv = ev->resource_version;
-    *got_event = true;
-    events_.fetch_add(1);
-    return true;
-  };
+  auto on_line = [&](std::string_view line) { return ApplyWatchLine(line, rv, got_event, end, failure); };
   auto read_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::seconds(timeout_s)) +
                       options_.read_slack;
   auto res = api_.Stream(
@@ -195,6 +164,47 @@ Reflector::WatchEnd Reflector::Watch(std::string& rv, bool* got_event) {
     else Log(failure);
     return end;
   }
+  return EndOfStream(res);
+}
+
+std::string Reflector::WatchPath(const std::string& rv, int64_t timeout_s) const {
+  std::string path = options_.path + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + UrlEncode(rv) +
+                     "&timeoutSeconds=" + std::to_string(timeout_s);
+  if (!options_.field_selector.empty()) path += "&fieldSelector=" + UrlEncode(options_.field_selector);
+  return path;
+}
+
+bool Reflector::ApplyWatchLine(std::string_view line, std::string& rv, bool* got_event, WatchEnd& end,
+                               std::string& failure) {
+  if (!*got_event) SetConnected(true);  // The server answers on this watch.
+  auto ev = ParseWatchEvent(line);
+  if (!ev.ok()) {
+    failure = ev.error();
+    end = WatchEnd::Failed;
+    return false;
+  }
+  switch (ev->type) {
+    case WatchEvent::Type::Added:
+    case WatchEvent::Type::Modified:
+      store_.Upsert(ev->object);
+      break;
+    case WatchEvent::Type::Deleted:
+      store_.Remove(ev->object);
+      break;
+    case WatchEvent::Type::Bookmark:
+      break;
+    case WatchEvent::Type::Error:
+      failure = "ERROR event " + std::to_string(ev->code) + ": " + ev->message;
+      end = ev->code == 410 ? WatchEnd::Gone : WatchEnd::Failed;
+      return false;
+  }
+  if (!ev->resource_version.empty()) rv = ev->resource_version;
+  *got_event = true;
+  events_.fetch_add(1);
+  return true;
+}
+
+Reflector::WatchEnd Reflector::EndOfStream(const Result<ApiResponse>& res) {
   if (!res.ok()) {
     if (!handle_.aborted()) Log("watch broken: " + res.error());
     return WatchEnd::Failed;

@@ -84,14 +84,20 @@ class Reflector {
   bool connected() const { return connected_.load(std::memory_order_acquire); }
   // Counters, for tests and metrics.
   uint64_t lists() const { return lists_.load(); }
-  uint64_t watches() const { return watches_.load(); }
   uint64_t events() const { return events_.load(); }
 
  private:
   enum class WatchEnd { Clean, Gone, Failed };
   void Run(const Reflector* gate);
   Result<std::string> List();
+  // One watch from rv, which each event advances; got_event: some event came.
   WatchEnd Watch(std::string& rv, bool* got_event);
+  std::string WatchPath(const std::string& rv, int64_t timeout_s) const;
+  // One line of a watch: the event applied to the store, rv advanced; false, with `end` and
+  // `failure` set, to stop the stream at a line that does not parse or an ERROR event.
+  bool ApplyWatchLine(std::string_view line, std::string& rv, bool* got_event, WatchEnd& end, std::string& failure);
+  // How a watch the server ended went (Clean: its timeout), logged unless Clean.
+  WatchEnd EndOfStream(const Result<ApiResponse>& res);
   bool Sleep(std::chrono::milliseconds d);  // false when stopping.
   void Log(const std::string& msg) const;
   void SetConnected(bool connected);
@@ -107,7 +113,7 @@ class Reflector {
   bool stopping_ = false;
   std::atomic<bool> synced_{false};
   std::atomic<bool> connected_{false};
-  std::atomic<uint64_t> lists_{0}, watches_{0}, events_{0};
+  std::atomic<uint64_t> lists_{0}, events_{0};
 };
 
 }  // namespace topofit::apiclient

@@ -49,6 +49,46 @@ Result<GpuSet> ParseGpuIds(std::string_view text) {
   return out;
 }
 
+// The plan or observation annotation `key` of a pod into `out`, or why it is unusable into `error`;
+// neither when the pod has no such annotation.
+void ReadAssignment(const k8s::PodObject& pod, const char* key, std::optional<k8s::GpuAssignment>& out,
+                    std::string& error) {
+  auto it = pod.meta.annotations.find(key);
+  if (it == pod.meta.annotations.end()) return;
+  auto a = k8s::ParseGpuAssignment(it->second);
+  if (a.ok()) {
+    out = std::move(*a);
+  } else {
+    error = fmt::format("{} {}", key, a.error());
+  }
+}
+
+// The holding a bound pod's object describes: its requests, and for a GPU pod its gpu-ids claim,
+// plan and observation (or why each is unusable). plan_deadline is left to the caller.
+Holding BoundHolding(const k8s::PodObject& pod) {
+  Holding h;
+  h.uid = pod.meta.uid;
+  h.pod = pod.meta.namespace_ + "/" + pod.meta.name;
+  h.count = static_cast<int>(std::clamp<int64_t>(pod.gpus, 0, GpuSet::kMaxGpus));
+  h.kind = HoldingKind::kBound;
+  h.priority = pod.priority;
+  h.cpu_milli = pod.cpu_milli;
+  h.memory_bytes = pod.memory_bytes;
+  h.terminating = pod.meta.deleting;
+  if (h.count == 0) return h;
+  if (auto ids = pod.meta.annotations.find(k8s::kGpuIdsAnnotation); ids != pod.meta.annotations.end()) {
+    auto parsed = ParseGpuIds(ids->second);
+    if (parsed.ok()) {
+      h.claimed = *parsed;
+    } else {
+      h.claim_error = fmt::format("{} {}", k8s::kGpuIdsAnnotation, parsed.error());
+    }
+  }
+  ReadAssignment(pod, k8s::kGpuPlanAnnotation, h.plan, h.plan_error);
+  ReadAssignment(pod, k8s::kGpuActualAnnotation, h.actual, h.actual_error);
+  return h;
+}
+
 }  // namespace
 
 ClusterModel::ClusterModel(ModelOptions options)
@@ -166,63 +206,35 @@ void ClusterModel::ApplyPod(const k8s::PodObject& pod) {
   }
   pending_.Erase(uid);
   waits_.Forget(uid);
-
-  Holding h;
-  h.uid = uid;
-  h.pod = pod.meta.namespace_ + "/" + pod.meta.name;
-  h.count = static_cast<int>(std::clamp<int64_t>(pod.gpus, 0, GpuSet::kMaxGpus));
-  h.kind = HoldingKind::kBound;
-  h.priority = pod.priority;
-  h.cpu_milli = pod.cpu_milli;
-  h.memory_bytes = pod.memory_bytes;
-  auto ids_it = pod.meta.annotations.find(k8s::kGpuIdsAnnotation);
-  if (h.count > 0 && ids_it != pod.meta.annotations.end()) {
-    auto ids = ParseGpuIds(ids_it->second);
-    if (ids.ok()) {
-      h.claimed = *ids;
-    } else {
-      h.claim_error = fmt::format("{} {}", k8s::kGpuIdsAnnotation, ids.error());
-    }
-  }
-  h.terminating = pod.meta.deleting;
-  if (h.count > 0) {
-    auto read = [&](const char* key, std::optional<k8s::GpuAssignment>& out, std::string& error) {
-      auto it = pod.meta.annotations.find(key);
-      if (it == pod.meta.annotations.end()) return;
-      auto a = k8s::ParseGpuAssignment(it->second);
-      if (a.ok()) {
-        out = std::move(*a);
-      } else {
-        error = fmt::format("{} {}", key, a.error());
-      }
-    };
-    read(k8s::kGpuPlanAnnotation, h.plan, h.plan_error);
-    read(k8s::kGpuActualAnnotation, h.actual, h.actual_error);
-    if (h.plan || !h.claimed.empty()) h.plan_deadline = clock_->Now() + options_.plan_ttl;
-  }
-
+  Holding h = BoundHolding(pod);
+  if (h.plan || !h.claimed.empty()) h.plan_deadline = clock_->Now() + options_.plan_ttl;
   std::shared_lock lock(nodes_mu_);
+  PutBoundLocked(pod.node_name, std::move(h));
+}
+
+void ClusterModel::PutBoundLocked(const std::string& node, Holding h) {
+  const std::string& uid = h.uid;
   std::optional<PodLocation> old;
   {
     std::lock_guard ilock(index_mu_);
     if (auto it = pods_.find(uid); it != pods_.end()) old = it->second;
   }
-  if (old && old->node != pod.node_name) DetachPodLocked(uid, /*reservations_only=*/false);
-  if (auto it = nodes_.find(pod.node_name); it != nodes_.end()) {
+  if (old && old->node != node) DetachPodLocked(uid, /*reservations_only=*/false);
+  if (auto it = nodes_.find(node); it != nodes_.end()) {
     it->second->Upsert(h);
     std::lock_guard ilock(index_mu_);
-    pods_.insert_or_assign(uid, PodLocation{pod.node_name, h.pod});
+    pods_.insert_or_assign(uid, PodLocation{node, h.pod});
     uid_by_pod_.insert_or_assign(h.pod, uid);
   } else {
     std::lock_guard ilock(index_mu_);
-    auto& list = parked_[pod.node_name];
+    auto& list = parked_[node];
     auto p = std::find_if(list.begin(), list.end(), [&](const Holding& o) { return o.uid == uid; });
     if (p == list.end()) {
       list.push_back(h);
     } else {
       *p = h;
     }
-    pods_.insert_or_assign(uid, PodLocation{pod.node_name, h.pod});
+    pods_.insert_or_assign(uid, PodLocation{node, h.pod});
     uid_by_pod_.insert_or_assign(h.pod, uid);
   }
 }

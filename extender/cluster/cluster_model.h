@@ -125,7 +125,6 @@ class ClusterModel {
     // nodes; reservations past their expiry count as held until a reader or ExpireReservations sweeps them.
     FreeGpus FreeByProduct() const;
     size_t size() const { return model_->nodes_.size(); }
-    TimePoint now() const { return now_; }
 
    private:
     friend class ClusterModel;
@@ -151,8 +150,6 @@ class ClusterModel {
   PendingPods& pending() { return pending_; }
   const PendingPods& pending() const { return pending_; }
   CapacityWaits& waits() { return waits_; }
-  const Clock& clock() const { return *clock_; }
-  TopologyRegistry& registry() { return registry_; }
   FreeShapes ShapesOf(const NodeState& node) const;
 
  private:
@@ -169,6 +166,9 @@ class ClusterModel {
   void DetachFreeCounterLocked(NodeState& node);
   // Removes uid's holding wherever it is (node or parked); index_mu_ must not be held.
   void DetachPodLocked(const std::string& uid, bool reservations_only);
+  // Records a bound pod's holding on `node`, or parks it there until the node arrives; a holding
+  // the pod had on another node goes (nodes_mu_ held shared, index_mu_ not held).
+  void PutBoundLocked(const std::string& node, Holding h);
 
   const Clock* clock_;
   const ModelOptions options_;

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -109,7 +110,12 @@ class alignas(64) NodeState {
 
  private:
   bool PlanMayExpire(const Holding& h) const;  // A bound pod's plan awaits observation on an observing node.
-  void RecountLocked();  // Recomputes every holding's gpus and publishes free/next_expiry/version.
+  // Recomputes every holding's gpus (node_state_recount.cc) and publishes the result.
+  void RecountLocked();
+  // Publishes `free`, the next expiry and the holdings' CPU and memory; bumps version().
+  void PublishLocked(GpuSet free);
+
+  static constexpr Duration::rep kNever = std::numeric_limits<Duration::rep>::max();  // next_expiry_: none.
 
   static constexpr uint32_t kInlineName = 48;
   // Hot: what a lookup and a filter read for every node, in the first two cache lines (the class

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <map>
 #include <optional>
 
 #include "extender/k8s/gpu_plan.h"
@@ -136,6 +137,49 @@ ResolvedTopology TopologyResolver::Resolve(const k8s::NodeObject& node) {
   return r;
 }
 
+namespace {
+
+// Accepts `t` from `source` as r's topology if it can describe the node's r.allocatable GPUs;
+// otherwise adds a warning naming `what` and says no.
+bool AcceptTopology(ResolvedTopology& r, Result<std::shared_ptr<const Topology>> t, TopologySource source,
+                    std::string profile, std::string_view what) {
+  if (!t.ok()) {
+    r.warnings.push_back(fmt::format("{}: {}; falling back", what, FirstLine(t.error())));
+    return false;
+  }
+  const int count = (*t)->gpu_count();
+  if (count < r.allocatable) {
+    r.warnings.push_back(fmt::format("{} describes {} GPUs but the node has {} allocatable; falling back", what,
+                                     count, r.allocatable));
+    return false;
+  }
+  if (count > r.allocatable) {
+    r.warnings.push_back(fmt::format("{} describes {} GPUs but the node has {} allocatable; using {}", what, count,
+                                     r.allocatable, Range(r.allocatable)));
+  }
+  r.topology = *t;
+  r.source = source;
+  r.profile = std::move(profile);
+  r.usable = GpuSet::FirstN(r.allocatable);
+  return true;
+}
+
+// The GPU count of the GFD labels: nvidia.com/gpu.count when it is a positive integer, else the
+// node's allocatable (with a warning when the label is there but no count).
+int GfdCount(const std::map<std::string, std::string>& labels, ResolvedTopology& r) {
+  auto c = labels.find(k8s::kGfdCountLabel);
+  if (c == labels.end()) return r.allocatable;
+  std::string_view v = Trim(c->second);
+  int parsed = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
+  if (ec == std::errc() && end == v.data() + v.size() && parsed > 0) return parsed;
+  r.warnings.push_back(fmt::format("label {} '{}' is not a GPU count; using allocatable {}", k8s::kGfdCountLabel,
+                                   c->second, r.allocatable));
+  return r.allocatable;
+}
+
+}  // namespace
+
 ResolvedTopology TopologyResolver::ResolveSource(const k8s::NodeObject& node) {
   ResolvedTopology r;
   int64_t alloc = std::max<int64_t>(node.allocatable_gpus, 0);
@@ -145,84 +189,56 @@ ResolvedTopology TopologyResolver::ResolveSource(const k8s::NodeObject& node) {
   }
   r.allocatable = static_cast<int>(alloc);
   if (alloc == 0) return r;
+  if (FromAnnotation(node, r) || FromInstanceType(node, r) || FromGfdLabels(node, r)) return r;
+  FromGenericProfile(r);
+  return r;  // Without a topology the node has no usable GPUs (the warning says why).
+}
 
-  // Accepts `t` from `source` if it can describe the node; otherwise adds a warning and says no.
-  auto accept = [&](Result<std::shared_ptr<const Topology>> t, TopologySource source, std::string profile,
-                    std::string_view what) {
-    if (!t.ok()) {
-      r.warnings.push_back(fmt::format("{}: {}; falling back", what, FirstLine(t.error())));
-      return false;
-    }
-    int count = (*t)->gpu_count();
-    if (count < alloc) {
-      r.warnings.push_back(fmt::format("{} describes {} GPUs but the node has {} allocatable; falling back",
-                                       what, count, alloc));
-      return false;
-    }
-    if (count > alloc) {
-      r.warnings.push_back(fmt::format("{} describes {} GPUs but the node has {} allocatable; using {}", what,
-                                       count, alloc, Range(r.allocatable)));
-    }
-    r.topology = *t;
-    r.source = source;
-    r.profile = std::move(profile);
-    r.usable = GpuSet::FirstN(r.allocatable);
-    return true;
-  };
-
+bool TopologyResolver::FromAnnotation(const k8s::NodeObject& node, ResolvedTopology& r) {
   const auto& ann = node.meta.annotations;
-  if (auto it = ann.find(k8s::kTopologyAnnotation); it != ann.end() && !Trim(it->second).empty()) {
-    std::string_view value = Trim(it->second);
-    if (LooksLikeMatrix(value)) {
-      if (accept(FromText(it->second), TopologySource::kAnnotationMatrix, "",
-                 fmt::format("{} (topo matrix)", k8s::kTopologyAnnotation)))
-        return r;
-    } else {
-      std::string name = AsciiLower(value);
-      if (accept(FromProfile(name), TopologySource::kAnnotationProfile, name,
-                 fmt::format("{} '{}'", k8s::kTopologyAnnotation, value)))
-        return r;
-    }
+  auto it = ann.find(k8s::kTopologyAnnotation);
+  if (it == ann.end() || Trim(it->second).empty()) return false;
+  std::string_view value = Trim(it->second);
+  if (LooksLikeMatrix(value)) {
+    return AcceptTopology(r, FromText(it->second), TopologySource::kAnnotationMatrix, "",
+                          fmt::format("{} (topo matrix)", k8s::kTopologyAnnotation));
   }
+  std::string name = AsciiLower(value);
+  return AcceptTopology(r, FromProfile(name), TopologySource::kAnnotationProfile, name,
+                        fmt::format("{} '{}'", k8s::kTopologyAnnotation, value));
+}
 
+bool TopologyResolver::FromInstanceType(const k8s::NodeObject& node, ResolvedTopology& r) {
   const auto& labels = node.meta.labels;
-  if (auto it = labels.find(k8s::kInstanceTypeLabel); it != labels.end() && !Trim(it->second).empty()) {
-    std::string_view type = Trim(it->second);
-    if (const MachineType* m = FindMachineType(type)) {
-      std::string what = fmt::format("instance type {} ({} x{} -> {})", type, m->gpu, m->gpu_count, m->profile);
-      auto acc = labels.find(k8s::kGkeAcceleratorLabel);
-      if (!m->gke_accelerator.empty() && acc != labels.end() && Trim(acc->second) != m->gke_accelerator) {
-        r.warnings.push_back(fmt::format("{}: label {} is '{}', not '{}'; falling back", what,
-                                         k8s::kGkeAcceleratorLabel, Trim(acc->second), m->gke_accelerator));
-      } else if (accept(FromProfile(std::string(m->profile)), TopologySource::kCloudInstanceType,
-                        std::string(m->profile), what)) {
-        return r;
-      }
-    }
+  auto it = labels.find(k8s::kInstanceTypeLabel);
+  if (it == labels.end() || Trim(it->second).empty()) return false;
+  std::string_view type = Trim(it->second);
+  const MachineType* m = FindMachineType(type);
+  if (!m) return false;
+  std::string what = fmt::format("instance type {} ({} x{} -> {})", type, m->gpu, m->gpu_count, m->profile);
+  auto acc = labels.find(k8s::kGkeAcceleratorLabel);
+  if (!m->gke_accelerator.empty() && acc != labels.end() && Trim(acc->second) != m->gke_accelerator) {
+    r.warnings.push_back(fmt::format("{}: label {} is '{}', not '{}'; falling back", what, k8s::kGkeAcceleratorLabel,
+                                     Trim(acc->second), m->gke_accelerator));
+    return false;
   }
+  return AcceptTopology(r, FromProfile(std::string(m->profile)), TopologySource::kCloudInstanceType,
+                        std::string(m->profile), what);
+}
 
-  if (auto it = labels.find(k8s::kGfdProductLabel); it != labels.end() && !Trim(it->second).empty()) {
-    int count = r.allocatable;
-    if (auto c = labels.find(k8s::kGfdCountLabel); c != labels.end()) {
-      std::string_view v = Trim(c->second);
-      int parsed = 0;
-      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
-      if (ec == std::errc() && end == v.data() + v.size() && parsed > 0) {
-        count = parsed;
-      } else {
-        r.warnings.push_back(fmt::format("label {} '{}' is not a GPU count; using allocatable {}",
-                                         k8s::kGfdCountLabel, c->second, r.allocatable));
-      }
-    }
-    std::string name = ProfileForProduct(Trim(it->second), count);
-    if (accept(FromProfile(name), TopologySource::kGfdLabels, name,
-               fmt::format("GFD labels ({} x{} -> {})", Trim(it->second), count, name)))
-      return r;
-  }
+bool TopologyResolver::FromGfdLabels(const k8s::NodeObject& node, ResolvedTopology& r) {
+  const auto& labels = node.meta.labels;
+  auto it = labels.find(k8s::kGfdProductLabel);
+  if (it == labels.end() || Trim(it->second).empty()) return false;
+  const int count = GfdCount(labels, r);
+  std::string name = ProfileForProduct(Trim(it->second), count);
+  return AcceptTopology(r, FromProfile(name), TopologySource::kGfdLabels, name,
+                        fmt::format("GFD labels ({} x{} -> {})", Trim(it->second), count, name));
+}
 
+bool TopologyResolver::FromGenericProfile(ResolvedTopology& r) {
   std::string generic = fmt::format("generic-pcie-{}", r.allocatable);
-  if (accept(FromProfile(generic), TopologySource::kGenericFallback, generic, generic)) return r;
-  return r;  // No topology at all: the node has no usable GPUs (the warning says why).
+  return AcceptTopology(r, FromProfile(generic), TopologySource::kGenericFallback, generic, generic);
 }
 
 }  // namespace topofit::cluster

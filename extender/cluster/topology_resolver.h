@@ -79,11 +79,6 @@ struct ResolvedTopology {
 
   // The index of `uuid` in `uuids`, or -1.
   int IndexOf(std::string_view uuid) const;
-
-  // Equal when placement would not change: same interned topology and usable GPUs.
-  bool SamePlacement(const ResolvedTopology& o) const {
-    return topology == o.topology && usable == o.usable && uuids == o.uuids;
-  }
 };
 
 class TopologyResolver {
@@ -94,7 +89,15 @@ class TopologyResolver {
   ResolvedTopology Resolve(const k8s::NodeObject& node);
 
  private:
+  // The topology of the first source that yields one (the header's order), with the warnings of
+  // those that failed; allocatable and usable GPUs set.
   ResolvedTopology ResolveSource(const k8s::NodeObject& node);
+  // Each source: true when it gave `r` its topology (AcceptTopology); false, with a warning when it
+  // was present but failed, to fall through to the next.
+  bool FromAnnotation(const k8s::NodeObject& node, ResolvedTopology& r);
+  bool FromInstanceType(const k8s::NodeObject& node, ResolvedTopology& r);
+  bool FromGfdLabels(const k8s::NodeObject& node, ResolvedTopology& r);
+  bool FromGenericProfile(ResolvedTopology& r);
   Result<std::shared_ptr<const Topology>> FromProfile(const std::string& name);
   Result<std::shared_ptr<const Topology>> FromText(const std::string& text);
   // Memoises load() -> Intern() under `key`, errors included, so a bad annotation is parsed once.

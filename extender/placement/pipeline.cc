@@ -19,15 +19,15 @@ std::vector<std::string_view> Views(std::span<const S> names) {
   return std::vector<std::string_view>(names.begin(), names.end());
 }
 
-// The cluster's free GPUs by model, for ProductShortfall (product_shortfall.h): every node of the model,
-// not only those of the request (kube-scheduler may send a sample). Null when no shape of the
-// workload is bound to a model, so that clusters without such pods pay nothing for it.
-std::shared_ptr<const cluster::FreeGpus> CountFreeGpus(const cluster::ClusterModel::Reader& reader, const WorkloadSnapshot* workload) {
+}  // namespace
+
+// Every node of the model, not only those of the request (kube-scheduler may send a sample); null
+// when no shape is bound to a model, so that clusters without such pods pay nothing for it.
+std::shared_ptr<const cluster::FreeGpus> Pipeline::CountFreeGpus(const cluster::ClusterModel::Reader& reader,
+                                                                 const WorkloadSnapshot* workload) {
   if (!workload || !ProductShortfall::AnyBound(workload->shapes)) return nullptr;
   return std::make_shared<cluster::FreeGpus>(reader.FreeByProduct());
 }
-
-}  // namespace
 
 Pipeline::Pipeline(cluster::ClusterModel* model, PipelineConfig config)
     : Pipeline(model, std::move(config), AllScorePlugins()) {}
@@ -201,68 +201,24 @@ FilterOutcome Pipeline::Filter(const cluster::PodRequest& pod, std::span<const s
   return Filter(pod, std::span<const std::string_view>(views));
 }
 
-std::vector<NodeEvaluation> Pipeline::Evaluate(const cluster::PodRequest& pod, std::span<const std::string_view> nodes) const {
-  return Evaluate(pod, nodes, config_.score_pods_without_gpus);
-}
-
-std::vector<NodeEvaluation> Pipeline::Evaluate(const cluster::PodRequest& pod, std::span<const std::string_view> nodes,
-                                               bool score_pods_without_gpus) const {
-  std::vector<NodeEvaluation> out(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) out[i].name = nodes[i];
-  const bool no_gpus = !pod.wants_gpus();
-  if (no_gpus && !score_pods_without_gpus) return out;  // Passes everywhere, neutral score 0.
-  if (FilterStatus pre = PreFilter(pod); !pre.passed()) {
-    for (auto& e : out) e.status = pre;
-    return out;
-  }
-  CycleState state(pod, placer_);
-  state.workload = workload_.SnapshotWith(pod);  // As prioritize would see it.
-  auto reader = model_->Read();
-  state.free_gpus = CountFreeGpus(reader, state.workload.get());
-  std::vector<const cluster::NodeState*> found(nodes.size());
-  reader.FindEach(nodes, [&](uint32_t i, const cluster::NodeState* node) { found[i] = node; });
-  std::vector<NodeView> views;
-  std::vector<Candidate> candidates;
-  std::vector<size_t> passing;
-  views.reserve(nodes.size());
-  candidates.reserve(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const cluster::NodeState* node = found[i];
-    if (!node) {
-      out[i].status = FilterStatus::Unresolvable("unknown node");
-      continue;
-    }
-    NodeView view{nodes[i], node, node->free()};
-    if (no_gpus) {
-      out[i].candidate.found = true;  // The empty set: the pod takes CPU and memory only (as Prioritize).
-    } else {
-      out[i].candidate = state.CandidateFor(view);
-      out[i].status = FilterNode(state, view);
-      if (!out[i].status.passed()) continue;
-    }
-    passing.push_back(i);
-    views.push_back(view);
-    candidates.push_back(out[i].candidate);
-  }
-  for (const auto& s : scores_) s.plugin->PreScore(state, views, candidates);
-  std::vector<double> totals(passing.size(), 0.0);
-  for (size_t j = 0; j < passing.size(); ++j) {
-    NodeEvaluation& e = out[passing[j]];
-    for (const auto& s : scores_) {
-      double v = s.plugin->Score(state, views[j], candidates[j]);
-      totals[j] += s.weight * v;
-      e.parts.push_back({s.plugin->Name(), v, s.weight});
-    }
-  }
-  std::vector<int> levels(passing.size(), 0);
-  ToLevels(totals, levels, [&](size_t j) { return TieKeyOf(config_.tie_break, views[j], pod); });
-  for (size_t j = 0; j < passing.size(); ++j) out[passing[j]].score = levels[j];
-  return out;
-}
-
 std::vector<NodeScore> Pipeline::Prioritize(const cluster::PodRequest& pod, std::span<const std::string_view> nodes) const {
   return Prioritize(pod, nodes, config_.score_pods_without_gpus);
 }
+
+struct Pipeline::NodeGroups {
+  static constexpr uint32_t kUnknown = UINT32_MAX;
+  explicit NodeGroups(size_t n) : classes(n), class_of(n, kUnknown), found(n), like_class(n, 0) {}
+  NodeClasses classes;
+  std::vector<uint32_t> class_of;                // Index into classes.views(); kUnknown: not in the model.
+  std::vector<const cluster::NodeState*> found;  // nullptr: not in the model.
+  std::vector<uint8_t> like_class;               // CPU and memory as the class's first node (per_node_ only).
+};
+
+struct Pipeline::ClassScores {
+  std::vector<uint8_t> passed;        // The GPU state passes the filters.
+  std::vector<Candidate> candidates;  // The pod's set there.
+  std::vector<double> partial;        // The weighted sum of the plugins that read only GPUs.
+};
 
 std::vector<NodeScore> Pipeline::Prioritize(const cluster::PodRequest& pod, std::span<const std::string_view> nodes,
                                             bool score_pods_without_gpus) const {
@@ -283,79 +239,90 @@ std::vector<NodeScore> Pipeline::Prioritize(const cluster::PodRequest& pod, std:
   // memory run once per GPU state too for the nodes whose CPU and memory equal the first node's of
   // that state (an idle cluster: all of them), and per node for the rest (a busy cluster: nearly
   // all; grouping those by full state cost more than the arithmetic it saved).
-  constexpr uint32_t kUnknown = UINT32_MAX;
-  NodeClasses classes(nodes.size());
-  std::vector<uint32_t> class_of(nodes.size(), kUnknown);
-  std::vector<const cluster::NodeState*> found(nodes.size());
-  std::vector<ResourceKey> class_resources;
-  std::vector<uint8_t> like_class(nodes.size(), 0);  // CPU and memory as the class's first node.
   auto reader = model_->Read();  // Held while scoring: the nodes must stay alive.
   state.free_gpus = CountFreeGpus(reader, state.workload.get());
+  const NodeGroups groups = GroupNodes(reader, nodes);
+  const ClassScores classes = ScoreClasses(state, groups.classes.views(), no_gpus);
+  const std::vector<double> totals = NodeTotals(state, nodes, groups, classes);
+  std::vector<int> levels(nodes.size(), 0);
+  ToLevels(totals, levels, [&](size_t i) {
+    const GpuSet free = groups.classes.views()[groups.class_of[i]].free;  // As classified.
+    return TieKeyOf(config_.tie_break, NodeView{nodes[i], groups.found[i], free}, pod);
+  });
+  for (uint32_t i = 0; i < nodes.size(); ++i) out.push_back({i, levels[i]});
+  return out;
+}
+
+Pipeline::NodeGroups Pipeline::GroupNodes(const cluster::ClusterModel::Reader& reader,
+                                          std::span<const std::string_view> nodes) const {
+  NodeGroups groups(nodes.size());
+  std::vector<ResourceKey> class_resources;
   reader.FindEach(nodes, [&](uint32_t i, const cluster::NodeState* node) {
-    found[i] = node;
+    groups.found[i] = node;
     if (!node) return;
-    const uint32_t c = classes.Classify(NodeView{nodes[i], node, node->free()});
-    class_of[i] = c;
+    const uint32_t c = groups.classes.Classify(NodeView{nodes[i], node, node->free()});
+    groups.class_of[i] = c;
     if (!per_node_) return;
     const ResourceKey r = ResourceKey::Of(*node);  // Read while the node is in cache.
     if (c == class_resources.size()) class_resources.push_back(r);
-    like_class[i] = r == class_resources[c];
+    groups.like_class[i] = r == class_resources[c];
   });
+  return groups;
+}
 
-  // Per GPU state: verdict, candidate, PreScore over the passing ones, the GPU-only partial sum.
-  const std::span<const NodeView> reps = classes.views();
-  std::vector<uint8_t> passed(reps.size(), 0);
-  std::vector<Candidate> candidates(reps.size());
+Pipeline::ClassScores Pipeline::ScoreClasses(CycleState& state, std::span<const NodeView> reps, bool no_gpus) const {
+  ClassScores out{std::vector<uint8_t>(reps.size(), 0), std::vector<Candidate>(reps.size()),
+                  std::vector<double>(reps.size(), 0.0)};
   std::vector<NodeView> passing_views;
   std::vector<Candidate> passing_candidates;
   for (uint32_t c = 0; c < reps.size(); ++c) {
     if (no_gpus) {
-      candidates[c].found = true;  // The empty set: the pod takes CPU and memory only.
+      out.candidates[c].found = true;  // The empty set: the pod takes CPU and memory only.
     } else {
       if (!FilterNode(state, reps[c]).passed()) continue;
-      candidates[c] = state.CandidateFor(reps[c]);
+      out.candidates[c] = state.CandidateFor(reps[c]);
     }
-    passed[c] = 1;
+    out.passed[c] = 1;
     passing_views.push_back(reps[c]);
-    passing_candidates.push_back(candidates[c]);
+    passing_candidates.push_back(out.candidates[c]);
   }
   for (const auto& s : scores_) s.plugin->PreScore(state, passing_views, passing_candidates);
-  std::vector<double> partial(reps.size(), 0.0);
   for (const auto& s : scores_) {
     if (s.resources) continue;
     for (uint32_t c = 0; c < reps.size(); ++c)
-      if (passed[c]) partial[c] += s.weight * s.plugin->Score(state, reps[c], candidates[c]);
+      if (out.passed[c]) out.partial[c] += s.weight * s.plugin->Score(state, reps[c], out.candidates[c]);
   }
+  return out;
+}
 
-  auto score_of = [&](const NodeView& view, uint32_t c) {
-    double total = partial[c];
-    for (const auto& s : scores_)
-      if (s.resources) total += s.weight * s.plugin->Score(state, view, candidates[c]);
-    return total;
-  };
+double Pipeline::TotalOf(const CycleState& state, const NodeView& view, const ClassScores& classes, uint32_t c) const {
+  double total = classes.partial[c];
+  for (const auto& s : scores_)
+    if (s.resources) total += s.weight * s.plugin->Score(state, view, classes.candidates[c]);
+  return total;
+}
+
+std::vector<double> Pipeline::NodeTotals(const CycleState& state, std::span<const std::string_view> nodes,
+                                         const NodeGroups& groups, const ClassScores& classes) const {
+  const std::span<const NodeView> reps = groups.classes.views();
   constexpr double kFails = std::numeric_limits<double>::quiet_NaN();
-  std::vector<double> class_scores(reps.size(), kFails);
+  std::vector<double> class_totals(reps.size(), kFails);
   for (uint32_t c = 0; c < reps.size(); ++c)
-    if (passed[c]) class_scores[c] = score_of(reps[c], c);
+    if (classes.passed[c]) class_totals[c] = TotalOf(state, reps[c], classes, c);
   std::vector<double> totals;
   totals.reserve(nodes.size());
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     constexpr uint32_t kAhead = 16;  // Nodes scored alone left the cache since FindEach.
-    if (per_node_ && i + kAhead < nodes.size() && !like_class[i + kAhead] && found[i + kAhead]) {
-      __builtin_prefetch(found[i + kAhead]);
-      __builtin_prefetch(reinterpret_cast<const char*>(found[i + kAhead]) + 64);
+    if (per_node_ && i + kAhead < nodes.size() && !groups.like_class[i + kAhead] && groups.found[i + kAhead]) {
+      __builtin_prefetch(groups.found[i + kAhead]);
+      __builtin_prefetch(reinterpret_cast<const char*>(groups.found[i + kAhead]) + 64);
     }
-    const uint32_t c = class_of[i];
-    if (c == kUnknown || !passed[c]) totals.push_back(kFails);
-    else if (like_class[i] || !per_node_) totals.push_back(class_scores[c]);
-    else totals.push_back(score_of(NodeView{nodes[i], found[i], reps[c].free}, c));  // Free as classified.
+    const uint32_t c = groups.class_of[i];
+    if (c == NodeGroups::kUnknown || !classes.passed[c]) totals.push_back(kFails);
+    else if (groups.like_class[i] || !per_node_) totals.push_back(class_totals[c]);
+    else totals.push_back(TotalOf(state, NodeView{nodes[i], groups.found[i], reps[c].free}, classes, c));  // Free as classified.
   }
-  std::vector<int> levels(nodes.size(), 0);
-  ToLevels(totals, levels, [&](size_t i) {
-    return TieKeyOf(config_.tie_break, NodeView{nodes[i], found[i], reps[class_of[i]].free}, pod);
-  });
-  for (uint32_t i = 0; i < nodes.size(); ++i) out.push_back({i, levels[i]});
-  return out;
+  return totals;
 }
 
 std::vector<NodeScore> Pipeline::Prioritize(const cluster::PodRequest& pod, std::span<const std::string> nodes) const {

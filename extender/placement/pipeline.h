@@ -122,6 +122,23 @@ class Pipeline {
                 const std::function<TieKey(size_t)>& key) const;
   // filter_keeps_best: keeps the passing nodes of the best score, fails the rest.
   void KeepBest(const cluster::PodRequest& pod, std::span<const std::string_view> nodes, FilterOutcome& out) const;
+  // Prioritize's steps. The nodes found in the model, grouped by GPU state (NodeClasses): each
+  // node's class and, when some plugin reads CPU and memory, whether it has its class's first node's.
+  struct NodeGroups;
+  NodeGroups GroupNodes(const cluster::ClusterModel::Reader& reader, std::span<const std::string_view> nodes) const;
+  // Per GPU state (one representative node each): the filters, the candidate, PreScore over the
+  // passing ones, and the weighted sum of the plugins that read only GPUs.
+  struct ClassScores;
+  ClassScores ScoreClasses(CycleState& state, std::span<const NodeView> reps, bool no_gpus) const;
+  // The weighted sum for `view` of GPU state c: its class's partial sum plus the plugins reading CPU and memory.
+  double TotalOf(const CycleState& state, const NodeView& view, const ClassScores& classes, uint32_t c) const;
+  // Every node's weighted sum, NaN for nodes unknown or failing; per class, or per node for nodes
+  // whose CPU and memory differ from their class's first node's.
+  std::vector<double> NodeTotals(const CycleState& state, std::span<const std::string_view> nodes,
+                                 const NodeGroups& groups, const ClassScores& classes) const;
+  // The cluster's free GPUs by model for ProductShortfall; null when no workload shape is bound to a model.
+  static std::shared_ptr<const cluster::FreeGpus> CountFreeGpus(const cluster::ClusterModel::Reader& reader,
+                                                                const WorkloadSnapshot* workload);
   struct Weighted {
     std::unique_ptr<ScorePlugin> plugin;
     double weight;

@@ -16,62 +16,92 @@ bool ProductShortfall::AnyBound(std::span<const PodShape> shapes) {
   return false;
 }
 
-ProductShortfall::ProductShortfall(std::span<const PodShape> shapes, const cluster::FreeGpus& free,
-                               std::span<const BestRingProducts> best_rings, bool spread)
-    : free_total_(free.total), spread_(spread) {
+namespace {
+
+// By set of models (a bit per ProductShortfall::models_ entry): the share of the GPU demand of the
+// shapes with that set, and that share times their GPU count (for the variance).
+using ModelSetShares = std::unordered_map<uint64_t, std::pair<double, double>>;
+
+// What the shapes asking for GPUs weigh in GPUs: sum of p_s k_s.
+double GpuWeight(std::span<const PodShape> shapes) {
   double gpu_weight = 0;
   for (const PodShape& s : shapes)
     if (s.gpus > 0) gpu_weight += s.weight * s.gpus;
-  if (gpu_weight <= 0 || !AnyBound(shapes)) return;
-  // The bit set of a list of models (false past kMaxModels).
-  auto mask = [&](const std::vector<uint32_t>& products, uint64_t* set) {
-    *set = 0;
-    for (uint32_t p : products) {
-      auto it = std::find(models_.begin(), models_.end(), p);
-      if (it == models_.end()) {
-        if (models_.size() == kMaxModels) return false;
-        models_.push_back(p);
-        it = models_.end() - 1;
+  return gpu_weight;
+}
+
+// The sets' unions, closed under union: from the empty set, each set added to all found so far,
+// at most ProductShortfall::kMaxUnions of them.
+std::vector<uint64_t> UnionsOf(const ModelSetShares& bound, const ModelSetShares& best_ring) {
+  std::vector<uint64_t> unions{0};
+  std::unordered_map<uint64_t, bool> seen{{0, true}};
+  for (const auto* group : {&bound, &best_ring})
+    for (const auto& [set, share] : *group) {
+      const size_t n = unions.size();
+      for (size_t i = 0; i < n && unions.size() < ProductShortfall::kMaxUnions; ++i) {
+        const uint64_t u = unions[i] | set;
+        if (seen.emplace(u, true).second) unions.push_back(u);
       }
-      *set |= uint64_t{1} << (it - models_.begin());
     }
-    return *set != 0;
-  };
-  // Each shape's share of the GPU demand (and that times its GPU count, for the variance), by the
-  // set of models it may use (bound) or goes to for its best ring (a multi-GPU shape of any model).
-  struct Sets {
-    std::unordered_map<uint64_t, std::pair<double, double>> bound, best_ring;
-  } sets;
+  return unions;
+}
+
+}  // namespace
+
+struct ProductShortfall::ShapeSets {
+  ModelSetShares bound;      // Shapes bound to GPU models, by their models.
+  ModelSetShares best_ring;  // Multi-GPU shapes of any model, by the models of their best ring.
+};
+
+ProductShortfall::ProductShortfall(std::span<const PodShape> shapes, const cluster::FreeGpus& free,
+                               std::span<const BestRingProducts> best_rings, bool spread)
+    : free_total_(free.total), spread_(spread) {
+  const double gpu_weight = GpuWeight(shapes);
+  if (gpu_weight <= 0 || !AnyBound(shapes)) return;
+  const ShapeSets sets = ShareBySet(shapes, gpu_weight, best_rings);
+  AddDemands(sets, free);
+  AddUnions(sets, free);
+  now_ = Shortfall(double(free_total_), 0, 0);
+}
+
+bool ProductShortfall::MaskOf(const std::vector<uint32_t>& products, uint64_t* set) {
+  *set = 0;
+  for (uint32_t p : products) {
+    auto it = std::find(models_.begin(), models_.end(), p);
+    if (it == models_.end()) {
+      if (models_.size() == kMaxModels) return false;
+      models_.push_back(p);
+      it = models_.end() - 1;
+    }
+    *set |= uint64_t{1} << (it - models_.begin());
+  }
+  return *set != 0;
+}
+
+ProductShortfall::ShapeSets ProductShortfall::ShareBySet(std::span<const PodShape> shapes, double gpu_weight,
+                                                         std::span<const BestRingProducts> best_rings) {
+  ShapeSets sets;
   for (const PodShape& s : shapes) {
     if (s.gpus <= 0) continue;
     const double share = s.weight * s.gpus / gpu_weight;
     uint64_t set = 0;
     if (!s.product_ids.empty()) {
-      if (!mask(s.product_ids, &set)) continue;
+      if (!MaskOf(s.product_ids, &set)) continue;
       sets.bound[set].first += share;
       sets.bound[set].second += share * s.gpus;
       continue;
     }
     if (s.gpus < 2 || s.policy == cluster::TopologyPolicy::kNone) continue;
     for (const BestRingProducts& b : best_rings)
-      if (b.gpus == s.gpus && b.policy == s.policy && mask(b.products, &set)) {
+      if (b.gpus == s.gpus && b.policy == s.policy && MaskOf(b.products, &set)) {
         sets.best_ring[set].first += share;
         sets.best_ring[set].second += share * s.gpus;
       }
   }
-  // Unions of the sets, closed under union: start from the empty set, add each set to all.
-  std::vector<uint64_t> unions{0};
-  std::unordered_map<uint64_t, bool> seen{{0, true}};
-  for (const auto* group : {&sets.bound, &sets.best_ring})
-    for (const auto& [set, share] : *group) {
-      const size_t n = unions.size();
-      for (size_t i = 0; i < n && unions.size() < kMaxUnions; ++i) {
-        const uint64_t u = unions[i] | set;
-        if (seen.emplace(u, true).second) unions.push_back(u);
-      }
-    }
-  std::vector<double> model_free(models_.size());
-  for (size_t j = 0; j < models_.size(); ++j) model_free[j] = double(free.Of(models_[j]));
+  return sets;
+}
+
+void ProductShortfall::AddDemands(const ShapeSets& sets, const cluster::FreeGpus& free) {
   for (const auto* group : {&sets.bound, &sets.best_ring})
     for (const auto& [set, share] : *group) {
       Demand d;
@@ -89,7 +119,12 @@ ProductShortfall::ProductShortfall(std::span<const PodShape> shapes, const clust
     if (a.best_ring != b.best_ring) return b.best_ring;
     return a.share != b.share ? a.share > b.share : a.products < b.products;
   });
-  for (uint64_t u : unions) {
+}
+
+void ProductShortfall::AddUnions(const ShapeSets& sets, const cluster::FreeGpus& free) {
+  std::vector<double> model_free(models_.size());
+  for (size_t j = 0; j < models_.size(); ++j) model_free[j] = double(free.Of(models_[j]));
+  for (uint64_t u : UnionsOf(sets.bound, sets.best_ring)) {
     Union x{u, 0, 0, 0};
     bool bound = false;  // Best-ring demand counts only beside bound demand it competes with.
     for (const auto* group : {&sets.bound, &sets.best_ring})
@@ -104,7 +139,6 @@ ProductShortfall::ProductShortfall(std::span<const PodShape> shapes, const clust
       if ((u >> j) & 1) x.free += model_free[j];
     unions_.push_back(x);
   }
-  now_ = Shortfall(double(free_total_), 0, 0);
 }
 
 std::vector<BestRingProducts> BestRingProductsOf(const Placer& placer, const cluster::FreeGpus& free,

@@ -97,6 +97,18 @@ class ProductShortfall {
   };
   // shortfall with `total` free GPUs in all, `taken` fewer of them on the models `on`.
   double Shortfall(double total, uint64_t on, double taken) const;
+  // The constructor's steps. Each shape's share of the demand by the set of models it may use
+  // (bound) or goes to for its best ring (a multi-GPU shape of any model).
+  struct ShapeSets;
+  ShapeSets ShareBySet(std::span<const PodShape> shapes, double gpu_weight,
+                       std::span<const BestRingProducts> best_rings);
+  // The bit set of `products` over models_, adding the models not seen yet; false when empty or
+  // when a model would be past kMaxModels.
+  bool MaskOf(const std::vector<uint32_t>& products, uint64_t* set);
+  // demands_, most wanted first.
+  void AddDemands(const ShapeSets& sets, const cluster::FreeGpus& free);
+  // unions_: every union of the sets with bound demand in it, its demand, spread and free GPUs.
+  void AddUnions(const ShapeSets& sets, const cluster::FreeGpus& free);
 
   std::vector<Demand> demands_;
   std::vector<uint32_t> models_;  // Product ids named by bound shapes.

@@ -118,42 +118,101 @@ double FragOf(const FragmentationCycle& fc, int free, uint64_t allowed, const st
 
 }  // namespace
 
+namespace {
+
+// The pod itself as the workload (no pod seen yet): one shape, weight 1.
+PodShape OwnShape(const cluster::PodRequest& pod) {
+  PodShape own;
+  own.gpus = pod.gpus;
+  own.cpu_milli = pod.cpu_milli;
+  own.memory_bytes = pod.memory_bytes;
+  own.policy = pod.intent.policy;
+  for (const auto& p : pod.gpu_products) own.product_ids.push_back(cluster::GpuProductId(p));
+  own.weight = 1;
+  return own;
+}
+
+// fc.shapes from the first m shapes, and fc.groups: one per GPU count and policy among them.
+void AddShapes(FragmentationCycle& fc, const std::vector<PodShape>& shapes, size_t m) {
+  for (size_t j = 0; j < m; ++j) {
+    const PodShape& sh = shapes[j];
+    uint32_t g = 0;
+    while (g < fc.groups.size() && !(fc.groups[g].k == sh.gpus && fc.groups[g].policy == sh.policy)) ++g;
+    if (g == fc.groups.size()) fc.groups.push_back({sh.gpus, sh.policy});
+    fc.shapes.push_back({sh.weight, sh.gpus, sh.cpu_milli > 0 ? 1.0 / double(sh.cpu_milli) : 0.0,
+                         sh.memory_bytes > 0 ? 1.0 / double(sh.memory_bytes) : 0.0, g});
+  }
+}
+
+// Bit j: shape j (of the first m) may use GPU model `product`; the wrong model loses every free GPU
+// to the shape (its bit stays 0).
+uint64_t AllowedShapes(const std::vector<PodShape>& shapes, size_t m, uint32_t product) {
+  uint64_t allowed = 0;
+  for (size_t j = 0; j < m; ++j) {
+    const std::vector<uint32_t>& ids = shapes[j].product_ids;
+    if (ids.empty() || std::find(ids.begin(), ids.end(), product) != ids.end()) allowed |= uint64_t{1} << j;
+  }
+  return allowed;
+}
+
+// t's GPU side on node v: its free GPUs and each group's n and q, before and after the pod takes
+// c's set.
+void FillGpuTerms(FragmentationCycle::Terms& t, const FragmentationCycle& fc, const Placer& placer, const NodeView& v,
+                  const Candidate& c) {
+  const size_t groups = fc.groups.size();
+  const GpuSet after = c.found ? GpuSet(v.free.mask() & ~c.gpus.mask()) : v.free;
+  t.free_before = v.free.size();
+  t.free_after = after.size();
+  t.n_before.assign(groups, 0);
+  t.q_before.assign(groups, 1);
+  t.n_after.assign(groups, 0);
+  t.q_after.assign(groups, 1);
+  for (size_t g = 0; g < groups; ++g)
+    GpuTerms(placer, *v.topology(), v.usable(), v.free, fc.groups[g], &t.n_before[g], &t.q_before[g]);
+  if (after == v.free) {  // A pod without GPUs: the GPU side stays as it is.
+    t.n_after = t.n_before;
+    t.q_after = t.q_before;
+    return;
+  }
+  for (size_t g = 0; g < groups; ++g)
+    GpuTerms(placer, *v.topology(), v.usable(), after, fc.groups[g], &t.n_after[g], &t.q_after[g]);
+}
+
+// ProductShortfall::Delta of the cycle's pod's GPUs by GPU model, each model's computed once; none
+// without the cluster's free GPUs (CycleState::free_gpus: no shape bound to a model).
+class ShortfallDeltas {
+ public:
+  ShortfallDeltas(const CycleState& state, const std::vector<PodShape>& shapes) : gpus_(state.pod().gpus) {
+    if (state.free_gpus) shortfall_.emplace(shapes, *state.free_gpus, state.placer());
+  }
+  bool any() const { return shortfall_.has_value(); }
+  double Of(uint32_t product) {
+    for (const auto& [p, d] : deltas_)
+      if (p == product) return d;
+    deltas_.emplace_back(product, shortfall_->Delta(product, gpus_));
+    return deltas_.back().second;
+  }
+
+ private:
+  const int gpus_;
+  std::optional<ProductShortfall> shortfall_;
+  std::vector<std::pair<uint32_t, double>> deltas_;
+};
+
+}  // namespace
+
 void FragmentationGradientScore::PreScore(CycleState& state, std::span<const NodeView> nodes,
                                           std::span<const Candidate> candidates) const {
   auto fc = std::make_shared<FragmentationCycle>();
-  const cluster::PodRequest& pod = state.pod();
   std::vector<PodShape> self;
   const std::vector<PodShape>* shapes = state.workload ? &state.workload->shapes : nullptr;
   if (!shapes || shapes->empty()) {
-    PodShape own;
-    own.gpus = pod.gpus;
-    own.cpu_milli = pod.cpu_milli;
-    own.memory_bytes = pod.memory_bytes;
-    own.policy = pod.intent.policy;
-    for (const auto& p : pod.gpu_products) own.product_ids.push_back(cluster::GpuProductId(p));
-    own.weight = 1;
-    self.push_back(std::move(own));
+    self.push_back(OwnShape(state.pod()));
     shapes = &self;
   }
   const size_t m = std::min<size_t>(shapes->size(), 64);
-  for (size_t j = 0; j < m; ++j) {
-    const PodShape& sh = (*shapes)[j];
-    uint32_t g = 0;
-    while (g < fc->groups.size() && !(fc->groups[g].k == sh.gpus && fc->groups[g].policy == sh.policy)) ++g;
-    if (g == fc->groups.size()) fc->groups.push_back({sh.gpus, sh.policy});
-    fc->shapes.push_back({sh.weight, sh.gpus, sh.cpu_milli > 0 ? 1.0 / double(sh.cpu_milli) : 0.0,
-                          sh.memory_bytes > 0 ? 1.0 / double(sh.memory_bytes) : 0.0, g});
-  }
-  const size_t groups = fc->groups.size();
-  std::optional<ProductShortfall> shortfall;
-  if (state.free_gpus) shortfall.emplace(*shapes, *state.free_gpus, state.placer());
-  std::vector<std::pair<uint32_t, double>> shortfall_deltas;  // By GPU model: the pod's k is the cycle's.
-  auto shortfall_delta = [&](uint32_t product) {
-    for (const auto& [p, d] : shortfall_deltas)
-      if (p == product) return d;
-    shortfall_deltas.emplace_back(product, shortfall->Delta(product, pod.gpus));
-    return shortfall_deltas.back().second;
-  };
+  AddShapes(*fc, *shapes, m);
+  ShortfallDeltas shortfall(state, *shapes);
   int most_gpus = 1;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const NodeView& v = nodes[i];
@@ -163,32 +222,11 @@ void FragmentationGradientScore::PreScore(CycleState& state, std::span<const Nod
     most_gpus = std::max(most_gpus, v.usable().size());
     FragmentationCycle::Key key{v.topology(), v.free.mask(), v.node->product_id()};
     auto [it, added] = fc->terms.try_emplace(key);
-    if (!added) continue;
+    if (!added) continue;  // Terms depend only on the GPU state: computed once per state.
     FragmentationCycle::Terms& t = it->second;
-    const GpuSet after = c.found ? GpuSet(v.free.mask() & ~c.gpus.mask()) : v.free;
-    if (shortfall) t.shortfall_delta = shortfall_delta(key.product);
-    t.free_before = v.free.size();
-    t.free_after = after.size();
-    t.n_before.assign(groups, 0);
-    t.q_before.assign(groups, 1);
-    t.n_after.assign(groups, 0);
-    t.q_after.assign(groups, 1);
-    for (size_t j = 0; j < m; ++j) {
-      const PodShape& sh = (*shapes)[j];
-      // The wrong model: every free GPU is lost to this shape (its bit stays 0).
-      if (sh.product_ids.empty() ||
-          std::find(sh.product_ids.begin(), sh.product_ids.end(), key.product) != sh.product_ids.end())
-        t.allowed |= uint64_t{1} << j;
-    }
-    for (size_t g = 0; g < groups; ++g)
-      GpuTerms(state.placer(), *v.topology(), v.usable(), v.free, fc->groups[g], &t.n_before[g], &t.q_before[g]);
-    if (after == v.free) {  // A pod without GPUs: the GPU side stays as it is.
-      t.n_after = t.n_before;
-      t.q_after = t.q_before;
-      continue;
-    }
-    for (size_t g = 0; g < groups; ++g)
-      GpuTerms(state.placer(), *v.topology(), v.usable(), after, fc->groups[g], &t.n_after[g], &t.q_after[g]);
+    if (shortfall.any()) t.shortfall_delta = shortfall.Of(key.product);
+    t.allowed = AllowedShapes(*shapes, m, key.product);
+    FillGpuTerms(t, *fc, state.placer(), v, c);
   }
   fc->scale = 1.0 / (2.0 * most_gpus);
   state.fragmentation = std::move(fc);

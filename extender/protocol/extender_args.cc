@@ -110,70 +110,87 @@ std::string NodeName(dom::element node, const Path& path) {
   return name;
 }
 
+// NodeNames into args.node_names, viewing args.name_storage; a later NodeNames replaces an earlier
+// one, also with null.
+void DecodeNodeNames(dom::element v, const Path& p, ExtenderArgs& args) {
+  args.node_names.reset();
+  if (k8s::json::IsNull(v)) return;
+  if (v.type() != dom::element_type::ARRAY) k8s::json::Fail(p, "expected an array of node names");
+  dom::array names_json(v);
+  auto& names = args.node_names.emplace();
+  names.reserve(names_json.size());
+  // Two passes: sizes first, so every name lands in one allocation and no view moves.
+  size_t bytes = 0;
+  int i = 0;
+  for (dom::element name : names_json) {
+    if (name.type() != dom::element_type::STRING) k8s::json::Fail(p.Index(i), "expected a string");
+    bytes += std::string_view(name).size();
+    ++i;
+  }
+  args.name_storage.resize(bytes);
+  char* at = args.name_storage.data();
+  for (dom::element name : names_json) {
+    std::string_view n(name);
+    if (!n.empty()) std::memcpy(at, n.data(), n.size());
+    names.emplace_back(at, n.size());
+    at += n.size();
+  }
+}
+
+// The Nodes of a full-node request as parsed: their elements (for NodeJson) and how often each key
+// of the path to them occurred (a later Nodes, or items, replaces an earlier one, as Go's decoder does).
+struct ParsedNodes {
+  std::vector<dom::element> elements;  // The Nodes of the last Nodes.items.
+  int nodes_keys = 0, items_keys = 0;
+};
+
+// Nodes into args.nodes: each Node's name, and the whole Node where options.decode_node asks.
+void DecodeNodes(dom::element v, const Path& p, const ExtenderArgsOptions& options, ExtenderArgs& args,
+                 ParsedNodes& parsed) {
+  ++parsed.nodes_keys;
+  parsed.elements.clear();
+  args.nodes.reset();
+  if (k8s::json::IsNull(v)) return;
+  auto& nodes = args.nodes.emplace();
+  k8s::json::ForEachField(v, p, [&](std::string_view k, dom::element items) {
+    if (!KeyIs(k, "items")) return;
+    ++parsed.items_keys;
+    Path ip = p.Field(k);
+    nodes.clear();
+    parsed.elements.clear();
+    k8s::json::ForEachElement(items, ip, [&](int i, dom::element item) {
+      if (item.type() != dom::element_type::OBJECT) k8s::json::Fail(ip.Index(i), "expected a Node object");
+      NodeItem& n = nodes.emplace_back();
+      n.name = NodeName(item, ip.Index(i));
+      if (options.decode_node && options.decode_node(n.name)) n.object = DecodeNodeValue(item, ip.Index(i));
+      parsed.elements.push_back(item);
+    });
+  });
+}
+
+// Each Node's bytes as sent, when a walk of the raw text agrees with the parse; else (keys written
+// with escapes) the Node re-printed from the parse into args.json_storage. With one Nodes and one
+// items key (the parse counted them) the walk may stop at the first match.
+void AttachNodeJson(std::string_view body, const ParsedNodes& parsed, ExtenderArgs& args) {
+  auto raw = k8s::json::RawArrayElements(body, {"Nodes", "items"}, parsed.nodes_keys == 1 && parsed.items_keys == 1);
+  if (raw && raw->size() != parsed.elements.size()) raw.reset();
+  args.json_storage.clear();
+  for (size_t i = 0; i < parsed.elements.size(); ++i)
+    (*args.nodes)[i].json =
+        raw ? (*raw)[i] : std::string_view(args.json_storage.emplace_back(simdjson::minify(parsed.elements[i])));
+}
+
 }  // namespace
 
 Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body, const ExtenderArgsOptions& options) {
   return CatchDecode<ExtenderArgs>([&]() -> Result<ExtenderArgs> {
     ExtenderArgs args;
-    int nodes_keys = 0, items_keys = 0;  // How often each key of the path to the Nodes occurs.
-    std::vector<dom::element> elements;  // The Nodes of the last Nodes.items, as parsed.
+    ParsedNodes parsed;
     ForEachFieldWithPod(body, args.pod, [&](std::string_view key, dom::element v, const Path& p) {
-      if (KeyIs(key, "NodeNames")) {
-        args.node_names.reset();  // A later NodeNames replaces an earlier one, also with null.
-        if (k8s::json::IsNull(v)) return;
-        if (v.type() != dom::element_type::ARRAY) k8s::json::Fail(p, "expected an array of node names");
-        dom::array names_json(v);
-        auto& names = args.node_names.emplace();
-        names.reserve(names_json.size());
-        // Two passes: sizes first, so every name lands in one allocation and no view moves.
-        size_t bytes = 0;
-        int i = 0;
-        for (dom::element name : names_json) {
-          if (name.type() != dom::element_type::STRING) k8s::json::Fail(p.Index(i), "expected a string");
-          bytes += std::string_view(name).size();
-          ++i;
-        }
-        args.name_storage.resize(bytes);
-        char* at = args.name_storage.data();
-        for (dom::element name : names_json) {
-          std::string_view n(name);
-          if (!n.empty()) std::memcpy(at, n.data(), n.size());
-          names.emplace_back(at, n.size());
-          at += n.size();
-        }
-      } else if (KeyIs(key, "Nodes")) {
-        // A later Nodes replaces an earlier one, also with null (as Go's decoder does).
-        ++nodes_keys;
-        elements.clear();
-        args.nodes.reset();
-        if (k8s::json::IsNull(v)) return;
-        auto& nodes = args.nodes.emplace();
-        k8s::json::ForEachField(v, p, [&](std::string_view k, dom::element items) {
-          if (!KeyIs(k, "items")) return;
-          ++items_keys;
-          Path ip = p.Field(k);
-          nodes.clear();
-          elements.clear();
-          k8s::json::ForEachElement(items, ip, [&](int i, dom::element item) {
-            if (item.type() != dom::element_type::OBJECT) k8s::json::Fail(ip.Index(i), "expected a Node object");
-            NodeItem& n = nodes.emplace_back();
-            n.name = NodeName(item, ip.Index(i));
-            if (options.decode_node && options.decode_node(n.name)) n.object = DecodeNodeValue(item, ip.Index(i));
-            elements.push_back(item);
-          });
-        });
-      }
+      if (KeyIs(key, "NodeNames")) DecodeNodeNames(v, p, args);
+      else if (KeyIs(key, "Nodes")) DecodeNodes(v, p, options, args, parsed);
     }, options.padded);
-    if (args.nodes) {
-      // Each Node's bytes as sent, when a walk of the raw text agrees with the parse; else (keys
-      // written with escapes) the Node re-printed from the parse. With one Nodes and one items key
-      // (the parse counted them) the walk may stop at the first match.
-      auto raw = k8s::json::RawArrayElements(body, {"Nodes", "items"}, nodes_keys == 1 && items_keys == 1);
-      if (raw && raw->size() != elements.size()) raw.reset();
-      args.json_storage.clear();
-      for (size_t i = 0; i < elements.size(); ++i)
-        (*args.nodes)[i].json = raw ? (*raw)[i] : std::string_view(args.json_storage.emplace_back(simdjson::minify(elements[i])));
-    }
+    if (args.nodes) AttachNodeJson(body, parsed, args);
     return args;
   });
 }

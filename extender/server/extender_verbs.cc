@@ -65,14 +65,6 @@ Reply ExtenderVerbs::Refused(Verb verb, std::string_view message) {
   return r;
 }
 
-Reply ExtenderVerbs::Filter(std::string_view body) { return Handle(Verb::kFilter, body); }
-Reply ExtenderVerbs::Prioritize(std::string_view body) { return Handle(Verb::kPrioritize, body); }
-Reply ExtenderVerbs::Bind(std::string_view body) { return Handle(Verb::kBind, body); }
-Reply ExtenderVerbs::Preempt(std::string_view body) { return Handle(Verb::kPreempt, body); }
-Reply ExtenderVerbs::PrioritizePodsWithoutGpus(std::string_view body) {
-  return Handle(Verb::kPrioritizePodsWithoutGpus, body);
-}
-
 Reply ExtenderVerbs::Handle(Verb verb, std::string_view body, bool body_padded) {
   auto start = Clock::now();
   Reply reply;
@@ -218,24 +210,8 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
   auto gpus = pipeline_->ReserveBest(*pod, args->node);
   if (!gpus) return fail(fmt::format("cannot reserve GPUs for {} on {}: {}", label, args->node, gpus.error()));
   std::string ids = gpus->ToString();
-  std::map<std::string, std::string> annotations{{k8s::kGpuIdsAnnotation, ids}};
-  // The per-container plan by UUID, for the node side; index-only (gpu-ids alone) where it cannot be made.
   std::string plan_note;
-  {
-    std::vector<std::string> uuids;
-    {
-      auto reader = pipeline_->model().Read();
-      if (const cluster::NodeState* node = reader.Find(args->node)) uuids = node->spec().uuids;
-    }
-    auto unix_now = std::chrono::duration_cast<std::chrono::seconds>(
-                        std::chrono::system_clock::now().time_since_epoch()).count();
-    auto plan = placement::MakeGpuPlan(pod->containers, *gpus, args->node, uuids, unix_now);
-    if (plan.ok()) {
-      annotations.emplace(k8s::kGpuPlanAnnotation, k8s::EncodeGpuAssignment(*plan));
-    } else {
-      plan_note = plan.error();
-    }
-  }
+  const std::map<std::string, std::string> annotations = BindAnnotations(*pod, args->node, *gpus, plan_note);
   Status bound = writer_->Bind(args->pod_namespace, args->pod_name, args->pod_uid, args->node, annotations);
   if (!bound.ok()) {
     (void)pipeline_->Release(args->pod_uid);
@@ -255,6 +231,25 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
     LogDecision(LogLevel::kInfo, "bind", f);
   }
   return Reply{200, protocol::EncodeBindingResult("")};
+}
+
+std::map<std::string, std::string> ExtenderVerbs::BindAnnotations(const cluster::PodRequest& pod, const std::string& node,
+                                                                   GpuSet gpus, std::string& plan_note) const {
+  std::map<std::string, std::string> annotations{{k8s::kGpuIdsAnnotation, gpus.ToString()}};
+  std::vector<std::string> uuids;
+  {
+    auto reader = pipeline_->model().Read();
+    if (const cluster::NodeState* n = reader.Find(node)) uuids = n->spec().uuids;
+  }
+  auto unix_now = std::chrono::duration_cast<std::chrono::seconds>(
+                      std::chrono::system_clock::now().time_since_epoch()).count();
+  auto plan = placement::MakeGpuPlan(pod.containers, gpus, node, uuids, unix_now);
+  if (plan.ok()) {
+    annotations.emplace(k8s::kGpuPlanAnnotation, k8s::EncodeGpuAssignment(*plan));
+  } else {
+    plan_note = plan.error();
+  }
+  return annotations;
 }
 
 Reply ExtenderVerbs::PreemptImpl(std::string_view body) {

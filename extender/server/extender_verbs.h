@@ -1,7 +1,7 @@
 #pragma once
-// ExtenderVerbs: kube-scheduler's four extender verbs, and a second prioritize, as plain functions
-// from request body to Reply, over the placement pipeline. No HTTP here (http_server.h routes to
-// these), so tests and the bench can call them directly.
+// ExtenderVerbs: kube-scheduler's four extender verbs, and a second prioritize, as one plain function
+// from verb and request body to Reply (Handle), over the placement pipeline. No HTTP here
+// (http_server.h routes to it), so tests and the bench can call it directly.
 //
 // Wire contract (docs/extender-protocol.md): PascalCase keys out, any case in; every handled
 // call of filter and bind answers 200 with a JSON body, errors in "Error"; prioritize, preempt and
@@ -26,6 +26,8 @@
 // Every decision logs one line (msg="decision" verb=...) through base/log.h. Thread-safe.
 
 #include <atomic>
+#include <map>
+#include <string>
 #include <string_view>
 
 #include "extender/k8s/kube_writer.h"
@@ -42,12 +44,6 @@ class ExtenderVerbs {
   // All pointers must outlive this object; recorder may be null.
   ExtenderVerbs(placement::Pipeline* pipeline, k8s::KubeWriter* writer, Metrics* metrics, Recorder* recorder,
                 bool log_decisions = true);
-
-  Reply Filter(std::string_view body);
-  Reply Prioritize(std::string_view body);
-  Reply Bind(std::string_view body);
-  Reply Preempt(std::string_view body);
-  Reply PrioritizePodsWithoutGpus(std::string_view body);
 
   // The reply of a verb whose body was refused before decoding (e.g. over the size limit).
   static Reply Refused(Verb verb, std::string_view message);
@@ -67,6 +63,10 @@ class ExtenderVerbs {
   // without_gpus: the prioritize-pods-without-gpus verb.
   Reply PrioritizeImpl(std::string_view body, bool padded, bool without_gpus);
   Reply BindImpl(std::string_view body);
+  // What bind writes with the Binding: gpu-ids, and the per-container plan by UUID for the node side
+  // where it can be made (else index-only, gpu-ids alone, and `plan_note` says why).
+  std::map<std::string, std::string> BindAnnotations(const cluster::PodRequest& pod, const std::string& node,
+                                                     GpuSet gpus, std::string& plan_note) const;
   Reply PreemptImpl(std::string_view body);
   // Decodes filter/prioritize args; with SetLearnNodes, applies the request's unknown Nodes.
   Result<protocol::ExtenderArgs> DecodeArgs(std::string_view body, bool padded);

@@ -61,23 +61,63 @@ int SelectHttp11(SSL*, const unsigned char** out, unsigned char* outlen, const u
   return SSL_TLSEXT_ERR_OK;
 }
 
+using KeyPtr = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
+
+// The unencrypted PEM private key of --tls-private-key-file; an Error naming the flag and the file.
+Result<KeyPtr> ReadPrivateKey(const std::string& path) {
+  auto key_text = ReadFile(path);
+  if (!key_text) return Error{fmt::format("--tls-private-key-file {}: {}", path, key_text.error())};
+  std::unique_ptr<BIO, decltype(&BIO_free)> kb(BIO_new_mem_buf(key_text->data(), static_cast<int>(key_text->size())), BIO_free);
+  // An empty passphrase callback: an encrypted key fails instead of prompting on the terminal.
+  auto no_pass = [](char*, int, int, void*) { return 0; };
+  KeyPtr key(PEM_read_bio_PrivateKey(kb.get(), nullptr, no_pass, nullptr), EVP_PKEY_free);
+  if (!key) {
+    ERR_clear_error();
+    return Error{fmt::format("--tls-private-key-file {}: no unencrypted PEM private key in the file", path)};
+  }
+  return key;
+}
+
+// Requires a client certificate signed by one of --client-ca-file's CAs (each must be a CA) and
+// offers their names to clients.
+Status RequireClientCertificates(SSL_CTX* ctx, const std::string& path) {
+  auto cas = ReadCertificates(path, "--client-ca-file");
+  if (!cas) return Error{cas.error()};
+  X509_STORE* store = SSL_CTX_get_cert_store(ctx);
+  STACK_OF(X509_NAME)* names = sk_X509_NAME_new_null();
+  for (const X509Ptr& ca : *cas) {
+    if (X509_check_ca(ca.get()) == 0) {
+      sk_X509_NAME_pop_free(names, X509_NAME_free);
+      return Error{fmt::format("--client-ca-file {}: certificate {} is not a CA (basicConstraints CA:TRUE is missing)",
+                               path, NameOf(ca.get()))};
+    }
+    X509_STORE_add_cert(store, ca.get());
+    sk_X509_NAME_push(names, X509_NAME_dup(X509_get_subject_name(ca.get())));
+  }
+  ERR_clear_error();  // X509_STORE_add_cert of a duplicate leaves an error that is none.
+  SSL_CTX_set_client_CA_list(ctx, names);  // Takes ownership; clients pick their certificate by it.
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  SSL_CTX_set_purpose(ctx, X509_PURPOSE_SSL_CLIENT);
+  return Status::Ok();
+}
+
+// "subject serial HEX" of the serving certificate, for logs.
+std::string DescribeCertificate(X509* leaf) {
+  std::unique_ptr<BIGNUM, decltype(&BN_free)> serial(ASN1_INTEGER_to_BN(X509_get0_serialNumber(leaf), nullptr), BN_free);
+  char* hex = serial ? BN_bn2hex(serial.get()) : nullptr;
+  std::string out = fmt::format("{} serial {}", NameOf(leaf), hex ? hex : "?");
+  OPENSSL_free(hex);
+  return out;
+}
+
 // A server context from the files, every check of the header's list applied.
 Result<std::shared_ptr<SSL_CTX>> BuildContext(const TlsFiles& f, std::string& describe) {
   if (f.cert_file.empty()) return Error{"--tls-cert-file is required with --tls-private-key-file or --client-ca-file"};
   if (f.key_file.empty()) return Error{"--tls-private-key-file is required with --tls-cert-file"};
   auto chain = ReadCertificates(f.cert_file, "--tls-cert-file");
   if (!chain) return Error{chain.error()};
-  auto key_text = ReadFile(f.key_file);
-  if (!key_text) return Error{fmt::format("--tls-private-key-file {}: {}", f.key_file, key_text.error())};
-  std::unique_ptr<BIO, decltype(&BIO_free)> kb(BIO_new_mem_buf(key_text->data(), static_cast<int>(key_text->size())), BIO_free);
-  // An empty passphrase callback: an encrypted key fails instead of prompting on the terminal.
-  auto no_pass = [](char*, int, int, void*) { return 0; };
-  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(PEM_read_bio_PrivateKey(kb.get(), nullptr, no_pass, nullptr),
-                                                          EVP_PKEY_free);
-  if (!key) {
-    ERR_clear_error();
-    return Error{fmt::format("--tls-private-key-file {}: no unencrypted PEM private key in the file", f.key_file)};
-  }
+  auto key = ReadPrivateKey(f.key_file);
+  if (!key) return Error{key.error()};
 
   std::shared_ptr<SSL_CTX> ctx(SSL_CTX_new(TLS_server_method()), SSL_CTX_free);
   if (!ctx) return Error{"cannot create a TLS context: " + OpenSslError()};
@@ -91,37 +131,15 @@ Result<std::shared_ptr<SSL_CTX>> BuildContext(const TlsFiles& f, std::string& de
   for (size_t i = 1; i < chain->size(); ++i)
     if (SSL_CTX_add1_chain_cert(ctx.get(), (*chain)[i].get()) != 1)
       return Error{fmt::format("--tls-cert-file {}: certificate {} of the chain: {}", f.cert_file, i + 1, OpenSslError())};
-  if (SSL_CTX_use_PrivateKey(ctx.get(), key.get()) != 1 || SSL_CTX_check_private_key(ctx.get()) != 1) {
+  if (SSL_CTX_use_PrivateKey(ctx.get(), key->get()) != 1 || SSL_CTX_check_private_key(ctx.get()) != 1) {
     ERR_clear_error();
     return Error{fmt::format("--tls-private-key-file {}: the key does not belong to the certificate in {}", f.key_file,
                              f.cert_file)};
   }
-
   if (!f.client_ca_file.empty()) {
-    auto cas = ReadCertificates(f.client_ca_file, "--client-ca-file");
-    if (!cas) return Error{cas.error()};
-    X509_STORE* store = SSL_CTX_get_cert_store(ctx.get());
-    STACK_OF(X509_NAME)* names = sk_X509_NAME_new_null();
-    for (const X509Ptr& ca : *cas) {
-      if (X509_check_ca(ca.get()) == 0) {
-        sk_X509_NAME_pop_free(names, X509_NAME_free);
-        return Error{fmt::format("--client-ca-file {}: certificate {} is not a CA (basicConstraints CA:TRUE is missing)",
-                                 f.client_ca_file, NameOf(ca.get()))};
-      }
-      X509_STORE_add_cert(store, ca.get());
-      sk_X509_NAME_push(names, X509_NAME_dup(X509_get_subject_name(ca.get())));
-    }
-    ERR_clear_error();  // X509_STORE_add_cert of a duplicate leaves an error that is none.
-    SSL_CTX_set_client_CA_list(ctx.get(), names);  // Takes ownership; clients pick their certificate by it.
-    SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
-    SSL_CTX_set_purpose(ctx.get(), X509_PURPOSE_SSL_CLIENT);
+    if (Status s = RequireClientCertificates(ctx.get(), f.client_ca_file); !s.ok()) return Error{s.error()};
   }
-
-  X509* leaf = (*chain)[0].get();
-  std::unique_ptr<BIGNUM, decltype(&BN_free)> serial(ASN1_INTEGER_to_BN(X509_get0_serialNumber(leaf), nullptr), BN_free);
-  char* hex = serial ? BN_bn2hex(serial.get()) : nullptr;
-  describe = fmt::format("{} serial {}", NameOf(leaf), hex ? hex : "?");
-  OPENSSL_free(hex);
+  describe = DescribeCertificate((*chain)[0].get());
   return ctx;
 }
 

@@ -1,0 +1,66 @@
+// Pipeline::Evaluate: every given node's verdict, candidate, score parts and score, read-only, for
+// Explain and tests; scored as Prioritize scores (pipeline.cc), node by node.
+#include "extender/placement/pipeline.h"
+
+namespace topofit::placement {
+
+std::vector<NodeEvaluation> Pipeline::Evaluate(const cluster::PodRequest& pod, std::span<const std::string_view> nodes) const {
+  return Evaluate(pod, nodes, config_.score_pods_without_gpus);
+}
+
+std::vector<NodeEvaluation> Pipeline::Evaluate(const cluster::PodRequest& pod, std::span<const std::string_view> nodes,
+                                               bool score_pods_without_gpus) const {
+  std::vector<NodeEvaluation> out(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) out[i].name = nodes[i];
+  const bool no_gpus = !pod.wants_gpus();
+  if (no_gpus && !score_pods_without_gpus) return out;  // Passes everywhere, neutral score 0.
+  if (FilterStatus pre = PreFilter(pod); !pre.passed()) {
+    for (auto& e : out) e.status = pre;
+    return out;
+  }
+  CycleState state(pod, placer_);
+  state.workload = workload_.SnapshotWith(pod);  // As prioritize would see it.
+  auto reader = model_->Read();
+  state.free_gpus = CountFreeGpus(reader, state.workload.get());
+  std::vector<const cluster::NodeState*> found(nodes.size());
+  reader.FindEach(nodes, [&](uint32_t i, const cluster::NodeState* node) { found[i] = node; });
+  std::vector<NodeView> views;
+  std::vector<Candidate> candidates;
+  std::vector<size_t> passing;
+  views.reserve(nodes.size());
+  candidates.reserve(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const cluster::NodeState* node = found[i];
+    if (!node) {
+      out[i].status = FilterStatus::Unresolvable("unknown node");
+      continue;
+    }
+    NodeView view{nodes[i], node, node->free()};
+    if (no_gpus) {
+      out[i].candidate.found = true;  // The empty set: the pod takes CPU and memory only (as Prioritize).
+    } else {
+      out[i].candidate = state.CandidateFor(view);
+      out[i].status = FilterNode(state, view);
+      if (!out[i].status.passed()) continue;
+    }
+    passing.push_back(i);
+    views.push_back(view);
+    candidates.push_back(out[i].candidate);
+  }
+  for (const auto& s : scores_) s.plugin->PreScore(state, views, candidates);
+  std::vector<double> totals(passing.size(), 0.0);
+  for (size_t j = 0; j < passing.size(); ++j) {
+    NodeEvaluation& e = out[passing[j]];
+    for (const auto& s : scores_) {
+      double v = s.plugin->Score(state, views[j], candidates[j]);
+      totals[j] += s.weight * v;
+      e.parts.push_back({s.plugin->Name(), v, s.weight});
+    }
+  }
+  std::vector<int> levels(passing.size(), 0);
+  ToLevels(totals, levels, [&](size_t j) { return TieKeyOf(config_.tie_break, views[j], pod); });
+  for (size_t j = 0; j < passing.size(); ++j) out[passing[j]].score = levels[j];
+  return out;
+}
+
+}  // namespace topofit::placement
