@@ -109,6 +109,9 @@ def functions(path):
 
 def sources(roots):
   for root in roots:
+    if os.path.isfile(root):
+      yield root
+      continue
     for dirpath, dirnames, filenames in os.walk(root):
       dirnames[:] = [d for d in dirnames if d not in SKIP_DIR and not d.startswith(("build", "."))]
       for f in filenames:
