@@ -37,10 +37,10 @@ class NoGang : public GroupPolicy {
     std::vector<MemberPlan> out;
     for (int m = 0; m < spec.size; ++m) {
       std::optional<size_t> best;
-      placement::Candidate chosen;
+      placement::PlacerChoice chosen;
       for (size_t i = 0; i < nodes.nodes.size(); ++i) {
         if (!nodes.nodes[i].topology || (best && free[i].size() <= free[*best].size())) continue;
-        placement::Candidate c = placer_.Choose(*nodes.nodes[i].topology, free[i], spec.gpus, spec.intent);
+        placement::PlacerChoice c = placer_.Choose(*nodes.nodes[i].topology, free[i], spec.gpus, spec.intent);
         if (!c.found) continue;
         best = i;
         chosen = c;

@@ -83,7 +83,6 @@ class NodeGraph {
   // log or show; the model does not log.
   const std::vector<std::string>& warnings() const { return warnings_; }
   Vertex gpu_vertex(int gpu) const { return static_cast<Vertex>(gpu); }
-  Vertex nic_vertex(int nic) const { return static_cast<Vertex>(gpus_ + nic); }
   size_t CountVertices(VertexKind kind) const;
 
   // Effective per-direction bandwidth (widest path), 0 for a device with itself.

@@ -52,7 +52,7 @@ DomainTree::DomainTree(const GroupNodes& nodes, const placement::Placer& placer,
     leaf.usable_gpus = n.usable.size();
     GpuSet free = n.free & n.usable;
     while (gpus >= 1 && static_cast<int>(leaf.sets.size()) < max_members) {
-      placement::Candidate c = placer.Choose(*n.topology, free, gpus, intent);
+      placement::PlacerChoice c = placer.Choose(*n.topology, free, gpus, intent);
       if (!c.found) break;
       free = free - c.gpus;
       leaf.sets.push_back(c);

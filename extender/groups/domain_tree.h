@@ -37,7 +37,7 @@ struct TreeUnit {
   int usable_gpus = 0;
   uint32_t best_ring = 0;  // The fastest first-member set among its nodes (MB/s; 0 for 1-GPU members).
   int node = -1;        // Leaves: index into GroupNodes::nodes.
-  std::vector<placement::Candidate> sets;  // Leaves: the sets members get, in order (capacity of them).
+  std::vector<placement::PlacerChoice> sets;  // Leaves: the sets members get, in order (capacity of them).
   bool whole_free() const { return usable_gpus > 0 && free_gpus == usable_gpus; }
 };
 

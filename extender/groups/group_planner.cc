@@ -150,7 +150,7 @@ void Realize(const DomainTree& tree, const DomainMap& map, int unit, int level, 
   plan->min_ring_mbps = UINT32_MAX;
   for (const auto& [leaf, j] : picked) {
     const TreeUnit& u = tree.unit(leaf);
-    const placement::Candidate& c = u.sets[j];
+    const placement::PlacerChoice& c = u.sets[j];
     plan->members.push_back(MemberPlan{u.node, u.name, c.gpus, c.ring_mbps, c.meets_min_link});
     plan->min_ring_mbps = std::min(plan->min_ring_mbps, c.ring_mbps);
   }

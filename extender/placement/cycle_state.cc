@@ -1,4 +1,4 @@
-#include "extender/placement/plugin.h"
+#include "extender/placement/cycle_state.h"
 
 namespace topofit::placement {
 
@@ -22,7 +22,7 @@ CycleState::MemoSlot* CycleState::Slot(const Topology* topology, uint64_t free, 
   }
 }
 
-Candidate CycleState::CandidateFor(const NodeView& v, GpuSet free) const {
+PlacerChoice CycleState::ChoiceFor(const NodeView& v, GpuSet free) const {
   const Topology* topology = v.topology();
   if (!topology) return {};
   MemoSlot* slot = Slot(topology, free.mask(), false);

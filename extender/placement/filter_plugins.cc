@@ -37,11 +37,11 @@ FilterStatus TopologyRequirementFilter::Filter(const CycleState& state, const No
   const cluster::PodRequest& pod = state.pod();
   if (pod.intent.policy != cluster::TopologyPolicy::kRequired || pod.gpus < 2 || !node.topology()) return FilterStatus::Pass();
   const LinkClass min = *pod.intent.EffectiveMinLink();
-  if (!state.CandidateFor(node, node.usable()).found) {
+  if (!state.ChoiceFor(node, node.usable()).found) {
     if (!state.wants_reasons()) return {FilterCode::kUnresolvable, {}};
     return FilterStatus::Unresolvable(fmt::format("required: no {} on this node", SetPhrase(pod.gpus, min)));
   }
-  if (!state.CandidateFor(node).found) {
+  if (!state.ChoiceFor(node).found) {
     if (!state.wants_reasons()) return {FilterCode::kFail, {}};
     return FilterStatus::Fail(fmt::format("no {} free", SetPhrase(pod.gpus, min)));
   }

@@ -216,7 +216,7 @@ struct Pipeline::NodeGroups {
 
 struct Pipeline::ClassScores {
   std::vector<uint8_t> passed;        // The GPU state passes the filters.
-  std::vector<Candidate> candidates;  // The pod's set there.
+  std::vector<PlacerChoice> candidates;  // The pod's set there.
   std::vector<double> partial;        // The weighted sum of the plugins that read only GPUs.
 };
 
@@ -271,16 +271,16 @@ Pipeline::NodeGroups Pipeline::GroupNodes(const cluster::ClusterModel::Reader& r
 }
 
 Pipeline::ClassScores Pipeline::ScoreClasses(CycleState& state, std::span<const NodeView> reps, bool no_gpus) const {
-  ClassScores out{std::vector<uint8_t>(reps.size(), 0), std::vector<Candidate>(reps.size()),
+  ClassScores out{std::vector<uint8_t>(reps.size(), 0), std::vector<PlacerChoice>(reps.size()),
                   std::vector<double>(reps.size(), 0.0)};
   std::vector<NodeView> passing_views;
-  std::vector<Candidate> passing_candidates;
+  std::vector<PlacerChoice> passing_candidates;
   for (uint32_t c = 0; c < reps.size(); ++c) {
     if (no_gpus) {
       out.candidates[c].found = true;  // The empty set: the pod takes CPU and memory only.
     } else {
       if (!FilterNode(state, reps[c]).passed()) continue;
-      out.candidates[c] = state.CandidateFor(reps[c]);
+      out.candidates[c] = state.ChoiceFor(reps[c]);
     }
     out.passed[c] = 1;
     passing_views.push_back(reps[c]);
@@ -342,7 +342,7 @@ Result<GpuSet> Pipeline::ReserveBest(const cluster::PodRequest& pod, std::string
       why = s.reason;
       return std::nullopt;
     }
-    Candidate c = state.CandidateFor(view);
+    PlacerChoice c = state.ChoiceFor(view);
     if (!c.found) {
       why = fmt::format("no set of {} GPUs free", pod.gpus);
       return std::nullopt;

@@ -28,6 +28,7 @@
 #include "extender/cluster/cluster_model.h"
 #include "extender/placement/pipeline_config.h"
 #include "extender/placement/placer.h"
+#include "extender/placement/product_shortfall.h"
 #include "extender/placement/plugin.h"
 #include "extender/placement/workload_estimate.h"
 
@@ -59,7 +60,7 @@ struct ScorePart {
 struct NodeEvaluation {
   std::string_view name;
   FilterStatus status;
-  Candidate candidate;           // The set the pod would get (found == false when none).
+  PlacerChoice candidate;           // The set the pod would get (found == false when none).
   int score = 0;                 // 0 when the node fails.
   std::vector<ScorePart> parts;  // Empty when the node fails.
 };

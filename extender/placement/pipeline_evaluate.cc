@@ -25,7 +25,7 @@ std::vector<NodeEvaluation> Pipeline::Evaluate(const cluster::PodRequest& pod, s
   std::vector<const cluster::NodeState*> found(nodes.size());
   reader.FindEach(nodes, [&](uint32_t i, const cluster::NodeState* node) { found[i] = node; });
   std::vector<NodeView> views;
-  std::vector<Candidate> candidates;
+  std::vector<PlacerChoice> candidates;
   std::vector<size_t> passing;
   views.reserve(nodes.size());
   candidates.reserve(nodes.size());
@@ -39,7 +39,7 @@ std::vector<NodeEvaluation> Pipeline::Evaluate(const cluster::PodRequest& pod, s
     if (no_gpus) {
       out[i].candidate.found = true;  // The empty set: the pod takes CPU and memory only (as Prioritize).
     } else {
-      out[i].candidate = state.CandidateFor(view);
+      out[i].candidate = state.ChoiceFor(view);
       out[i].status = FilterNode(state, view);
       if (!out[i].status.passed()) continue;
     }

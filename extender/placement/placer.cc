@@ -15,8 +15,8 @@ size_t Placer::KeyHash::operator()(const Key& k) const {
   return static_cast<size_t>(h ^ (h >> 29));
 }
 
-Candidate Placer::Compute(const Topology& topology, GpuSet free, int k, const cluster::PodIntent& intent) const {
-  Candidate c;
+PlacerChoice Placer::Compute(const Topology& topology, GpuSet free, int k, const cluster::PodIntent& intent) const {
+  PlacerChoice c;
   const SetSelector& sel = topology.selector();
   SelectOptions plain;
   plain.mix = &mix_;
@@ -43,9 +43,9 @@ Candidate Placer::Compute(const Topology& topology, GpuSet free, int k, const cl
   return c;
 }
 
-Candidate Placer::Choose(const Topology& topology, GpuSet free, int k, const cluster::PodIntent& intent) const {
+PlacerChoice Placer::Choose(const Topology& topology, GpuSet free, int k, const cluster::PodIntent& intent) const {
   if (k < 1 || k > topology.gpu_count() || k > free.size()) {
-    Candidate c;
+    PlacerChoice c;
     return c;  // Not even the count fits: no need for FutureScore.
   }
   std::optional<LinkClass> min = intent.EffectiveMinLink();
@@ -57,7 +57,7 @@ Candidate Placer::Choose(const Topology& topology, GpuSet free, int k, const clu
     std::lock_guard lock(shard.mu);
     if (auto it = shard.map.find(key); it != shard.map.end()) return it->second;
   }
-  Candidate c = Compute(topology, free, k, intent);
+  PlacerChoice c = Compute(topology, free, k, intent);
   std::lock_guard lock(shard.mu);
   if (shard.map.size() >= kShardLimit) shard.map.clear();
   shard.map.emplace(key, c);
@@ -71,7 +71,7 @@ uint64_t Placer::FullFuture(const Topology& topology, GpuSet usable) const {
     std::lock_guard lock(shard.mu);
     if (auto it = shard.map.find(key); it != shard.map.end()) return it->second.future_before;
   }
-  Candidate c;
+  PlacerChoice c;
   c.future_before = topology.selector().FutureScore(usable, mix_);
   std::lock_guard lock(shard.mu);
   if (shard.map.size() >= kShardLimit) shard.map.clear();

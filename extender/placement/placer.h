@@ -7,7 +7,7 @@
 //   required     Best(F, k, min_link = intent.EffectiveMinLink())      (k == 1: no constraint)
 //   best-effort  with min-link: Best(F, k, min_link), else Best(F, k); without: Best(F, k)
 //   none         Best(F, k)
-// The candidate also carries FutureScore of F before and after, for the fragmentation score.
+// The choice (PlacerChoice) also carries FutureScore of F before and after, for the fragmentation score.
 //
 // Memoised per (topology, F, k, rule): nodes of one machine type in the same state share the answer,
 // so prioritize over 5,000 nodes is mostly hash lookups. Bounded (sharded, each shard cleared when
@@ -26,7 +26,7 @@
 
 namespace topofit::placement {
 
-struct Candidate {
+struct PlacerChoice {
   bool found = false;           // False: no set satisfies the rule (or fewer than k free).
   GpuSet gpus;
   uint32_t ring_mbps = 0;       // Predicted ring all-reduce bandwidth of `gpus` (0 for k == 1).
@@ -43,13 +43,13 @@ class Placer {
   Placer& operator=(const Placer&) = delete;
 
   // The interned Topology must outlive the Placer's use of it (the registry never drops topologies).
-  Candidate Choose(const Topology& topology, GpuSet free, int k, const cluster::PodIntent& intent) const;
+  PlacerChoice Choose(const Topology& topology, GpuSet free, int k, const cluster::PodIntent& intent) const;
   // FutureScore of a whole node, for normalising (memoised too).
   uint64_t FullFuture(const Topology& topology, GpuSet usable) const;
   const RequestMix& mix() const { return mix_; }
 
  private:
-  Candidate Compute(const Topology& topology, GpuSet free, int k, const cluster::PodIntent& intent) const;
+  PlacerChoice Compute(const Topology& topology, GpuSet free, int k, const cluster::PodIntent& intent) const;
   struct Key {
     const Topology* topology;
     uint64_t free;
@@ -62,7 +62,7 @@ class Placer {
   };
   struct Shard {
     std::mutex mu;
-    std::unordered_map<Key, Candidate, KeyHash> map;
+    std::unordered_map<Key, PlacerChoice, KeyHash> map;
   };
   static constexpr size_t kShards = 16;
   static constexpr size_t kShardLimit = 1 << 14;

@@ -154,7 +154,7 @@ std::vector<BestRingProducts> BestRingProductsOf(const Placer& placer, const clu
     const cluster::PodIntent intent{s.policy, std::nullopt};
     for (const cluster::FreeGpus::NodeType& t : free.types) {
       if (!t.topology || t.usable.size() < s.gpus) continue;
-      const Candidate whole = placer.Choose(*t.topology, t.usable, s.gpus, intent);
+      const PlacerChoice whole = placer.Choose(*t.topology, t.usable, s.gpus, intent);
       if (!whole.found || whole.ring_mbps < best) continue;
       if (whole.ring_mbps > best) b.products.clear();
       best = whole.ring_mbps;

@@ -17,7 +17,7 @@ using cluster::testing::Request;
 class FreeCpuScore final : public ScorePlugin {
  public:
   std::string_view Name() const override { return "TestFreeCpu"; }
-  double Score(const CycleState&, const NodeView& node, const Candidate&) const override {
+  double Score(const CycleState&, const NodeView& node, const PlacerChoice&) const override {
     const int64_t cap = node.node->allocatable().cpu_milli;
     return cap > 0 ? std::clamp(double(node.free_cpu_milli()) / cap, 0.0, 1.0) : 0.0;
   }

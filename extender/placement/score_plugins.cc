@@ -17,14 +17,14 @@ std::vector<std::unique_ptr<ScorePlugin>> AllScorePlugins() {
 }
 
 void SetQualityScore::PreScore(CycleState& state, std::span<const NodeView> nodes,
-                               std::span<const Candidate> candidates) const {
+                               std::span<const PlacerChoice> candidates) const {
   uint32_t best = 0;
-  for (const Candidate& c : candidates)
+  for (const PlacerChoice& c : candidates)
     if (c.found) best = std::max(best, c.ring_mbps);
   state.best_ring_mbps = best;
 }
 
-double SetQualityScore::Score(const CycleState& state, const NodeView& node, const Candidate& c) const {
+double SetQualityScore::Score(const CycleState& state, const NodeView& node, const PlacerChoice& c) const {
   const cluster::PodRequest& pod = state.pod();
   if (pod.gpus < 2 || pod.intent.policy == cluster::TopologyPolicy::kNone) return 1.0;
   if (!c.found) return 0.0;
@@ -33,14 +33,14 @@ double SetQualityScore::Score(const CycleState& state, const NodeView& node, con
   return std::clamp(s, 0.0, 1.0);
 }
 
-double PackingScore::Score(const CycleState& state, const NodeView& node, const Candidate& c) const {
+double PackingScore::Score(const CycleState& state, const NodeView& node, const PlacerChoice& c) const {
   const int usable = node.usable().size();
   if (usable == 0) return 0.0;
   const int used_after = usable - node.free.size() + state.pod().gpus;
   return std::clamp(double(used_after) / usable, 0.0, 1.0);
 }
 
-double FragmentationScore::Score(const CycleState& state, const NodeView& node, const Candidate& c) const {
+double FragmentationScore::Score(const CycleState& state, const NodeView& node, const PlacerChoice& c) const {
   if (!node.topology() || !c.found) return 0.0;
   const uint64_t full = state.FullFuture(node);
   if (full == 0) return 1.0;
@@ -63,7 +63,7 @@ double BackedGpus(double gpus, double cpu, double mem, double gpus_per_cpu, doub
 
 }  // namespace
 
-double StrandingScore::Score(const CycleState& state, const NodeView& node, const Candidate& c) const {
+double StrandingScore::Score(const CycleState& state, const NodeView& node, const PlacerChoice& c) const {
   const cluster::PodRequest& pod = state.pod();
   const int usable = node.usable().size();
   if (usable == 0 || pod.gpus <= 0) return 0.5;
@@ -94,11 +94,11 @@ void GpuTerms(const Placer& placer, const Topology& topology, GpuSet usable, Gpu
     return;
   }
   const cluster::PodIntent intent{shape.policy, std::nullopt};
-  const Candidate here = placer.Choose(topology, free, k, intent);
+  const PlacerChoice here = placer.Choose(topology, free, k, intent);
   if (!here.found) return;
   *n = float(f / k);
   if (shape.policy == cluster::TopologyPolicy::kNone) return;
-  const Candidate whole = placer.Choose(topology, usable, k, intent);
+  const PlacerChoice whole = placer.Choose(topology, usable, k, intent);
   if (whole.ring_mbps > 0) *q = std::min(1.0f, float(here.ring_mbps) / float(whole.ring_mbps));
 }
 
@@ -158,7 +158,7 @@ uint64_t AllowedShapes(const std::vector<PodShape>& shapes, size_t m, uint32_t p
 // t's GPU side on node v: its free GPUs and each group's n and q, before and after the pod takes
 // c's set.
 void FillGpuTerms(FragmentationCycle::Terms& t, const FragmentationCycle& fc, const Placer& placer, const NodeView& v,
-                  const Candidate& c) {
+                  const PlacerChoice& c) {
   const size_t groups = fc.groups.size();
   const GpuSet after = c.found ? GpuSet(v.free.mask() & ~c.gpus.mask()) : v.free;
   t.free_before = v.free.size();
@@ -202,7 +202,7 @@ class ShortfallDeltas {
 }  // namespace
 
 void FragmentationGradientScore::PreScore(CycleState& state, std::span<const NodeView> nodes,
-                                          std::span<const Candidate> candidates) const {
+                                          std::span<const PlacerChoice> candidates) const {
   auto fc = std::make_shared<FragmentationCycle>();
   std::vector<PodShape> self;
   const std::vector<PodShape>* shapes = state.workload ? &state.workload->shapes : nullptr;
@@ -216,7 +216,7 @@ void FragmentationGradientScore::PreScore(CycleState& state, std::span<const Nod
   int most_gpus = 1;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const NodeView& v = nodes[i];
-    const Candidate& c = candidates[i];
+    const PlacerChoice& c = candidates[i];
     if (c.found) fc->best_ring_mbps = std::max(fc->best_ring_mbps, c.ring_mbps);
     if (!v.topology()) continue;
     most_gpus = std::max(most_gpus, v.usable().size());
@@ -233,7 +233,7 @@ void FragmentationGradientScore::PreScore(CycleState& state, std::span<const Nod
 }
 
 std::pair<double, double> FragmentationGradientScore::Frag(const CycleState& state, const NodeView& node,
-                                                           const Candidate& c) {
+                                                           const PlacerChoice& c) {
   const FragmentationCycle* fc = state.fragmentation.get();
   if (!fc || !node.topology()) return {0, 0};
   auto it = fc->terms.find({node.topology(), node.free.mask(), node.node->product_id()});
@@ -247,7 +247,7 @@ std::pair<double, double> FragmentationGradientScore::Frag(const CycleState& sta
   return {before, after + t.shortfall_delta};
 }
 
-double FragmentationGradientScore::Score(const CycleState& state, const NodeView& node, const Candidate& c) const {
+double FragmentationGradientScore::Score(const CycleState& state, const NodeView& node, const PlacerChoice& c) const {
   const FragmentationCycle* fc = state.fragmentation.get();
   if (!fc || !c.found) return 0.0;
   const cluster::PodRequest& pod = state.pod();

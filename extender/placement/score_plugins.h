@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "extender/placement/plugin.h"
+#include "extender/placement/product_shortfall.h"
 
 namespace topofit::placement {
 
@@ -25,8 +26,8 @@ class SetQualityScore final : public ScorePlugin {
   std::string_view Name() const override { return "SetQuality"; }
   bool ReadsResources() const override { return false; }
   void PreScore(CycleState& state, std::span<const NodeView> nodes,
-                std::span<const Candidate> candidates) const override;
-  double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
+                std::span<const PlacerChoice> candidates) const override;
+  double Score(const CycleState& state, const NodeView& node, const PlacerChoice& c) const override;
 };
 
 // Packing: prefer filling partly used nodes, so whole nodes stay free for big pods:
@@ -35,7 +36,7 @@ class PackingScore final : public ScorePlugin {
  public:
   std::string_view Name() const override { return "Packing"; }
   bool ReadsResources() const override { return false; }
-  double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
+  double Score(const CycleState& state, const NodeView& node, const PlacerChoice& c) const override;
 };
 
 // Fragmentation: prefer placements that keep the node useful for the expected request mix (whole
@@ -44,7 +45,7 @@ class FragmentationScore final : public ScorePlugin {
  public:
   std::string_view Name() const override { return "Fragmentation"; }
   bool ReadsResources() const override { return false; }
-  double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
+  double Score(const CycleState& state, const NodeView& node, const PlacerChoice& c) const override;
 };
 
 // Stranding: keep free GPUs usable. A GPU is only worth something while its node still has CPU and
@@ -63,7 +64,7 @@ class StrandingScore final : public ScorePlugin {
  public:
   std::string_view Name() const override { return "Stranding"; }
   bool ReadsResources() const override { return true; }
-  double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
+  double Score(const CycleState& state, const NodeView& node, const PlacerChoice& c) const override;
 };
 
 // FragmentationGradient: place where the cluster loses least of what its coming pods can use - the
@@ -96,11 +97,11 @@ class FragmentationGradientScore final : public ScorePlugin {
   std::string_view Name() const override { return "FragmentationGradient"; }
   bool ReadsResources() const override { return true; }
   void PreScore(CycleState& state, std::span<const NodeView> nodes,
-                std::span<const Candidate> candidates) const override;
-  double Score(const CycleState& state, const NodeView& node, const Candidate& c) const override;
+                std::span<const PlacerChoice> candidates) const override;
+  double Score(const CycleState& state, const NodeView& node, const PlacerChoice& c) const override;
   // frag before and after placing the cycle's pod on `c`, in GPUs, the shortfall's change included in
   // after (for tests and explain).
-  static std::pair<double, double> Frag(const CycleState& state, const NodeView& node, const Candidate& c);
+  static std::pair<double, double> Frag(const CycleState& state, const NodeView& node, const PlacerChoice& c);
 };
 
 // FragmentationGradientScore's tables for one cycle: per workload shape, and per GPU state of the
