@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "extender/k8s/gpu_plan.h"
+#include "extender/k8s/topofit_annotations.h"
 
 namespace topofit::cluster {
 
@@ -26,41 +27,11 @@ std::string ResolutionInputs(const k8s::NodeObject& node) {
                      get(ann, k8s::kGpuPciAnnotation), get(ann, k8s::kGpuHealthAnnotation));
 }
 
-// "0,1,2,3" -> {0,1,2,3}. Spaces around entries are tolerated; duplicates, negatives, >= 64 are not.
-Result<GpuSet> ParseGpuIds(std::string_view text) {
-  GpuSet out;
-  if (text.find_first_not_of(" \t") == std::string_view::npos) return Error{"is empty"};
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t comma = text.find(',', pos);
-    std::string_view item = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
-    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
-    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
-    int v = -1;
-    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v < 0 || v >= GpuSet::kMaxGpus ||
-        out.contains(v)) {
-      return Error{fmt::format("'{}' is not a GPU list like 0,1,2,3", text)};
-    }
-    out.Add(v);
-    if (comma == std::string_view::npos) break;
-    pos = comma + 1;
-  }
-  return out;
-}
-
-// The plan or observation annotation `key` of a pod into `out`, or why it is unusable into `error`;
-// neither when the pod has no such annotation.
-void ReadAssignment(const k8s::PodObject& pod, const char* key, std::optional<k8s::GpuAssignment>& out,
-                    std::string& error) {
-  auto it = pod.meta.annotations.find(key);
-  if (it == pod.meta.annotations.end()) return;
-  auto a = k8s::ParseGpuAssignment(it->second);
-  if (a.ok()) {
-    out = std::move(*a);
-  } else {
-    error = fmt::format("{} {}", key, a.error());
-  }
+// `decoded` into `out`, or why it is unusable (named by `key`) into `error`; neither when absent.
+template <class T>
+void Take(const k8s::Decoded<T>& decoded, const char* key, std::optional<T>& out, std::string& error) {
+  if (decoded.value) out = *decoded.value;
+  if (!decoded.error.empty()) error = fmt::format("{} {}", key, decoded.error);
 }
 
 // The holding a bound pod's object describes: its requests, and for a GPU pod its gpu-ids claim,
@@ -76,16 +47,12 @@ Holding BoundHolding(const k8s::PodObject& pod) {
   h.memory_bytes = pod.memory_bytes;
   h.terminating = pod.meta.deleting;
   if (h.count == 0) return h;
-  if (auto ids = pod.meta.annotations.find(k8s::kGpuIdsAnnotation); ids != pod.meta.annotations.end()) {
-    auto parsed = ParseGpuIds(ids->second);
-    if (parsed.ok()) {
-      h.claimed = *parsed;
-    } else {
-      h.claim_error = fmt::format("{} {}", k8s::kGpuIdsAnnotation, parsed.error());
-    }
-  }
-  ReadAssignment(pod, k8s::kGpuPlanAnnotation, h.plan, h.plan_error);
-  ReadAssignment(pod, k8s::kGpuActualAnnotation, h.actual, h.actual_error);
+  const k8s::PodGpuAnnotations a = k8s::DecodePodGpuAnnotations(pod);
+  std::optional<std::vector<int>> ids;
+  Take(a.gpu_ids, k8s::kGpuIdsAnnotation, ids, h.claim_error);
+  if (ids) h.claimed = GpuSet::Of(*ids);
+  Take(a.plan, k8s::kGpuPlanAnnotation, h.plan, h.plan_error);
+  Take(a.actual, k8s::kGpuActualAnnotation, h.actual, h.actual_error);
   return h;
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "extender/k8s/gpu_plan.h"
+#include "extender/k8s/topofit_annotations.h"
 
 #include <fmt/format.h>
 
@@ -82,13 +83,11 @@ int ResolvedTopology::IndexOf(std::string_view uuid) const {
 
 namespace {
 
-// "a,b,c" -> {"a","b","c"}; nullopt (with a warning) unless it names `count` distinct non-empty items.
-std::optional<std::vector<std::string>> IndexList(const k8s::NodeObject& node, const char* key, int count,
-                                                  std::vector<std::string>& warnings) {
-  auto it = node.meta.annotations.find(key);
-  if (it == node.meta.annotations.end()) return std::nullopt;
-  std::vector<std::string> out;
-  for (std::string_view item : Split(it->second, ',')) out.emplace_back(Trim(item));
+// The decoded list of `key`; nullopt (with a warning) unless it names `count` distinct non-empty items.
+std::optional<std::vector<std::string>> IndexList(const std::optional<std::vector<std::string>>& list,
+                                                  const char* key, int count, std::vector<std::string>& warnings) {
+  if (!list) return std::nullopt;
+  const std::vector<std::string>& out = *list;
   std::vector<std::string> sorted = out;
   std::sort(sorted.begin(), sorted.end());
   bool bad = std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end() ||
@@ -104,22 +103,22 @@ std::optional<std::vector<std::string>> IndexList(const k8s::NodeObject& node, c
 }  // namespace
 
 ResolvedTopology TopologyResolver::Resolve(const k8s::NodeObject& node) {
-  ResolvedTopology r = ResolveSource(node);
+  const k8s::NodeGpuAnnotations a = k8s::DecodeNodeGpuAnnotations(node);
+  ResolvedTopology r = ResolveSource(node, a.topology);
   if (!r.topology) return r;
   const int count = r.topology->gpu_count();
-  if (auto uuids = IndexList(node, k8s::kGpuUuidsAnnotation, count, r.warnings)) r.uuids = std::move(*uuids);
-  if (auto pci = IndexList(node, k8s::kGpuPciAnnotation, count, r.warnings)) r.pci_bus_ids = std::move(*pci);
-  auto health = node.meta.annotations.find(k8s::kGpuHealthAnnotation);
-  if (health == node.meta.annotations.end()) return r;
+  if (auto uuids = IndexList(a.uuids, k8s::kGpuUuidsAnnotation, count, r.warnings)) r.uuids = std::move(*uuids);
+  if (auto pci = IndexList(a.pci_bus_ids, k8s::kGpuPciAnnotation, count, r.warnings)) r.pci_bus_ids = std::move(*pci);
+  if (!a.health.value && a.health.error.empty()) return r;
   if (r.uuids.empty()) {
     r.warnings.push_back(fmt::format("{} needs {}; ignored", k8s::kGpuHealthAnnotation, k8s::kGpuUuidsAnnotation));
     return r;
   }
-  auto report = k8s::ParseGpuHealth(health->second);
-  if (!report.ok()) {
-    r.warnings.push_back(fmt::format("{}: {}; ignored", k8s::kGpuHealthAnnotation, report.error()));
+  if (!a.health.value) {
+    r.warnings.push_back(fmt::format("{}: {}; ignored", k8s::kGpuHealthAnnotation, a.health.error));
     return r;
   }
+  const k8s::GpuHealthReport* report = &*a.health.value;
   for (const std::string& uuid : report->unhealthy) {
     int i = r.IndexOf(uuid);
     if (i < 0) {
@@ -180,7 +179,8 @@ int GfdCount(const std::map<std::string, std::string>& labels, ResolvedTopology&
 
 }  // namespace
 
-ResolvedTopology TopologyResolver::ResolveSource(const k8s::NodeObject& node) {
+ResolvedTopology TopologyResolver::ResolveSource(const k8s::NodeObject& node,
+                                                 const std::optional<std::string>& topology_annotation) {
   ResolvedTopology r;
   int64_t alloc = std::max<int64_t>(node.allocatable_gpus, 0);
   if (alloc > GpuSet::kMaxGpus) {
@@ -189,18 +189,16 @@ ResolvedTopology TopologyResolver::ResolveSource(const k8s::NodeObject& node) {
   }
   r.allocatable = static_cast<int>(alloc);
   if (alloc == 0) return r;
-  if (FromAnnotation(node, r) || FromInstanceType(node, r) || FromGfdLabels(node, r)) return r;
+  if (FromAnnotation(topology_annotation, r) || FromInstanceType(node, r) || FromGfdLabels(node, r)) return r;
   FromGenericProfile(r);
   return r;  // Without a topology the node has no usable GPUs (the warning says why).
 }
 
-bool TopologyResolver::FromAnnotation(const k8s::NodeObject& node, ResolvedTopology& r) {
-  const auto& ann = node.meta.annotations;
-  auto it = ann.find(k8s::kTopologyAnnotation);
-  if (it == ann.end() || Trim(it->second).empty()) return false;
-  std::string_view value = Trim(it->second);
+bool TopologyResolver::FromAnnotation(const std::optional<std::string>& annotation, ResolvedTopology& r) {
+  if (!annotation || Trim(*annotation).empty()) return false;
+  std::string_view value = Trim(*annotation);
   if (LooksLikeMatrix(value)) {
-    return AcceptTopology(r, FromText(it->second), TopologySource::kAnnotationMatrix, "",
+    return AcceptTopology(r, FromText(*annotation), TopologySource::kAnnotationMatrix, "",
                           fmt::format("{} (topo matrix)", k8s::kTopologyAnnotation));
   }
   std::string name = AsciiLower(value);

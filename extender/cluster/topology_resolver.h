@@ -40,6 +40,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -91,10 +92,10 @@ class TopologyResolver {
  private:
   // The topology of the first source that yields one (the header's order), with the warnings of
   // those that failed; allocatable and usable GPUs set.
-  ResolvedTopology ResolveSource(const k8s::NodeObject& node);
+  ResolvedTopology ResolveSource(const k8s::NodeObject& node, const std::optional<std::string>& topology_annotation);
   // Each source: true when it gave `r` its topology (AcceptTopology); false, with a warning when it
   // was present but failed, to fall through to the next.
-  bool FromAnnotation(const k8s::NodeObject& node, ResolvedTopology& r);
+  bool FromAnnotation(const std::optional<std::string>& annotation, ResolvedTopology& r);
   bool FromInstanceType(const k8s::NodeObject& node, ResolvedTopology& r);
   bool FromGfdLabels(const k8s::NodeObject& node, ResolvedTopology& r);
   bool FromGenericProfile(ResolvedTopology& r);
