@@ -1,6 +1,7 @@
 #pragma once
 // Test helpers that run the built `topofit` binary (TOPOFIT_BINARY): through the shell, capturing its
-// exit status, stdout and stderr; or as `topofit serve` on an ephemeral loopback port.
+// exit status, stdout and stderr; or as `topofit serve` on an ephemeral loopback port; and `topofit
+// node`'s test build (TOPOFIT_NODE_TESTING_BINARY, with --fake-backend and --pods-file).
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
@@ -57,15 +58,20 @@ inline Run Topofit(const std::string& args, const std::string& prefix = "") {
   return RunBinary(TOPOFIT_BINARY, args, prefix);
 }
 
+// Runs `<prefix> topofit-node-testing <args>`.
+inline Run TopofitNodeTesting(const std::string& args, const std::string& prefix = "") {
+  return RunBinary(TOPOFIT_NODE_TESTING_BINARY, args, prefix);
+}
+
 // The file's text, "" when it cannot be read (yet).
 inline std::string Slurp(const std::string& path) {
   Result<std::string> text = ReadFile(path);
   return text.ok() ? *text : std::string();
 }
 
-// Starts TOPOFIT_BINARY with `args` (argv[0] first), its stdout on /dev/null and its stderr on
-// `log_fd` (closed here, in the parent); returns the child's pid.
-inline pid_t SpawnTopofit(std::vector<std::string> args, int log_fd) {
+// Starts `binary` (TOPOFIT_BINARY by default) with `args` (argv[0] first), its stdout on /dev/null and
+// its stderr on `log_fd` (closed here, in the parent); returns the child's pid.
+inline pid_t SpawnTopofit(std::vector<std::string> args, int log_fd, const char* binary = TOPOFIT_BINARY) {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -75,7 +81,7 @@ inline pid_t SpawnTopofit(std::vector<std::string> args, int log_fd) {
     dup2(log_fd, 2);
     int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, 1);
-    execv(TOPOFIT_BINARY, argv.data());
+    execv(binary, argv.data());
     _exit(127);
   }
   close(log_fd);
@@ -144,9 +150,10 @@ struct ServeProcess {
   }
 };
 
-// `topofit node --ops-listen 127.0.0.1:0` with its built-in fake backend (`topo`), no pods (an empty
-// --pods-file) and no kubelet or PodResources, in a temporary device-plugin directory; the ops port
-// comes from its log line `ops=127.0.0.1:PORT`. Killed (SIGKILL) when it goes out of scope.
+// `topofit-node-testing node --ops-listen 127.0.0.1:0` (`topofit node`'s test build) with the fake
+// backend (`topo`), no pods (an empty --pods-file) and no kubelet or PodResources, in a temporary
+// device-plugin directory; the ops port comes from its log line `ops=127.0.0.1:PORT`. Killed
+// (SIGKILL) when it goes out of scope.
 struct NodeProcess {
   pid_t pid = -1;
   std::string dir;
@@ -162,12 +169,12 @@ struct NodeProcess {
       std::fputs(R"({"kind":"PodList","items":[]})", pods);
       std::fclose(pods);
     }
-    std::vector<std::string> args = {"topofit", "node", "--node-name", "n1", "--device-plugin-dir", dir,
+    std::vector<std::string> args = {"topofit-node-testing", "node", "--node-name", "n1", "--device-plugin-dir", dir,
                                      "--pod-resources-socket", "", "--pods-file", dir + "/pods.json",
                                      "--fake-backend", topo, "--ops-listen", "127.0.0.1:0"};
     int fd = ::open((dir + "/log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     REQUIRE(fd >= 0);
-    pid = SpawnTopofit(std::move(args), fd);
+    pid = SpawnTopofit(std::move(args), fd, TOPOFIT_NODE_TESTING_BINARY);
     port = WaitForLoggedPort(dir + "/log", "ops");
     REQUIRE_MESSAGE(port > 0, Slurp(dir + "/log"));
   }

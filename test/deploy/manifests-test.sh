@@ -3,8 +3,9 @@
 # and checks what the deployment promises: the objects exist, RBAC never names secrets, every
 # container is locked down (only the node agent's run as root), the node agent's DaemonSet joins
 # `topofit node` and the NVIDIA device plugin on the node (check_node_agent.py), the example pods
-# target topofit-scheduler. Given the topofit binary (first argument), the node agent's arguments
-# are run through `topofit node` and the sidecar's KUBELET_SOCKET is checked against its defaults. When an upstream
+# target topofit-scheduler. Given the topofit binary (first argument), the sidecar's KUBELET_SOCKET is
+# checked against the defaults of `topofit node --help`; given also its test build topofit-node-testing
+# (second argument: the same settings, with --pods-file), the node agent's arguments are run through it. When an upstream
 # kube-scheduler from the e2e build is in the cache (or KUBE_SCHEDULER names one), it also loads
 # manifests/base/scheduler-config.yaml into it with --write-config-to, which decodes strictly and
 # validates the configuration, then exits without contacting any API server.
@@ -55,7 +56,7 @@ echo "ok: base objects, RBAC, security contexts, probes, metrics, agent placemen
 
 # The node agent: `topofit node` with the NVIDIA plugin registering to its socket, in the base and every
 # overlay; overlays/gpu-operator leaves the plugin to the GPU Operator. With the binary, the socket the
-# plugin must register to is `topofit node`'s own default, and `topofit node` accepts the arguments.
+# plugin must register to is `topofit node`'s own default.
 topofit=${1:-}
 registrar=()
 if [ -n "$topofit" ]; then
@@ -69,10 +70,12 @@ for dir in "$root/manifests" "$root"/manifests/overlays/*/; do
   if [ "$name" = gpu-operator ]; then mode=no-sidecar; set --; else mode=base; set -- "${registrar[@]}"; fi
   python3 "$root/test/deploy/check_node_agent.py" "$mode" "$work/$name.yaml" "$@" || fail "node agent in ${dir#$root/}"
 done
-if [ -n "$topofit" ]; then
+node_testing=${2:-}
+if [ -n "$node_testing" ]; then
   # The agent's own arguments, with only its sockets moved into a scratch directory, its pods read
-  # from a file and its ops listener on a free loopback port: `topofit node` exits 2 on an unknown flag
-  # or a bad value, and keeps running otherwise.
+  # from a file and its ops listener on a free loopback port, through the test build (the settings of
+  # `topofit node`, plus --pods-file): it exits 2 on an unknown flag or a bad value, and keeps running
+  # otherwise.
   args=$(python3 -c 'import sys, yaml
 for d in yaml.safe_load_all(open(sys.argv[1])):
     if d and d["kind"] == "DaemonSet" and d["metadata"]["name"] == "topofit-agent":
@@ -81,10 +84,10 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
   mkdir "$work/dp" && echo '[]' > "$work/pods.json"
   mapfile -t argv <<< "$args"
   rc=0
-  NODE_NAME=gpu-node-1 timeout 3 "$topofit" "${argv[@]}" --device-plugin-dir "$work/dp" --pod-resources-socket '' \
+  NODE_NAME=gpu-node-1 timeout 3 "$node_testing" "${argv[@]}" --device-plugin-dir "$work/dp" --pod-resources-socket '' \
     --pods-file "$work/pods.json" > "$work/node.log" 2>&1 || rc=$?
-  [ "$rc" = 124 ] || { cat "$work/node.log" >&2; fail "topofit ${argv[*]} exited $rc (want: running until stopped)"; }
-  echo "ok: topofit ${argv[*]} starts with the manifest's arguments"
+  [ "$rc" = 124 ] || { cat "$work/node.log" >&2; fail "topofit-node-testing ${argv[*]} exited $rc (want: running until stopped)"; }
+  echo "ok: topofit-node-testing ${argv[*]} starts with the manifest's arguments"
 fi
 
 # manifests/monitoring (ServiceMonitor, PrometheusRule, the Grafana dashboard's ConfigMap) renders.
