@@ -40,6 +40,9 @@ TEST_CASE("topofit node: the test hooks are in the test build alone, with the sa
     CAPTURE(flag);
     CHECK(testing.out.find(flag) != std::string::npos);
   }
+  auto agent = Topofit("agent --once");  // Folded into `topofit node`.
+  CHECK(agent.status == 2);
+  CHECK(agent.err.find("not expected") != std::string::npos);
 }
 
 TEST_CASE("topofit node: bad flags and inputs are clear errors") {
