@@ -28,7 +28,7 @@ struct NodeOptions {
   std::chrono::milliseconds preferred_timeout{};   // Hard cap on GetPreferredAllocation.
   std::chrono::milliseconds get_timeout{};         // One wave of PodResources Gets, while narrowing candidates.
   std::chrono::milliseconds reconcile_interval{};  // PodResources List -> gpu-actual.
-  // The topology publishing (topology annotations on the Node, agent.h; API mode, no in-process
+  // The topology publishing (topology annotations on the Node, topology_publisher.h; API mode, no in-process
   // backend); "" turns it off.
   std::string nvidia_smi;
   std::chrono::milliseconds topology_interval{};

@@ -6,7 +6,7 @@
 
 #include "base/log.h"
 #include "extender/apiclient/reflector.h"
-#include "extender/node/agent.h"
+#include "extender/node/topology_publisher.h"
 #include "extender/node/kube_node_publisher.h"
 #include "extender/node/plugin/kube_actual_publisher.h"
 
@@ -29,8 +29,8 @@ struct ApiSide {
   std::unique_ptr<apiclient::Reflector> reflector;
   std::unique_ptr<KubeActualPublisher> publisher;
   std::unique_ptr<KubeNodePublisher> node_publisher;
-  std::unique_ptr<Agent> agent;
-  std::thread agent_thread;
+  std::unique_ptr<TopologyPublisher> topology;
+  std::thread topology_thread;
 
   // Connects, starts the pod watch and (with `publish_topology`) the topology publishing, and hands
   // the service its pod source and publisher. Errors: the cluster cannot be reached from the kubeconfig.
@@ -49,20 +49,20 @@ struct ApiSide {
     publisher = std::make_unique<KubeActualPublisher>(*api, options.node_name);
     service.SetPublisher(publisher.get());
     if (publish_topology) {
-      AgentOptions ao;
-      ao.node_name = options.node_name;
-      ao.nvidia_smi = options.nvidia_smi;
-      ao.interval = options.topology_interval;
+      TopologyPublisherOptions to;
+      to.node_name = options.node_name;
+      to.nvidia_smi = options.nvidia_smi;
+      to.interval = options.topology_interval;
       node_publisher = std::make_unique<KubeNodePublisher>(*api);
-      agent = std::make_unique<Agent>(ao, *node_publisher);
-      agent_thread = std::thread([this] { agent->Run(); });
+      topology = std::make_unique<TopologyPublisher>(to, *node_publisher);
+      topology_thread = std::thread([this] { topology->Run(); });
     }
     return Status::Ok();
   }
 
   void StopTopology() {
-    if (agent) agent->Stop();
-    if (agent_thread.joinable()) agent_thread.join();
+    if (topology) topology->Stop();
+    if (topology_thread.joinable()) topology_thread.join();
   }
 };
 

@@ -4,7 +4,7 @@
 //   - the pods: the API server's pods on this node (a reflector over --kubeconfig, field selector
 //     spec.nodeName=<node>); or, in the test build, a pods file and no API server at all;
 //   - the reconciler's writes (gpu-actual, gpu-health, mismatch Events) through KubeActualPublisher;
-//   - the topology publishing (agent.h: `nvidia-smi topo -m` and the GPU UUIDs on the Node, every
+//   - the topology publishing (topology_publisher.h: `nvidia-smi topo -m` and the GPU UUIDs on the Node, every
 //     --topology-interval) on a thread of its own, unless --nvidia-smi is empty or the backend is an
 //     in-process one (a test build's fake GPUs have no nvidia-smi).
 // Exit status: 0 after the signal, 1 when it cannot connect to the API server or cannot start.
