@@ -58,6 +58,7 @@ echo "ok: base objects, RBAC, security contexts, probes, metrics, topofit-node p
 # overlay; overlays/gpu-operator leaves the plugin to the GPU Operator. With the binary, the socket the
 # plugin must register to is `topofit node`'s own default.
 topofit=${1:-}
+node_testing=${2:-}  # Read before the loop below, which re-sets the positional parameters.
 registrar=()
 if [ -n "$topofit" ]; then
   help=$("$topofit" node --help) || fail "$topofit node --help"
@@ -70,7 +71,6 @@ for dir in "$root/manifests" "$root"/manifests/overlays/*/; do
   if [ "$name" = gpu-operator ]; then mode=no-sidecar; set --; else mode=base; set -- "${registrar[@]}"; fi
   python3 "$root/test/deploy/check_node.py" "$mode" "$work/$name.yaml" "$@" || fail "topofit-node in ${dir#$root/}"
 done
-node_testing=${2:-}
 if [ -n "$node_testing" ]; then
   # The DaemonSet's own arguments, with only its sockets moved into a scratch directory, its pods read
   # from a file and its ops listener on a free loopback port, through the test build (the settings of
