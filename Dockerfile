@@ -1,5 +1,5 @@
-# topofit container image: `topofit serve` (the extender sidecar), `topofit agent` and `topofit node`
-# (the node DaemonSet) from one binary. Build from the repository root:
+# topofit container image: `topofit serve` (the extender sidecar) and `topofit node` (the node
+# DaemonSet) from one binary. Build from the repository root:
 #   docker build --build-arg TOPOFIT_GIT_REVISION=$(git describe --always --dirty --tags) -t topofit:dev .
 # The revision is a build argument because .git is not part of the build context (.dockerignore);
 # `topofit --version` reports it. BUILD_BASE and RUNTIME_BASE name the two base images;

@@ -1,8 +1,8 @@
 #pragma once
 // Test helpers that run the built `topofit` binary (TOPOFIT_BINARY): through the shell, capturing its
-// exit status, stdout and stderr; or as `topofit node` on an ephemeral loopback port. `topofit serve`
-// as a process is testing::ServeProcess (test/util/serve_process.h); temporary paths are
-// testing::TempDir (test/util/temp_dir.h).
+// exit status, stdout and stderr; or as `topofit node`'s test build (TOPOFIT_NODE_TESTING_BINARY, with
+// --fake-backend and --pods-file) on an ephemeral loopback port. `topofit serve` as a process is
+// testing::ServeProcess (test/util/serve_process.h); temporary paths are testing::TempDir (test/util/temp_dir.h).
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
@@ -48,15 +48,21 @@ inline Run Topofit(const std::string& args, const std::string& prefix = "") {
   return RunBinary(TOPOFIT_BINARY, args, prefix);
 }
 
+// Runs `<prefix> topofit-node-testing <args>`.
+inline Run TopofitNodeTesting(const std::string& args, const std::string& prefix = "") {
+  return RunBinary(TOPOFIT_NODE_TESTING_BINARY, args, prefix);
+}
+
 // The file's text, "" when it cannot be read (yet).
 inline std::string Slurp(const std::string& path) {
   Result<std::string> text = ReadFile(path);
   return text.ok() ? *text : std::string();
 }
 
-// `topofit node --ops-listen 127.0.0.1:0` with its built-in fake backend (`topo`), no pods (an empty
-// --pods-file) and no kubelet or PodResources, in a temporary device-plugin directory (under /tmp:
-// unix socket paths are short); the ops port comes from its log line `ops=127.0.0.1:PORT`. Killed
+// `topofit-node-testing node --ops-listen 127.0.0.1:0` (`topofit node`'s test build) with the fake
+// backend (`topo`), no pods (an empty --pods-file) and no kubelet or PodResources, in a temporary
+// device-plugin directory (under /tmp: unix socket paths are short); the ops port comes from its log
+// line `ops=127.0.0.1:PORT`. Killed
 // (SIGKILL) when it goes out of scope.
 struct NodeProcess {
   TempDir dir{"tfc", "/tmp"};
@@ -64,7 +70,7 @@ struct NodeProcess {
   int port = 0;
 
   explicit NodeProcess(const std::string& topo)
-      : process(TOPOFIT_BINARY,
+      : process(TOPOFIT_NODE_TESTING_BINARY,
                 {"node", "--node-name", "n1", "--device-plugin-dir", dir.path(), "--pod-resources-socket", "",
                  "--pods-file", dir.Write("pods.json", R"({"kind":"PodList","items":[]})"), "--fake-backend", topo,
                  "--ops-listen", "127.0.0.1:0"},

@@ -17,7 +17,6 @@ using CommandRun = std::function<int()>;
 CommandRun SetupTopo(CLI::App& sub);   // topo_command.cc
 CommandRun SetupServe(CLI::App& sub);  // serve_command.cc
 CommandRun SetupBench(CLI::App& sub);  // bench_command.cc
-CommandRun SetupAgent(CLI::App& sub);  // agent_command.cc
 CommandRun SetupNode(CLI::App& sub);   // node_command.cc
 
 // The whole program when it runs as `kubectl-topofit` (kubectl_plugin.cc).

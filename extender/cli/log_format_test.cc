@@ -1,4 +1,4 @@
-// serve, agent and bench log in one format: every line they write to stderr parses as logfmt (with
+// serve, node and bench log in one format: every line they write to stderr parses as logfmt (with
 // an RFC 3339 ts, a level and a msg), or as one JSON object per line with --log-format json.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -74,12 +74,11 @@ TEST_CASE("log format: serve's start and stop lines are logfmt, or JSON when ask
   CHECK(Has(jmsgs, "stopped"));
 }
 
-TEST_CASE("log format: agent's lines are logfmt") {
-  auto r = Topofit("agent --dry-run --nvidia-smi /nonexistent/nvidia-smi");
-  CHECK(r.status == 1);
-  auto msgs = LogfmtMessages(r.err);
-  CHECK(Has(msgs, "cannot run nvidia-smi"));
-  auto bad = Topofit("agent --dry-run --interval 5d");
+TEST_CASE("log format: node's lines are logfmt") {
+  auto r = Topofit("node", "env -u NODE_NAME");
+  CHECK(r.status == 2);
+  CHECK(Has(LogfmtMessages(r.err), "no node name: pass --node-name or set NODE_NAME"));
+  auto bad = Topofit("node --node-name n1 --topology-interval 5d");
   CHECK(bad.status == 2);
   CHECK(Has(LogfmtMessages(bad.err), "bad flag"));
   CHECK(bad.err.find("unknown unit 'd'") != std::string::npos);

@@ -21,8 +21,8 @@ constexpr Command kCommands[] = {
     {"topo", "Show how topofit models a node: `nvidia-smi topo -m` output or a built-in profile", SetupTopo},
     {"serve", "Run the kube-scheduler extender (filter, prioritize, bind, preempt) over HTTP", SetupServe},
     {"bench", "Replay pod traces through topofit and baseline policies, side by side", SetupBench},
-    {"agent", "Publish this GPU node's nvidia-smi topology to its Node annotations (DaemonSet)", SetupAgent},
-    {"node", "Interpose between kubelet and the NVIDIA device plugin: containers get topofit's planned GPUs", SetupNode},
+    {"node", "Interpose between kubelet and the NVIDIA device plugin: containers get topofit's planned GPUs; "
+             "publish the node's GPU topology (DaemonSet)", SetupNode},
 };
 
 }  // namespace

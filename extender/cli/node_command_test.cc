@@ -1,6 +1,7 @@
 // `topofit node` as a process: bad flags and inputs are clear errors (exit 2, or 1 when it cannot
-// start); with --fake-backend and --pods-file it serves its sockets in the given directory with no
-// cluster and no kubelet, and stops cleanly on SIGTERM.
+// start); its test hooks are in its test build alone (topofit-node-testing), which with --fake-backend
+// and --pods-file serves its sockets in the given directory with no cluster and no kubelet, and stops
+// cleanly on SIGTERM.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -18,9 +19,35 @@ namespace {
 using topofit::cli::testing::NodeProcess;
 using topofit::cli::testing::TempDir;
 using topofit::cli::testing::Topofit;
+using topofit::cli::testing::TopofitNodeTesting;
+
+TEST_CASE("topofit node: the test hooks are in the test build alone, with the same settings") {
+  auto shipped = Topofit("node --help");
+  REQUIRE(shipped.status == 0);
+  CHECK(shipped.out.find("--registrar-socket TEXT=topofit-registrar.sock") != std::string::npos);
+  CHECK(shipped.out.find("--ops-listen") != std::string::npos);
+  for (const char* hook : {"--fake-backend", "--pods-file"}) {
+    CAPTURE(std::string(hook));
+    CHECK(shipped.out.find(hook) == std::string::npos);
+  }
+  auto testing = TopofitNodeTesting("node --help");
+  REQUIRE(testing.status == 0);
+  CHECK(testing.out.find("--fake-backend") != std::string::npos);
+  CHECK(testing.out.find("--pods-file") != std::string::npos);
+  // Every flag of the shipped command, with its default, is in the test build's.
+  for (size_t at = shipped.out.find("\n  --"); at != std::string::npos; at = shipped.out.find("\n  --", at + 1)) {
+    std::string line = shipped.out.substr(at + 1, shipped.out.find('\n', at + 1) - at - 1);
+    std::string flag = line.substr(0, line.find("  ", 2));
+    CAPTURE(flag);
+    CHECK(testing.out.find(flag) != std::string::npos);
+  }
+  auto agent = Topofit("agent --once");  // Folded into `topofit node`.
+  CHECK(agent.status == 2);
+  CHECK(agent.err.find("not expected") != std::string::npos);
+}
 
 TEST_CASE("topofit node: bad flags and inputs are clear errors") {
-  auto r = Topofit("node --pods-file /dev/null", "env -u NODE_NAME");
+  auto r = Topofit("node", "env -u NODE_NAME");
   CHECK(r.status == 2);
   CHECK(r.err.find("no node name: pass --node-name or set NODE_NAME") != std::string::npos);
   r = Topofit("node --node-name n1 --preferred-timeout 0s");
@@ -28,18 +55,18 @@ TEST_CASE("topofit node: bad flags and inputs are clear errors") {
   CHECK(r.err.find("--preferred-timeout: invalid duration") != std::string::npos);
   r = Topofit("node --node-name n1 --get-timeout soon");
   CHECK(r.status == 2);
-  r = Topofit("node --node-name n1 --pods-file /nonexistent/pods.json --device-plugin-dir /tmp");
+  r = TopofitNodeTesting("node --node-name n1 --pods-file /nonexistent/pods.json --device-plugin-dir /tmp");
   CHECK(r.status == 1);
   CHECK(r.err.find("cannot start") != std::string::npos);
   CHECK(r.err.find("/nonexistent/pods.json") != std::string::npos);
 }
 
-TEST_CASE("topofit node: --fake-backend and --pods-file serve the sockets with no cluster, SIGTERM stops it") {
+TEST_CASE("topofit-node-testing: --fake-backend and --pods-file serve the sockets with no cluster, SIGTERM stops it") {
   TempDir tmp("tfc", "/tmp");  // Short: the device-plugin sockets go in it.
   const std::string& dir = tmp.path();
   tmp.Write("pods.json", R"({"kind":"PodList","items":[]})");
   std::string topo = std::string(TOPOFIT_SOURCE_DIR) + "/topology/testdata/topo/h100-8-nv18-8nic.txt";
-  std::string cmd = "'" + std::string(TOPOFIT_BINARY) + "' node --node-name n1 --device-plugin-dir " + dir +
+  std::string cmd = "'" + std::string(TOPOFIT_NODE_TESTING_BINARY) + "' node --node-name n1 --device-plugin-dir " + dir +
                     " --pod-resources-socket '' --pods-file " + dir + "/pods.json --fake-backend " + topo +
                     " 2>" + dir + "/log & pid=$!; for i in $(seq 50); do [ -S " + dir +
                     "/topofit-nvidia-gpu.sock ] && [ -S " + dir + "/topofit-fake-gpu.sock ] && break; sleep 0.1; done; " +
@@ -98,11 +125,11 @@ TEST_CASE("topofit node: --ops-listen serves /healthz, /readyz (what is missing)
 }
 
 TEST_CASE("topofit node: a bad or busy --ops-listen is a clear error") {
-  auto r = Topofit("node --node-name n1 --pods-file /dev/null --ops-listen nowhere");
+  auto r = TopofitNodeTesting("node --node-name n1 --pods-file /dev/null --ops-listen nowhere");
   CHECK(r.status == 1);
   CHECK(r.err.find("expected ADDR:PORT") != std::string::npos);
   NodeProcess first(std::string(TOPOFIT_SOURCE_DIR) + "/topology/testdata/topo/h100-8-nv18-8nic.txt");
-  r = Topofit("node --node-name n1 --pods-file /dev/null --device-plugin-dir /tmp --ops-listen 127.0.0.1:" +
+  r = TopofitNodeTesting("node --node-name n1 --pods-file /dev/null --device-plugin-dir /tmp --ops-listen 127.0.0.1:" +
               std::to_string(first.port));
   CHECK(r.status == 1);
   CHECK(r.err.find("(--ops-listen)") != std::string::npos);

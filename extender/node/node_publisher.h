@@ -1,6 +1,6 @@
 #pragma once
-// NodePublisher: the agent's three operations on the Kubernetes API, behind an interface so the agent
-// is tested without a cluster (FakeNodePublisher) and runs against the API client in production
+// NodePublisher: the topology publisher's three operations on the Kubernetes API, behind an interface
+// so it is tested without a cluster (FakeNodePublisher) and runs against the API client in production
 // (KubeNodePublisher, kube_node_publisher.h).
 //
 // Contract: GetNodeAnnotations returns the node's current metadata.annotations (empty map when it has

@@ -1,5 +1,5 @@
 #pragma once
-// TopologyReport: what the agent publishes about one node, built from nvidia-smi's two outputs.
+// TopologyReport: what topofit node publishes about one node, built from nvidia-smi's two outputs.
 //
 // BuildTopologyReport validates `topo_text` (the output of `nvidia-smi topo -m`) with
 // ParseTopoMatrix and `uuid_csv` (the output of `nvidia-smi --query-gpu=index,uuid,pci.bus_id
@@ -18,7 +18,7 @@
 
 namespace topofit::node {
 
-// Node annotations the agent writes (kTopologyAnnotation is shared with the extender's reader).
+// Node annotations topofit node writes (kTopologyAnnotation is shared with the extender's reader).
 inline constexpr const char* kTopologyAnnotation = "topofit.io/gpu-topology";
 inline constexpr const char* kUuidsAnnotation = "topofit.io/gpu-uuids";
 inline constexpr const char* kPciBusIdsAnnotation = "topofit.io/gpu-pci-bus-ids";
@@ -34,7 +34,7 @@ struct TopologyReport {
   std::map<std::string, std::string> Annotations() const;
 };
 
-// Which input a failed BuildTopologyReport refused, so the agent can name it in its event.
+// Which input a failed BuildTopologyReport refused, so the publisher can name it in its event.
 enum class ReportFailure { kNone, kTopology, kUuids };
 
 Result<TopologyReport> BuildTopologyReport(std::string_view topo_text, std::string_view uuid_csv,

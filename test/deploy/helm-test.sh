@@ -2,8 +2,8 @@
 # Checks the Helm chart manifests/helm/topofit with helm built from its Go module (build-go-tool.sh):
 # `helm lint` passes in both modes; with default values the chart renders exactly the objects of the
 # kustomize base (`kustomize build manifests`), compared as parsed data, object by object; the values
-# that mirror the overlays render exactly those overlays (agent.nodeLabel -> overlays/gpu-label, the dev
-# values -> overlays/dev, agent.devicePlugin.sidecar=false -> overlays/gpu-operator); mode=primary renders
+# that mirror the overlays render exactly those overlays (node.nodeLabel -> overlays/gpu-label, the dev
+# values -> overlays/dev, node.devicePlugin.sidecar=false -> overlays/gpu-operator); mode=primary renders
 # the extender alone on the control-plane nodes, and with primary.tls serves HTTPS with the Secret's files;
 # metrics.enabled=false drops only the metrics Service; namespace.name moves every object and the
 # Lease; bad values are refused with an error that names them. The comparisons are in
@@ -38,14 +38,14 @@ echo "ok: the chart carries manifests/base/scheduler-config.yaml"
 render > "$work/helm.yaml" || fail "helm template (default values)"
 check equal "$work/helm.yaml" "$work/base.yaml"
 
-render --set agent.nodeLabel.key=feature.node.kubernetes.io/pci-10de.present > "$work/helm-gpu-label.yaml"
+render --set node.nodeLabel.key=feature.node.kubernetes.io/pci-10de.present > "$work/helm-gpu-label.yaml"
 check equal "$work/helm-gpu-label.yaml" "$work/gpu-label.yaml"
 
 render --set replicas=1 --set image.tag=dev --set image.pullPolicy=Never --set scheduler.verbosity=4 \
-  --set agent.interval=1m > "$work/helm-dev.yaml"
+  --set node.interval=1m > "$work/helm-dev.yaml"
 check equal "$work/helm-dev.yaml" "$work/dev.yaml"
 
-render --set agent.devicePlugin.sidecar=false > "$work/helm-gpu-operator.yaml"
+render --set node.devicePlugin.sidecar=false > "$work/helm-gpu-operator.yaml"
 check equal "$work/helm-gpu-operator.yaml" "$work/gpu-operator.yaml"
 
 render --set mode=primary > "$work/primary.yaml" || fail "helm template (mode=primary)"
@@ -71,7 +71,7 @@ refuse() {
 refuse /mode --set mode=tertiary
 refuse /replicas --set replicas=0
 refuse /image/pullPolicy --set image.pullPolicy=Sometimes
-refuse /agent/nodeLabel/values --set-json 'agent.nodeLabel.values=[]'
+refuse /node/nodeLabel/values --set-json 'node.nodeLabel.values=[]'
 refuse /primary/listen --set mode=primary --set primary.listen=localhost
-refuse /agent/devicePlugin/sidecar --set agent.devicePlugin.sidecar=maybe
+refuse /node/devicePlugin/sidecar --set node.devicePlugin.sidecar=maybe
 echo "PASS"

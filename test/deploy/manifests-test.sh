@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Renders manifests/ (the base, every overlay and monitoring/) with kustomize, the engine of `kubectl kustomize`,
 # and checks what the deployment promises: the objects exist, RBAC never names secrets, every
-# container is locked down (only the node agent's run as root), the node agent's DaemonSet joins
-# `topofit node` and the NVIDIA device plugin on the node (check_node_agent.py), the example pods
-# target topofit-scheduler. Given the topofit binary (first argument), the node agent's arguments
-# are run through `topofit node` and the sidecar's KUBELET_SOCKET is checked against its defaults. When an upstream
+# container is locked down (only topofit-node's run as root), the topofit-node DaemonSet joins
+# `topofit node` and the NVIDIA device plugin on the node (check_node.py), the example pods
+# target topofit-scheduler. Given the topofit binary (first argument), the sidecar's KUBELET_SOCKET is
+# checked against the defaults of `topofit node --help`; given also its test build topofit-node-testing
+# (second argument: the same settings, with --pods-file), the DaemonSet's arguments are run through it. When an upstream
 # kube-scheduler from the e2e build is in the cache (or KUBE_SCHEDULER names one), it also loads
 # manifests/base/scheduler-config.yaml into it with --write-config-to, which decodes strictly and
 # validates the configuration, then exits without contacting any API server.
@@ -41,22 +42,23 @@ for role in system:kube-scheduler system:volume-scheduler extension-apiserver-au
 done
 python3 -c 'import yaml' 2>/dev/null || fail "python3 lacks PyYAML (Debian: python3-yaml)"
 for dir in "$root/manifests" "$root"/manifests/overlays/*/; do
-  python3 "$root/test/deploy/check_node_agent.py" containers "$work/$(basename "$dir").yaml" || fail "container security"
+  python3 "$root/test/deploy/check_node.py" containers "$work/$(basename "$dir").yaml" || fail "container security"
 done
 [ "$(count 'path: /healthz')" -ge 2 ] && [ "$(count 'path: /readyz')" -ge 2 ] || fail "probes missing"
 grep -q 'prometheus.io/scrape: "true"' "$base" || fail "metrics Service lacks scrape annotations"
-grep -q 'fieldPath: spec.nodeName' "$base" || fail "agent lacks NODE_NAME from the downward API"
-grep -q -- '- --ops-listen=0.0.0.0:8889' "$base" || fail "agent lacks its ops listener (probes, /metrics)"
-grep -q 'runtimeClassName: nvidia' "$base" || fail "agent lacks the nvidia runtime class"
-grep -q 'key: nvidia.com/gpu.present' "$base" || fail "agent not restricted to GPU nodes"
+grep -q 'fieldPath: spec.nodeName' "$base" || fail "topofit-node lacks NODE_NAME from the downward API"
+grep -q -- '- --ops-listen=0.0.0.0:8889' "$base" || fail "topofit-node lacks its ops listener (probes, /metrics)"
+grep -q 'runtimeClassName: nvidia' "$base" || fail "topofit-node lacks the nvidia runtime class"
+grep -q 'key: nvidia.com/gpu.present' "$base" || fail "topofit-node not restricted to GPU nodes"
 grep -q 'key: feature.node.kubernetes.io/pci-10de.present' "$work/gpu-label.yaml" ||
-  fail "overlays/gpu-label did not change the agent's node label"
-echo "ok: base objects, RBAC, security contexts, probes, metrics, agent placement"
+  fail "overlays/gpu-label did not change topofit-node's node label"
+echo "ok: base objects, RBAC, security contexts, probes, metrics, topofit-node placement"
 
-# The node agent: `topofit node` with the NVIDIA plugin registering to its socket, in the base and every
+# topofit-node: `topofit node` with the NVIDIA plugin registering to its socket, in the base and every
 # overlay; overlays/gpu-operator leaves the plugin to the GPU Operator. With the binary, the socket the
-# plugin must register to is `topofit node`'s own default, and `topofit node` accepts the arguments.
+# plugin must register to is `topofit node`'s own default.
 topofit=${1:-}
+node_testing=${2:-}  # Read before the loop below, which re-sets the positional parameters.
 registrar=()
 if [ -n "$topofit" ]; then
   help=$("$topofit" node --help) || fail "$topofit node --help"
@@ -67,24 +69,25 @@ fi
 for dir in "$root/manifests" "$root"/manifests/overlays/*/; do
   name=$(basename "$dir")
   if [ "$name" = gpu-operator ]; then mode=no-sidecar; set --; else mode=base; set -- "${registrar[@]}"; fi
-  python3 "$root/test/deploy/check_node_agent.py" "$mode" "$work/$name.yaml" "$@" || fail "node agent in ${dir#$root/}"
+  python3 "$root/test/deploy/check_node.py" "$mode" "$work/$name.yaml" "$@" || fail "topofit-node in ${dir#$root/}"
 done
-if [ -n "$topofit" ]; then
-  # The agent's own arguments, with only its sockets moved into a scratch directory, its pods read
-  # from a file and its ops listener on a free loopback port: `topofit node` exits 2 on an unknown flag
-  # or a bad value, and keeps running otherwise.
+if [ -n "$node_testing" ]; then
+  # The DaemonSet's own arguments, with only its sockets moved into a scratch directory, its pods read
+  # from a file and its ops listener on a free loopback port, through the test build (the settings of
+  # `topofit node`, plus --pods-file): it exits 2 on an unknown flag or a bad value, and keeps running
+  # otherwise.
   args=$(python3 -c 'import sys, yaml
 for d in yaml.safe_load_all(open(sys.argv[1])):
-    if d and d["kind"] == "DaemonSet" and d["metadata"]["name"] == "topofit-agent":
+    if d and d["kind"] == "DaemonSet" and d["metadata"]["name"] == "topofit-node":
         c = [c for c in d["spec"]["template"]["spec"]["containers"] if c["name"] == "node"][0]
         print("\n".join("--ops-listen=127.0.0.1:0" if a.startswith("--ops-listen=") else a for a in c["args"]))' "$base")
   mkdir "$work/dp" && echo '[]' > "$work/pods.json"
   mapfile -t argv <<< "$args"
   rc=0
-  NODE_NAME=gpu-node-1 timeout 3 "$topofit" "${argv[@]}" --device-plugin-dir "$work/dp" --pod-resources-socket '' \
+  NODE_NAME=gpu-node-1 timeout 3 "$node_testing" "${argv[@]}" --device-plugin-dir "$work/dp" --pod-resources-socket '' \
     --pods-file "$work/pods.json" > "$work/node.log" 2>&1 || rc=$?
-  [ "$rc" = 124 ] || { cat "$work/node.log" >&2; fail "topofit ${argv[*]} exited $rc (want: running until stopped)"; }
-  echo "ok: topofit ${argv[*]} starts with the manifest's arguments"
+  [ "$rc" = 124 ] || { cat "$work/node.log" >&2; fail "topofit-node-testing ${argv[*]} exited $rc (want: running until stopped)"; }
+  echo "ok: topofit-node-testing ${argv[*]} starts with the manifest's arguments"
 fi
 
 # manifests/monitoring (ServiceMonitor, PrometheusRule, the Grafana dashboard's ConfigMap) renders.

@@ -5,8 +5,8 @@
 #   test/e2e/run.sh                         # everything
 #   test/e2e/run.sh -run TestSmoke          # extra arguments go to `go test`
 # TOPOFIT_BINARY=path/to/topofit enables the scenarios that run the real topofit (CTest sets it);
-# TOPOFIT_E2E_FAKE_TOPOFIT=1 runs them against tools/fake-topofit instead;
-# TOPOFIT_E2E_FAKE_TOPOFIT_NODE=1 runs the node fidelity bursts against tools/fake-topofit-node.
+# TOPOFIT_NODE_BINARY=path/to/topofit-node-testing (`topofit node`'s test build, with --pods-file)
+# enables the node fidelity bursts that read their plans from a file (CTest sets it too).
 set -euo pipefail
 cd "$(dirname "$0")"
 . ./env.sh
@@ -14,22 +14,10 @@ gobin=$(./install-go.sh)
 export PATH="$gobin:$PATH"
 unset GOROOT                 # the go found or fetched knows its own
 export GOTOOLCHAIN=local     # install-go.sh chose it: no implicit toolchain switch
-echo "run.sh: $(go version); cache $TOPOFIT_E2E_CACHE; TOPOFIT_BINARY=${TOPOFIT_BINARY:-<unset>}"
+echo "run.sh: $(go version); cache $TOPOFIT_E2E_CACHE; TOPOFIT_BINARY=${TOPOFIT_BINARY:-<unset>};" \
+  "TOPOFIT_NODE_BINARY=${TOPOFIT_NODE_BINARY:-<unset>}"
 TOPOFIT_E2E_BIN_DIR=$(./build.sh)
 export TOPOFIT_E2E_BIN_DIR
-if [ "${TOPOFIT_E2E_FAKE_TOPOFIT:-0}" = 1 ]; then
-  # The scenarios against tools/fake-topofit, the stand-in for `topofit serve`: proves the harness
-  # and the scenarios themselves, whatever state topofit is in.
-  go build -o "$TOPOFIT_E2E_CACHE/fake-topofit" ./tools/fake-topofit
-  export TOPOFIT_BINARY=$TOPOFIT_E2E_CACHE/fake-topofit
-  echo "run.sh: TOPOFIT_BINARY=$TOPOFIT_BINARY (stand-in)"
-fi
-if [ "${TOPOFIT_E2E_FAKE_TOPOFIT_NODE:-0}" = 1 ]; then
-  # The node fidelity bursts against tools/fake-topofit-node, the stand-in for `topofit node`.
-  go build -o "$TOPOFIT_E2E_CACHE/fake-topofit-node" ./tools/fake-topofit-node
-  export TOPOFIT_NODE_BINARY=$TOPOFIT_E2E_CACHE/fake-topofit-node
-  echo "run.sh: TOPOFIT_NODE_BINARY=$TOPOFIT_NODE_BINARY (stand-in)"
-fi
 export TOPOFIT_E2E_DIR="$PWD"
 if [ -z "${TOPOFIT_E2E_ARTIFACTS:-}" ]; then
   # One folder a run, so that runs at the same time keep apart; runs older than two days go.

@@ -89,7 +89,8 @@ class FrontPlugin final : public v1beta1::DevicePlugin::Service {
   grpc::Status PreStartContainer(grpc::ServerContext*, const v1beta1::PreStartContainerRequest* req,
                                  v1beta1::PreStartContainerResponse* out) override;
 
-  // The answer to one container request (what GetPreferredAllocation sends), for benchmarks.
+  // The answer to one container request (what GetPreferredAllocation sends), for benchmarks
+  // (front_preferred.cc).
   DeviceList Preferred(const v1beta1::ContainerPreferredAllocationRequest& req);
 
   // Ends every ListAndWatch stream (before the server shuts down); Resume() before serving again.
@@ -104,6 +105,11 @@ class FrontPlugin final : public v1beta1::DevicePlugin::Service {
   const FrontCounters& counters() const { return counters_; }
 
  private:
+  class PreferredCall;  // One request's deadline and the steps that spend it (front_preferred.cc).
+  MatchResult AwaitPodCache(const PreferredRequest& r, PreferredCall& call, const ViewsFn& views,
+                            std::shared_ptr<const std::vector<NodePod>>& pods, Ledger& ledger, MatchResult m);
+  void CountPreferred(const PreferredRequest& r, const MatchResult& m, const PreferredCall& call);
+
   FrontOptions options_;
   BackendClient& backend_;
   PodCache& pods_;

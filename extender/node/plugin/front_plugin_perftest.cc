@@ -25,7 +25,7 @@
 #include "base/files.h"
 #include "base/log.h"
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
-#include "extender/node/plugin/fake_backend.h"
+#include "extender/node/plugin/testing/fake_backend.h"
 #include "extender/node/plugin/grpc_util.h"
 #include "extender/node/plugin/matcher.h"
 #include "extender/node/plugin/node_service.h"

@@ -2,7 +2,7 @@
 // KubeActualPublisher: the ActualPublisher (reconciler.h) over the Kubernetes API. Pods: a JSON
 // merge patch carrying metadata.uid, so the API server refuses it (409) for a pod re-created under
 // the same name; Events from component topofit-node (best effort, on a background EventRecorder);
-// the Node through KubeNodePublisher (the agent's). Borrows the ApiClient.
+// the Node through KubeNodePublisher (the topology publisher's). Borrows the ApiClient.
 
 #include <memory>
 

@@ -1,4 +1,4 @@
-// The property test (docs/node-plugin.md 6.6): random nodes, plans, foreign pods, unhealthy GPUs,
+// The property test (docs/kubelet-contracts.md §6): random nodes, plans, foreign pods, unhealthy GPUs,
 // completions and admission orders, with kubelet's per-container algorithm (testing/kubelet_model.h,
 // random fill) asking the matcher and the ledger recording each Allocate. Checked on every seed:
 //   - every reply is valid (within available + must_include, must_include first, no repeats, full size);

@@ -3,7 +3,7 @@
 // and what to answer - pure functions over the pods on this node, the ledger and the request (no
 // I/O: the front plugin makes the PodResources Get calls and the backend call between the steps).
 //
-// Kubelet's request names no pod (docs/node-plugin.md 1.4): {available A, must_include M, size k},
+// Kubelet's request names no pod (docs/kubelet-contracts.md §3): {available A, must_include M, size k},
 // one container per call, the container's full request as k. The steps:
 //  1. FindCandidates. A planned container is a candidate when its pod is on `node` (spec.nodeName
 //     and the plan's node both), not terminal, not deleting; it is the pod's next GPU container in

@@ -1,4 +1,4 @@
-// The matcher's table cases (docs/node-plugin.md 6.6): which planned container a
+// The matcher's table cases (docs/kubelet-contracts.md §6): which planned container a
 // GetPreferredAllocation request is for, and what is answered, when it is ambiguous or impossible.
 #include "extender/node/plugin/matcher.h"
 

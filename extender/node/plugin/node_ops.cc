@@ -48,15 +48,10 @@ Probe Readiness(const NodeState& s) {
   return p;
 }
 
-std::string RenderNodeMetrics(const NodeState& s) {
-  static const NodeCounters kNoNode;
-  static const FrontCounters kNoFront;
-  static const PodResourcesCounters kNoPodResources;
-  const NodeCounters& n = s.node ? *s.node : kNoNode;
-  const FrontCounters& f = s.front ? *s.front : kNoFront;
-  const PodResourcesCounters& pr = s.pod_resources ? *s.pod_resources : kNoPodResources;
-  std::string out;
+namespace {
 
+// GetPreferredAllocation, Allocate and the plan mismatches.
+void AppendAllocationFamilies(std::string& out, const FrontCounters& f, const NodeCounters& n) {
   AppendFamily(out, "topofit_node_preferred_allocations_total", "counter",
                "GetPreferredAllocation container requests from kubelet by how they were answered: plan (the "
                "container's whole topofit.io/gpu-plan), partial_plan (the part of its plan kubelet still offers, "
@@ -90,7 +85,10 @@ std::string RenderNodeMetrics(const NodeState& s) {
           "Pods found holding other GPUs than their plan by the reconciler (one per pod; each also gets a Warning "
           "Event TopofitGpuSetMismatch).",
           n.mismatches.load());
+}
 
+// The reconciler and the PodResources calls.
+void AppendReconcileFamilies(std::string& out, const NodeCounters& n, const PodResourcesCounters& pr) {
   Counter(out, "topofit_node_reconciles_total", "Reconciles whose PodResources List answered.", n.reconciles.load());
   Counter(out, "topofit_node_reconcile_errors_total", "Reconciles whose PodResources List failed.",
           n.reconcile_errors.load());
@@ -105,7 +103,10 @@ std::string RenderNodeMetrics(const NodeState& s) {
           "PodResources Gets kubelet's rate limit refused (RESOURCE_EXHAUSTED); each is asked again after a pause "
           "while the Get's deadline lasts.",
           pr.get_rate_limited.load());
+}
 
+// The GPUs, the backend and kubelet now, and the restarts seen.
+void AppendStateFamilies(std::string& out, const NodeState& s, const NodeCounters& n) {
   AppendFamily(out, "topofit_node_gpus_by_health", "gauge",
                "GPUs in the backend's last device list by health (0 and 0 before its first list).");
   out += fmt::format("topofit_node_gpus_by_health{{health=\"healthy\"}} {}\n", s.gpus_healthy);
@@ -128,6 +129,19 @@ std::string RenderNodeMetrics(const NodeState& s) {
   const uint64_t backend_registrations = n.backend_registrations.load();
   out += fmt::format("topofit_node_restarts_seen_total{{component=\"backend\"}} {}\n",
                      backend_registrations > 0 ? backend_registrations - 1 : 0);
+}
+
+}  // namespace
+
+std::string RenderNodeMetrics(const NodeState& s) {
+  static const NodeCounters kNoNode;
+  static const FrontCounters kNoFront;
+  static const PodResourcesCounters kNoPodResources;
+  const NodeCounters& n = s.node ? *s.node : kNoNode;
+  std::string out;
+  AppendAllocationFamilies(out, s.front ? *s.front : kNoFront, n);
+  AppendReconcileFamilies(out, n, s.pod_resources ? *s.pod_resources : kNoPodResources);
+  AppendStateFamilies(out, s, n);
   return out;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // What `topofit node` tells an operator: /healthz, /readyz and /metrics (served by the ops listener
-// of extender/server/ops_listener.h, wired in extender/cli/node_command.cc), as pure functions of a
+// of extender/server/ops_listener.h, wired in node_command.cc), as pure functions of a
 // NodeState snapshot that NodeService::State() takes.
 //   Liveness   200 "ok" while both loops of the process turn: the supervisor (sockets, kubelet
 //              registration; every 50 ms) has ticked within kSupervisorStall and the reconciler
@@ -14,7 +14,8 @@
 //                reconciled          one PodResources List reconcile done (skipped without
 //                                    --pod-resources-socket);
 //                pods_synced         the pod source listed: the API server's first list of the
-//                                    node's pods is in, or the --pods-file was read.
+//                                    node's pods is in, or the pods file (the test
+//                                    build's --pods-file) was read.
 //   Metrics    the Prometheus families below (RenderNodeMetrics), every name topofit_node_*.
 // NodeCounters are the service's own counters (the front plugin and the PodResources client keep
 // theirs: FrontCounters, PodResourcesCounters). Thread-safe: atomics.

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "base/files.h"
-#include "extender/node/plugin/fake_backend.h"
+#include "extender/node/plugin/testing/fake_backend.h"
 #include "extender/node/plugin/node_service.h"
 #include "extender/node/plugin/podresources_client.h"
 #include "extender/node/plugin/testing/fake_kubelet.h"
@@ -418,10 +418,13 @@ TEST_CASE("contract: --backend-socket dials a backend that never registers, once
   CHECK(rig.kubelet->Available().size() == 8);
 }
 
-TEST_CASE("contract: --fake-backend runs the backend inside topofit node, registered through the registrar") {
+TEST_CASE("contract: an in-process backend (the test build's --fake-backend) registers through the registrar") {
   Rig rig(8);
-  rig.options.fake_backend_topo = kTopo;
   rig.service = std::make_unique<NodeService>(rig.options);
+  auto text = ReadFile(kTopo);
+  REQUIRE(text.ok());
+  rig.service->SetLocalBackend(InProcessBackend(std::move(FakeBackend::FromTopo(*text).value()),
+                                                rig.dir + "/topofit-fake-gpu.sock"));
   REQUIRE(rig.service->Start().ok());
   REQUIRE(rig.kubelet->WaitForDevices(10s));
   CHECK(rig.kubelet->Available().size() == 8);

@@ -1,7 +1,5 @@
 #include "extender/node/plugin/node_service.h"
 
-#include <signal.h>
-
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -9,12 +7,7 @@
 
 #include "base/files.h"
 #include "base/log.h"
-#include "extender/apiclient/reflector.h"
-#include "extender/node/agent.h"
-#include "extender/node/kube_node_publisher.h"
-#include "extender/node/plugin/kube_actual_publisher.h"
 #include "extender/node/plugin/backend_client.h"
-#include "extender/node/plugin/fake_backend.h"
 #include "extender/node/plugin/grpc_util.h"
 #include "extender/node/plugin/podresources_client.h"
 #include "extender/node/plugin/reconciler.h"
@@ -75,11 +68,7 @@ struct NodeService::Impl {
     return StartFront();
   }
 
-  Status StartFake() {
-    Status st = fake->Start(Path(options.fake_backend_socket));
-    if (!st.ok()) return st;
-    return fake->Register(Path(options.registrar_socket), options.resource_name);
-  }
+  Status StartLocalBackend() { return local_backend->Start(Path(options.registrar_socket), options.resource_name); }
 
   Status RegisterToKubelet() {
     auto stub = v1beta1::Registration::NewStub(UnixChannel(Path(options.kubelet_socket)));
@@ -202,8 +191,8 @@ struct NodeService::Impl {
   }
 
   void Tick() {
-    if (!options.pods_file.empty()) {
-      Status st = pods.PollFile(options.pods_file);
+    if (!pods_file.empty()) {
+      Status st = pods.PollFile(pods_file);
       if (!st.ok() && st.error() != last_file_error) Log(LogLevel::kWarn, "pods file", {{"error", st.error()}});
       last_file_error = st.ok() ? "" : st.error();
     }
@@ -230,9 +219,9 @@ struct NodeService::Impl {
         StopFront();
         Status st = StartSockets();
         if (!st.ok()) Log(LogLevel::kError, "cannot re-create sockets", {{"error", st.error()}});
-        if (fake) {
-          fake->Stop();
-          Status fs = StartFake();
+        if (local_backend) {
+          local_backend->Stop();
+          Status fs = StartLocalBackend();
           if (!fs.ok()) Log(LogLevel::kWarn, "fake backend: re-register failed", {{"error", fs.error()}});
         }
       }
@@ -258,7 +247,8 @@ struct NodeService::Impl {
   BackendClient backend;
   FrontPlugin front;
   Registrar registrar;
-  std::unique_ptr<FakeBackend> fake;
+  std::string pods_file;
+  std::unique_ptr<LocalBackend> local_backend;
   std::unique_ptr<grpc::Server> front_server;
   ino_t kubelet_inode = 0, registrar_inode = 0, front_inode = 0;
   std::atomic<bool> registered{false};
@@ -283,21 +273,14 @@ NodeService::~NodeService() { Stop(); }
 
 Status NodeService::Start() {
   Impl& s = *impl_;
-  if (!s.options.pods_file.empty()) {
-    Status st = s.pods.PollFile(s.options.pods_file);
+  if (!s.pods_file.empty()) {
+    Status st = s.pods.PollFile(s.pods_file);
     if (!st.ok()) return st;
-  }
-  if (!s.options.fake_backend_topo.empty()) {
-    auto text = ReadFile(s.options.fake_backend_topo);
-    if (!text) return Error{"--fake-backend: " + text.error()};
-    auto fake = FakeBackend::FromTopo(*text);
-    if (!fake) return Error{fake.error()};
-    s.fake = std::move(*fake);
   }
   Status st = s.StartSockets();
   if (!st.ok()) return st;
-  if (s.fake) {
-    st = s.StartFake();
+  if (s.local_backend) {
+    st = s.StartLocalBackend();
     if (!st.ok()) return st;
   }
   if (!s.options.backend_socket.empty()) {
@@ -322,11 +305,13 @@ void NodeService::Stop() {
   s.StopFront();
   s.registrar.Stop();
   s.backend.Close();
-  if (s.fake) s.fake->Stop();
+  if (s.local_backend) s.local_backend->Stop();
 }
 
 void NodeService::SetPublisher(ActualPublisher* publisher) { impl_->publisher = publisher; }
 void NodeService::SetPodSource(std::function<bool()> synced) { impl_->pods_synced = std::move(synced); }
+void NodeService::SetPodsFile(std::string path) { impl_->pods_file = std::move(path); }
+void NodeService::SetLocalBackend(std::unique_ptr<LocalBackend> backend) { impl_->local_backend = std::move(backend); }
 uint64_t NodeService::mismatches() const { return impl_->counters.mismatches; }
 uint64_t NodeService::reconciles() const { return impl_->counters.reconciles; }
 PodCache& NodeService::pods() { return impl_->pods; }
@@ -354,77 +339,6 @@ NodeState NodeService::State() const {
   st.front = &s.front.counters();
   st.pod_resources = &s.kubelet.counters();
   return st;
-}
-
-int RunNodeService(const NodeOptions& options, const OpsServer& serve_ops) {
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
-  NodeService service(options);
-  std::unique_ptr<apiclient::ApiClient> api;
-  std::unique_ptr<apiclient::Reflector> reflector;
-  if (options.pods_file.empty()) {
-    auto connected = ConnectToCluster(options.kubeconfig, options.context);
-    if (!connected) return Log(LogLevel::kError, "cannot connect to the API server", {{"error", connected.error()}}), 1;
-    api = std::move(*connected);
-    apiclient::ReflectorOptions ro;
-    ro.kind = "pods";
-    ro.path = "/api/v1/pods";
-    ro.field_selector = "spec.nodeName=" + options.node_name;
-    ro.log = [](const std::string& m) { Log(LogLevel::kWarn, "pod watch", {{"detail", m}}); };
-    reflector = std::make_unique<apiclient::Reflector>(*api, service.pods(), ro);
-    reflector->Start();
-    service.SetPodSource([r = reflector.get()] { return r->synced(); });
-  }
-  std::unique_ptr<KubeActualPublisher> publisher;
-  std::unique_ptr<KubeNodePublisher> node_publisher;
-  std::unique_ptr<Agent> agent;
-  std::thread agent_thread;
-  if (api) {
-    publisher = std::make_unique<KubeActualPublisher>(*api, options.node_name);
-    service.SetPublisher(publisher.get());
-    if (options.fake_backend_topo.empty() && !options.nvidia_smi.empty()) {
-      // The agent's topology publishing, as `topofit agent` does it, in the same process.
-      AgentOptions ao;
-      ao.node_name = options.node_name;
-      ao.nvidia_smi = options.nvidia_smi;
-      ao.interval = options.topology_interval;
-      node_publisher = std::make_unique<KubeNodePublisher>(*api);
-      agent = std::make_unique<Agent>(ao, *node_publisher);
-      agent_thread = std::thread([&] { agent->Run(); });
-    }
-  }
-  std::function<void()> stop_ops;
-  Status st = Status::Ok();
-  if (serve_ops) {
-    auto ops = serve_ops(service);
-    if (ops.ok()) stop_ops = std::move(*ops);
-    else st = Error{ops.error()};
-  }
-  if (st.ok()) st = service.Start();
-  if (!st.ok()) {
-    Log(LogLevel::kError, "cannot start", {{"error", st.error()}});
-    if (stop_ops) stop_ops();
-    if (agent) agent->Stop();
-    if (agent_thread.joinable()) agent_thread.join();
-    return 1;
-  }
-  Log(LogLevel::kInfo, "serving",
-      {{"node", options.node_name}, {"registrar", service.registrar_path()}, {"front", service.front_path()},
-       {"pods", options.pods_file.empty() ? "api" : options.pods_file},
-       {"backend", options.fake_backend_topo.empty() ? "registered" : "fake"}});
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
-  Log(LogLevel::kInfo, "stopping", {{"signal", std::to_string(sig)}});
-  if (agent) agent->Stop();
-  if (agent_thread.joinable()) agent_thread.join();
-  if (reflector) reflector->Stop();
-  if (stop_ops) stop_ops();
-  service.Stop();
-  return 0;
 }
 
 }  // namespace topofit::node

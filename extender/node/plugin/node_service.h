@@ -1,12 +1,12 @@
 #pragma once
 // NodeService: `topofit node` assembled - the registrar, the backend client, the front plugin, the
-// PodResources client, the pod cache and (when asked) the fake backend - and its supervisor, a
+// PodResources client, the pod cache and (in tests) an in-process backend - and its supervisor, a
 // thread that every 50 ms (every 20 ms while not registered to kubelet):
-//   - re-reads --pods-file when it changed;
+//   - re-reads the pods file (SetPodsFile) when it changed;
 //   - notices kubelet's restart (kubelet.sock re-created; kubelet wipes the device-plugin
 //     directory as it starts) or a wiped socket of ours, and re-creates the registrar and front
-//     sockets (and the fake backend's, which then re-registers, as the NVIDIA plugin does when it
-//     sees its registration socket re-created);
+//     sockets (and restarts the in-process backend, which then re-registers, as the NVIDIA plugin
+//     does when it sees its registration socket re-created);
 //   - registers the front plugin to kubelet once the backend has registered and sent its device list
 //     (front serving first: kubelet dials back at once), again after each kubelet restart;
 // and a reconciler thread that every reconcile_interval drops ledger entries of pods gone or
@@ -17,8 +17,7 @@
 // than planned, and topofit.io/gpu-health on the Node when the backend's unhealthy set changes.
 // Both loops beat a heartbeat and the service counts what it does (NodeCounters); State() is the
 // snapshot node_ops.h turns into /healthz, /readyz and /metrics.
-// RunNodeService runs one until SIGTERM or SIGINT, with the API server's pods (or --pods-file), the
-// KubeActualPublisher and, on a real node, the agent's topology publishing (agent.h) in the same process.
+// The process around it (the pod source, the publishers, the topology publishing): node_run.h.
 
 #include <atomic>
 #include <functional>
@@ -34,21 +33,37 @@
 
 namespace topofit::node {
 
+// A backend device plugin inside the process (the test build's fake NVIDIA plugin,
+// testing/fake_backend.h): NodeService starts it once its registrar serves - it serves and registers
+// there, as the NVIDIA plugin does -, restarts it each time it re-creates its sockets, and stops it
+// last.
+class LocalBackend {
+ public:
+  virtual ~LocalBackend() = default;
+  virtual Status Start(const std::string& registrar_path, const std::string& resource) = 0;
+  virtual void Stop() = 0;
+};
+
 class NodeService {
  public:
   explicit NodeService(NodeOptions options);
   ~NodeService();
 
-  // Serves the registrar and front sockets, starts the fake backend (serving, then registering)
-  // and dials --backend-socket when given, and starts the supervisor. Errors: a socket cannot be
-  // served, the fake backend's topology does not parse, the pods file does not read.
+  // Reads the pods file, serves the registrar and front sockets, starts the in-process backend and
+  // dials --backend-socket when given, and starts the supervisor. Errors: the pods file does not
+  // read, a socket cannot be served, the in-process backend does not start.
   Status Start();
   void Stop();
   // Before Start: where the reconciler publishes (none: the ledger only). Borrowed.
   void SetPublisher(ActualPublisher* publisher);
   // Before Start: whether the pod source has listed (the API server's reflector). Without one the
-  // pods come from --pods-file (read by Start) or from whoever calls pods().Set: synced.
+  // pods come from the pods file or from whoever calls pods().Set: synced.
   void SetPodSource(std::function<bool()> synced);
+  // Before Start: pods and plans from this JSON file (a PodList or an array of pods; PodCache::PollFile),
+  // read by Start and re-read by the supervisor when it changes (the test build's --pods-file).
+  void SetPodsFile(std::string path);
+  // Before Start: an in-process backend, owned from then on.
+  void SetLocalBackend(std::unique_ptr<LocalBackend> backend);
   NodeState State() const;
 
   PodCache& pods();
@@ -64,13 +79,5 @@ class NodeService {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// The process: NodeService plus the pod source (the API server's pods on this node, or
-// --pods-file), until a signal. Exit status as node_command.cc documents. `serve_ops`, when given, is
-// called once before the service starts (the ops endpoints: /healthz, /readyz, /metrics over
-// State()) and returns what stops them, called before the service stops; its error ends the process
-// (exit 1).
-using OpsServer = std::function<Result<std::function<void()>>(const NodeService& service)>;
-int RunNodeService(const NodeOptions& options, const OpsServer& serve_ops = nullptr);
 
 }  // namespace topofit::node

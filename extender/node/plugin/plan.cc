@@ -97,4 +97,10 @@ Result<std::vector<NodePod>> DecodeNodePods(std::string_view text, std::string_v
   return pods;
 }
 
+std::string JoinDevices(const DeviceList& devices) {
+  std::string out;
+  for (const auto& x : devices) out += (out.empty() ? "" : ",") + x;
+  return out;
+}
+
 }  // namespace topofit::node

@@ -29,6 +29,8 @@ using k8s::kGpuActualAnnotation;
 using k8s::kGpuPlanAnnotation;
 
 using DeviceList = std::vector<std::string>;
+// "a,b,c": device IDs as the node side's log lines and Events write them.
+std::string JoinDevices(const DeviceList& devices);
 
 struct GpuContainer {
   std::string name;

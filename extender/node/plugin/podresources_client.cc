@@ -41,16 +41,62 @@ KubeletView ViewOf(const grpc::Status& st, const v1::GetPodResourcesResponse& re
   return KubeletView::kAdmitting;
 }
 
-}  // namespace
-
-std::vector<KubeletView> PodResourcesClient::Views(const std::vector<ViewQuery>& queries,
-                                                   std::chrono::milliseconds timeout) const {
-  std::vector<KubeletView> out(queries.size(), KubeletView::kUnknown);
-  if (!impl_->stub || queries.empty()) return out;
+// One wave of Gets, one in flight per query, on a completion queue the calling thread drives. A Get's
+// two tags (the reply, the pause's alarm) are the addresses of its `reader` and `alarm` members. Every
+// call has the deadline, so every tag comes back.
+class GetWave {
+ public:
   using Clock = std::chrono::system_clock;  // gRPC deadlines are system_clock
-  const auto deadline = Clock::now() + timeout;
-  // One Get in flight per query; its two tags (the reply, the pause's alarm) are the addresses of
-  // its `reader` and `alarm` members. Every call has the deadline, so every tag comes back.
+
+  GetWave(v1::PodResourcesLister::Stub& stub, PodResourcesCounters& counters, const std::vector<ViewQuery>& queries,
+          Clock::time_point deadline)
+      : stub_(stub), counters_(counters), deadline_(deadline), calls_(queries.size()) {
+    for (size_t i = 0; i < queries.size(); ++i) {
+      calls_[i].req.set_pod_name(std::string(queries[i].name));
+      calls_[i].req.set_pod_namespace(std::string(queries[i].namespace_));
+      Start(calls_[i]);
+    }
+  }
+
+  ~GetWave() {
+    cq_.Shutdown();
+    void* tag = nullptr;
+    bool ok = false;
+    while (cq_.Next(&tag, &ok)) {
+    }
+  }
+
+  // Waits for every Get to end; out[i] is query i's view.
+  void Finish(const std::vector<ViewQuery>& queries, const std::string& resource, std::vector<KubeletView>& out) {
+    size_t open = calls_.size();
+    void* tag = nullptr;
+    bool ok = false;
+    while (open > 0 && cq_.Next(&tag, &ok)) {
+      size_t i = 0;
+      while (tag != &calls_[i].reader && tag != &calls_[i].alarm) ++i;
+      Call& c = calls_[i];
+      if (tag == &c.alarm) {
+        Start(c);
+        continue;
+      }
+      // kubelet rate-limits the PodResources API (a token bucket, 100 per second, burst 10) and
+      // answers RESOURCE_EXHAUSTED past it: that says nothing about the pod, so wait for a token and
+      // ask again.
+      if (c.status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+        ++counters_.get_rate_limited;
+        if (Clock::now() + c.pause < deadline_) {
+          c.alarm.Set(&cq_, Clock::now() + c.pause, &c.alarm);
+          c.pause = std::min(c.pause * 2, std::chrono::milliseconds(40));
+          continue;
+        }
+      } else {
+        out[i] = ViewOf(c.status, c.resp, queries[i], resource);
+      }
+      --open;
+    }
+  }
+
+ private:
   struct Call {
     v1::GetPodResourcesRequest req;
     v1::GetPodResourcesResponse resp;
@@ -60,51 +106,32 @@ std::vector<KubeletView> PodResourcesClient::Views(const std::vector<ViewQuery>&
     grpc::Alarm alarm;
     std::chrono::milliseconds pause{5};
   };
-  grpc::CompletionQueue cq;
-  std::vector<Call> calls(queries.size());
-  auto start = [&](Call& c) {
+
+  void Start(Call& c) {
     c.reader.reset();  // Lives in the call's arena, which the context owns: goes first.
     c.ctx = std::make_unique<grpc::ClientContext>();
-    c.ctx->set_deadline(deadline);
+    c.ctx->set_deadline(deadline_);
     c.resp.Clear();
     ++counters_.get;
-    c.reader = impl_->stub->AsyncGet(c.ctx.get(), c.req, &cq);
+    c.reader = stub_.AsyncGet(c.ctx.get(), c.req, &cq_);
     c.reader->Finish(&c.resp, &c.status, &c.reader);
-  };
-  for (size_t i = 0; i < queries.size(); ++i) {
-    calls[i].req.set_pod_name(std::string(queries[i].name));
-    calls[i].req.set_pod_namespace(std::string(queries[i].namespace_));
-    start(calls[i]);
   }
-  size_t open = calls.size();
-  void* tag = nullptr;
-  bool ok = false;
-  while (open > 0 && cq.Next(&tag, &ok)) {
-    size_t i = 0;
-    while (tag != &calls[i].reader && tag != &calls[i].alarm) ++i;
-    Call& c = calls[i];
-    if (tag == &c.alarm) {
-      start(c);
-      continue;
-    }
-    // kubelet rate-limits the PodResources API (a token bucket, 100 per second, burst 10) and
-    // answers RESOURCE_EXHAUSTED past it: that says nothing about the pod, so wait for a token and
-    // ask again.
-    if (c.status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
-      ++counters_.get_rate_limited;
-      if (Clock::now() + c.pause < deadline) {
-        c.alarm.Set(&cq, Clock::now() + c.pause, &c.alarm);
-        c.pause = std::min(c.pause * 2, std::chrono::milliseconds(40));
-        continue;
-      }
-    } else {
-      out[i] = ViewOf(c.status, c.resp, queries[i], impl_->resource);
-    }
-    --open;
-  }
-  cq.Shutdown();
-  while (cq.Next(&tag, &ok)) {
-  }
+
+  v1::PodResourcesLister::Stub& stub_;
+  PodResourcesCounters& counters_;
+  const Clock::time_point deadline_;
+  grpc::CompletionQueue cq_;  // Before calls_: shut down and drained (by ~GetWave) before they go.
+  std::vector<Call> calls_;
+};
+
+}  // namespace
+
+std::vector<KubeletView> PodResourcesClient::Views(const std::vector<ViewQuery>& queries,
+                                                   std::chrono::milliseconds timeout) const {
+  std::vector<KubeletView> out(queries.size(), KubeletView::kUnknown);
+  if (!impl_->stub || queries.empty()) return out;
+  GetWave wave(*impl_->stub, counters_, queries, GetWave::Clock::now() + timeout);
+  wave.Finish(queries, impl_->resource, out);
   return out;
 }
 

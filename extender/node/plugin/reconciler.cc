@@ -13,12 +13,6 @@ DeviceList Sorted(DeviceList d) {
   return d;
 }
 
-std::string Join(const DeviceList& d) {
-  std::string out;
-  for (const auto& x : d) out += (out.empty() ? "" : ",") + x;
-  return out;
-}
-
 }  // namespace
 
 std::vector<ActualReport> ComputeActuals(std::string_view node, const std::vector<NodePod>& pods,
@@ -44,8 +38,8 @@ std::vector<ActualReport> ComputeActuals(std::string_view node, const std::vecto
         if (!held) continue;  // Not admitted yet (or no longer running): nothing to compare.
         if (*held != Sorted(planned)) {
           r.mismatch = true;
-          r.detail += (r.detail.empty() ? "" : "; ") + container + ": planned " + Join(Sorted(planned)) + ", holds " +
-                      Join(*held);
+          r.detail += (r.detail.empty() ? "" : "; ") + container + ": planned " + JoinDevices(Sorted(planned)) + ", holds " +
+                      JoinDevices(*held);
         }
       }
     }

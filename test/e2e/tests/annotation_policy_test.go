@@ -34,7 +34,7 @@ import (
 
 const (
 	extenderSA = "system:serviceaccount:topofit-system:topofit-scheduler"
-	nodeSA     = "system:serviceaccount:topofit-system:topofit-agent"
+	nodeSA     = "system:serviceaccount:topofit-system:topofit-node"
 )
 
 func loadPolicy(t *testing.T) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {

@@ -26,7 +26,7 @@ import (
 // namespace: kubelet's socket paths are fixed) running kubelet's device manager and PodResources
 // server (nodesim), upstream's stub device plugin as the NVIDIA plugin, and the real `topofit node`
 // between them with --kubeconfig. topofit node publishes its node's topology and GPU UUIDs as
-// deployed (the agent's publishing, with the stand-in nvidia-smi printing a shared fixture and the
+// deployed (its topology publishing, with the stand-in nvidia-smi printing a shared fixture and the
 // stub's device IDs as UUIDs), gpu-health and gpu-actual. Each node plays kubelet's pod lifecycle
 // against the API server (nodesim.APINode): it admits the pods bound to it as they arrive, sets them
 // Running, and frees the GPUs of pods that end.
@@ -44,7 +44,8 @@ import (
 // choosing other GPUs than planned (a planned GPU goes unhealthy before the pod is admitted: kubelet
 // does not offer it and fills from the free GPUs).
 //
-// Root only (unshare); skipped without $TOPOFIT_BINARY or without `topofit node --kubeconfig`.
+// Root only (unshare); skipped without a `topofit node` offering --kubeconfig and --nvidia-smi
+// (topofitNodeBinary: $TOPOFIT_BINARY, else $TOPOFIT_NODE_BINARY).
 
 const (
 	e2eGPUs      = 8
@@ -64,11 +65,7 @@ var e2eNodes = []struct{ name, fixture string }{
 }
 
 func TestFidelityEndToEnd(t *testing.T) {
-	nodeBin := topofitNodeBinary(t)
-	if out, _ := exec.Command(nodeBin, "node", "--help").CombinedOutput(); !strings.Contains(string(out), "--kubeconfig") ||
-		!strings.Contains(string(out), "--nvidia-smi") {
-		t.Skipf("`%s node --help` lacks --kubeconfig or --nvidia-smi", nodeBin)
-	}
+	nodeBin := topofitNodeBinary(t, "--kubeconfig", "--nvidia-smi")
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: each fake node runs kubelet's device manager in its own mount namespace (unshare)")
 	}

@@ -39,40 +39,51 @@ import (
 // registers to topofit node again), then a restart of topofit node.
 // Asserts: every container gets exactly its planned set (kubelet's IDs, the container's env, PodResources
 // List), no GPU is held by two containers, and every pod is admitted after each restart.
-// Restart windows (TestFidelityTopofitNode only, not against the stand-in): a pod asking one GPU, without a plan, is admitted
+// Restart windows (TestFidelityTopofitNode only): a pod asking one GPU, without a plan, is admitted
 // alone inside each window, and kubelet's verdict must be the one docs/node.md ("Restart windows")
 // states: right after the kubelet restart, rejected with UnexpectedAdmissionError "no healthy devices
 // present" unless topofit node is back already; while the backend is down (2 s, a new process after),
 // admitted once it is back; while topofit node is stopped, rejected the same way. Its /readyz
 // (--ops-listen) is ready once registered, not ready (backend_connected) while the backend is down,
 // and ready again after each restart.
-// Skipped while $TOPOFIT_BINARY is unset or `topofit node --help` lacks the flags used here.
+// The binary: topofitNodeBinary; skipped while neither offers the flags used here.
 
 const planAnnotation = "topofit.io/gpu-plan"
 
-var topofitNodeFlags = []string{"--node-name", "--device-plugin-dir", "--pods-file", "--registrar-socket", "--pod-resources-socket"}
+var topofitNodeFlags = []string{"--node-name", "--device-plugin-dir", "--registrar-socket", "--pod-resources-socket"}
 
-// topofitNodeBinary is $TOPOFIT_NODE_BINARY (the stand-in tools/fake-topofit-node, or another build)
-// or else $TOPOFIT_BINARY, when its `node --help` offers the flags used here; the test skips otherwise.
-func topofitNodeBinary(t *testing.T) string {
+// topofitNodeBinary is the `topofit node` to run: $TOPOFIT_BINARY, the shipped one, when its `node
+// --help` offers the flags used here and every flag in want; else $TOPOFIT_NODE_BINARY, its test
+// build (topofit-node-testing, with --pods-file and --fake-backend; CTest sets it), when that one
+// does. The test skips otherwise.
+func topofitNodeBinary(t *testing.T, want ...string) string {
 	t.Helper()
-	bin := os.Getenv("TOPOFIT_NODE_BINARY")
-	if bin == "" {
-		bin = os.Getenv("TOPOFIT_BINARY")
-	}
-	if bin == "" {
-		t.Skip("TOPOFIT_BINARY is unset")
-	}
-	out, err := exec.Command(bin, "node", "--help").CombinedOutput()
-	if err != nil && !strings.Contains(string(out), "--pods-file") {
-		t.Skipf("`%s node --help` failed (%v): the `topofit node` subcommand is absent: %s", bin, err, firstLine(out))
-	}
-	for _, f := range topofitNodeFlags {
-		if !strings.Contains(string(out), f) {
-			t.Skipf("`%s node --help` lacks %s: the `topofit node` subcommand is absent or older", bin, f)
+	var why []string
+	for _, env := range []string{"TOPOFIT_BINARY", "TOPOFIT_NODE_BINARY"} {
+		bin := os.Getenv(env)
+		if bin == "" {
+			why = append(why, env+" is unset")
+			continue
 		}
+		out, err := exec.Command(bin, "node", "--help").CombinedOutput()
+		if err != nil {
+			why = append(why, fmt.Sprintf("`%s node --help` failed (%v): %s", bin, err, firstLine(out)))
+			continue
+		}
+		missing := ""
+		for _, f := range append(append([]string(nil), topofitNodeFlags...), want...) {
+			if !strings.Contains(string(out), f) {
+				missing = f
+				break
+			}
+		}
+		if missing == "" {
+			return bin
+		}
+		why = append(why, fmt.Sprintf("`%s node --help` lacks %s", bin, missing))
 	}
-	return bin
+	t.Skipf("no topofit node with the flags used here: %s", strings.Join(why, "; "))
+	return ""
 }
 
 func firstLine(b []byte) string {
@@ -93,15 +104,11 @@ func percentile(d []time.Duration, p float64) time.Duration {
 }
 
 func TestFidelityTopofitNode(t *testing.T) {
-	bin := topofitNodeBinary(t)
+	bin := topofitNodeBinary(t, "--pods-file", "--ops-listen")
 	if !nodesim.Hermetic(t) {
 		return
 	}
-	// The restart windows are topofit node's (docs/node.md); the stand-in relays the backend's stream
-	// and Allocate without riding out its absence, so they are not probed there.
-	out, _ := exec.Command(bin, "node", "--help").CombinedOutput()
-	standIn := strings.Contains(string(out), "--no-get")
-	st := runFidelityBursts(t, bin, burstOptions{strict: true, windows: !standIn})
+	st := runFidelityBursts(t, bin, burstOptions{strict: true, windows: true})
 	if st.exact != st.containers {
 		t.Errorf("%d of %d containers did not get their plan", st.containers-st.exact, st.containers)
 	}
@@ -117,7 +124,7 @@ func TestFidelityTopofitNode(t *testing.T) {
 // (offer only the unplanned ones, which are exactly enough), so it gets those, and every planned
 // container still gets its plan.
 func TestFidelityTopofitNodeForeignPods(t *testing.T) {
-	bin := topofitNodeBinary(t)
+	bin := topofitNodeBinary(t, "--pods-file")
 	if !nodesim.Hermetic(t) {
 		return
 	}
@@ -137,10 +144,7 @@ func TestFidelityTopofitNodeForeignPods(t *testing.T) {
 // node (--kubeconfig) instead of reading a file; the pods are created with their plan as topofit's
 // bind leaves them, and deleted when they terminate.
 func TestFidelityTopofitNodeAPIServer(t *testing.T) {
-	bin := topofitNodeBinary(t)
-	if out, _ := exec.Command(bin, "node", "--help").CombinedOutput(); !strings.Contains(string(out), "--kubeconfig") {
-		t.Skipf("`%s node --help` lacks --kubeconfig", bin)
-	}
+	bin := topofitNodeBinary(t, "--kubeconfig")
 	if !nodesim.Hermetic(t) {
 		return
 	}
@@ -153,22 +157,16 @@ func TestFidelityTopofitNodeAPIServer(t *testing.T) {
 	}
 }
 
-// The scenarios catch a wrong matcher: the stand-in without PodResources Get narrowing swaps pods
-// of equal size (it takes the earliest created candidate, which kubelet need not be admitting), and
-// the scenario sees containers off their plan; kubelet still never gives a GPU twice. Only with the
-// stand-in (TOPOFIT_NODE_BINARY naming tools/fake-topofit-node, which has --no-get).
+// The scenarios catch a wrong matcher: topofit node without PodResources (--pod-resources-socket "",
+// so no Get narrowing) can only take the earliest created of the candidates of equal size, which
+// kubelet need not be admitting, and the scenario must see containers off their plan; kubelet still
+// never gives a GPU twice.
 func TestFidelityTopofitNodeCatchesSwaps(t *testing.T) {
-	bin := os.Getenv("TOPOFIT_NODE_BINARY")
-	if bin == "" {
-		t.Skip("TOPOFIT_NODE_BINARY (the stand-in tools/fake-topofit-node) is unset")
-	}
-	if out, _ := exec.Command(bin, "node", "--help").CombinedOutput(); !strings.Contains(string(out), "--no-get") {
-		t.Skipf("%s has no --no-get: not the stand-in", bin)
-	}
+	bin := topofitNodeBinary(t, "--pods-file")
 	if !nodesim.Hermetic(t) {
 		return
 	}
-	st := runFidelityBursts(t, bin, burstOptions{extra: []string{"--no-get"}})
+	st := runFidelityBursts(t, bin, burstOptions{noGet: true})
 	if st.exact == st.containers {
 		t.Errorf("without Get narrowing all %d containers still got their plan: the scenario does not tell a swap", st.containers)
 	}
@@ -183,11 +181,11 @@ type burstStats struct {
 }
 
 type burstOptions struct {
-	extra   []string // flags added to topofit node's command line
-	strict  bool     // a container off its plan is an error (else logged and counted)
-	foreign bool     // add the foreign pods
-	api     bool     // plans through a real kube-apiserver (--kubeconfig) instead of --pods-file
-	windows bool     // admit a probe pod inside each restart window and check kubelet's verdict
+	noGet   bool // topofit node without PodResources (--pod-resources-socket ""): no Get narrowing
+	strict  bool // a container off its plan is an error (else logged and counted)
+	foreign bool // add the foreign pods
+	api     bool // plans through a real kube-apiserver (--kubeconfig) instead of --pods-file
+	windows bool // admit a probe pod inside each restart window and check kubelet's verdict
 }
 
 // runFidelityBursts runs the bursts against the topofit node binary bin and counts.
@@ -229,10 +227,14 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 	}
 	defer k.Stop(ctx)
 	registrar := filepath.Join(nodesim.DevicePluginDir, "topofit-registrar.sock")
+	podResources := nodesim.PodResourcesSocket
+	if o.noGet {
+		podResources = ""
+	}
 	topofit := &harness.Process{Name: "topofit-node", Path: bin, LogPath: filepath.Join(dir, "topofit-node.log"),
 		Args: []string{"node", "--node-name", node, "--device-plugin-dir", nodesim.DevicePluginDir,
-			"--registrar-socket", filepath.Base(registrar), "--pod-resources-socket", nodesim.PodResourcesSocket}}
-	topofit.Args = append(append(topofit.Args, plans.args()...), o.extra...)
+			"--registrar-socket", filepath.Base(registrar), "--pod-resources-socket", podResources}}
+	topofit.Args = append(topofit.Args, plans.args()...)
 	if o.windows {
 		topofit.Args = append(topofit.Args, "--ops-listen", "127.0.0.1:0")
 	}

@@ -30,7 +30,7 @@ import (
 // created for real first; the pod of every Deployment and DaemonSet, too, as a Pod (the server's pod
 // validation and admission: priority class, RuntimeClass `nvidia` as the README's prerequisites
 // create it). The Helm chart's defaults render the same objects (test/deploy/helm-test.sh).
-// Then the node agent's RBAC, applied for real, is asked of the real authorizer
+// Then topofit-node's RBAC, applied for real, is asked of the real authorizer
 // (SubjectAccessReview): its service account may do what `topofit node` does and nothing beside.
 
 const fieldManager = "topofit-e2e"
@@ -122,7 +122,7 @@ func TestManifestsServerSideDryRun(t *testing.T) {
 	if err := apply(runtimeClass, false); err != nil {
 		t.Fatalf("RuntimeClass nvidia: %v", err)
 	}
-	var agentRBAC []*unstructured.Unstructured
+	var nodeRBAC []*unstructured.Unstructured
 	for _, dir := range dirs {
 		objs := decodeObjects(t, kustomizeBuild(t, dir))
 		kinds := map[string]int{}
@@ -150,13 +150,13 @@ func TestManifestsServerSideDryRun(t *testing.T) {
 				}
 				kinds["Pod"]++
 			}
-			if dir == "manifests" && obj.GetName() == "topofit-agent" &&
+			if dir == "manifests" && obj.GetName() == "topofit-node" &&
 				(obj.GetKind() == "ServiceAccount" || obj.GetKind() == "ClusterRole" || obj.GetKind() == "ClusterRoleBinding") {
-				agentRBAC = append(agentRBAC, obj)
+				nodeRBAC = append(nodeRBAC, obj)
 			}
 		}
 		if kinds["DaemonSet"] != 1 {
-			t.Errorf("%s: %d DaemonSets, want the node agent's", dir, kinds["DaemonSet"])
+			t.Errorf("%s: %d DaemonSets, want topofit-node's", dir, kinds["DaemonSet"])
 		}
 		t.Logf("%s: %d objects accepted by a server-side dry run (%v)", dir, len(objs), kinds)
 	}
@@ -164,16 +164,16 @@ func TestManifestsServerSideDryRun(t *testing.T) {
 		return
 	}
 
-	// The node agent's identity, for real, and what the authorizer lets it do.
-	if len(agentRBAC) != 3 {
-		t.Fatalf("the base has %d of the agent's ServiceAccount, ClusterRole and ClusterRoleBinding", len(agentRBAC))
+	// topofit-node's identity, for real, and what the authorizer lets it do.
+	if len(nodeRBAC) != 3 {
+		t.Fatalf("the base has %d of topofit-node's ServiceAccount, ClusterRole and ClusterRoleBinding", len(nodeRBAC))
 	}
-	for _, obj := range agentRBAC {
+	for _, obj := range nodeRBAC {
 		if err := apply(obj, false); err != nil {
 			t.Fatalf("apply %s %s: %v", obj.GetKind(), obj.GetName(), err)
 		}
 	}
-	user := "system:serviceaccount:topofit-system:topofit-agent"
+	user := "system:serviceaccount:topofit-system:topofit-node"
 	cases := []struct {
 		attrs authorizationv1.ResourceAttributes
 		want  bool
@@ -229,10 +229,10 @@ func TestManifestsServerSideDryRun(t *testing.T) {
 			what += "/" + attrs.Subresource
 		}
 		if got.Status.Allowed != tc.want {
-			t.Errorf("topofit-agent may %s: %v, want %v (%s)", what, got.Status.Allowed, tc.want, got.Status.Reason)
+			t.Errorf("topofit-node may %s: %v, want %v (%s)", what, got.Status.Allowed, tc.want, got.Status.Reason)
 		}
 	}
 	if !t.Failed() {
-		t.Logf("topofit-agent's RBAC: %d requests answered by the authorizer as expected", len(cases))
+		t.Logf("topofit-node's RBAC: %d requests answered by the authorizer as expected", len(cases))
 	}
 }

@@ -26,9 +26,6 @@ import (
 // is rotated by replacing the files, new connections get the new one and pods keep being bound; clients
 // without a certificate, with another CA's, or speaking plain HTTP are refused.
 func TestTopofitExtenderOverTLS(t *testing.T) {
-	if os.Getenv("TOPOFIT_E2E_FAKE_TOPOFIT") == "1" {
-		t.Skip("tools/fake-topofit, the stand-in, serves no TLS")
-	}
 	dir := t.TempDir()
 	// A CA of the extender's own: a serving certificate for 127.0.0.1 and a client certificate
 	// for kube-scheduler.

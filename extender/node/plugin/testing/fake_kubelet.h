@@ -1,5 +1,5 @@
 #pragma once
-// FakeKubelet: kubelet's device-plugin side as docs/node-plugin.md 1.2, 1.6 and 6.6 describe it,
+// FakeKubelet: kubelet's device-plugin side as docs/kubelet-contracts.md §1, §2, §4 and §6 describe it,
 // over real unix sockets, for the contract tests:
 //   - serves v1beta1.Registration on <dir>/kubelet.sock; Register checks the version, dials
 //     <dir>/<endpoint> synchronously (10 s), asks GetDevicePluginOptions and reads ListAndWatch into

@@ -1,5 +1,5 @@
 #pragma once
-// KubeletModel: kubelet's device manager for one extended resource, as docs/node-plugin.md 1.2
+// KubeletModel: kubelet's device manager for one extended resource, as docs/kubelet-contracts.md §2
 // describes and pkg/kubelet/cm/devicemanager/manager.go (v1.36.3: Allocate, devicesToAllocate) does,
 // with Topology Manager policy none - the oracle of the property test and the core of the fake
 // kubelet (fake_kubelet.h).

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "base/files.h"
-#include "extender/node/plugin/fake_backend.h"
+#include "extender/node/plugin/testing/fake_backend.h"
 #include "extender/node/plugin/node_service.h"
 #include "extender/node/plugin/testing/fake_kubelet.h"
 

@@ -1,4 +1,4 @@
-#include "extender/node/agent.h"
+#include "extender/node/topology_publisher.h"
 
 #include <doctest/doctest.h>
 
@@ -12,7 +12,7 @@
 namespace topofit::node {
 namespace {
 
-// Drives the agent with testdata/fake-nvidia-smi, configured through its environment variables.
+// Drives the publisher with testdata/fake-nvidia-smi, configured through its environment variables.
 struct Rig {
   Rig() {
     fake.nodes["gpu-1"] = {{"keep.me/too", "yes"}};
@@ -26,17 +26,17 @@ struct Rig {
     setenv("FAKE_SMI_TOPO", (std::string(TOPOFIT_FIXTURES_DIR) + "/topo/" + fixture).c_str(), 1);
   }
   PassOutcome Pass() {
-    Agent agent(options, fake, [this](LogLevel, std::string_view msg, const LogFields&) { logs.emplace_back(msg); });
+    TopologyPublisher agent(options, fake, [this](LogLevel, std::string_view msg, const LogFields&) { logs.emplace_back(msg); });
     return agent.RunOnce();
   }
   std::map<std::string, std::string>& node() { return fake.nodes["gpu-1"]; }
 
   FakeNodePublisher fake;
-  AgentOptions options;
+  TopologyPublisherOptions options;
   std::vector<std::string> logs;
 };
 
-TEST_CASE("agent publishes topology, UUIDs and hash once, then skips while nothing changes") {
+TEST_CASE("topology publisher: publishes topology, UUIDs and hash once, then skips while nothing changes") {
   Rig rig;
   CHECK(rig.Pass() == PassOutcome::kPublished);
   CHECK(rig.fake.patches == 1);
@@ -53,7 +53,7 @@ TEST_CASE("agent publishes topology, UUIDs and hash once, then skips while nothi
   CHECK(rig.fake.events.size() == 1);
 }
 
-TEST_CASE("agent re-publishes when the topology or the GPUs change") {
+TEST_CASE("topology publisher: re-publishes when the topology or the GPUs change") {
   Rig rig;
   REQUIRE(rig.Pass() == PassOutcome::kPublished);
   std::string first_hash = rig.node().at(kHashAnnotation);
@@ -68,7 +68,7 @@ TEST_CASE("agent re-publishes when the topology or the GPUs change") {
   CHECK(rig.fake.patches == 3);
 }
 
-TEST_CASE("agent reports nvidia-smi failures as events and keeps the good annotation") {
+TEST_CASE("topology publisher: reports nvidia-smi failures as events and keeps the good annotation") {
   Rig rig;
   REQUIRE(rig.Pass() == PassOutcome::kPublished);
   auto good = rig.node();
@@ -82,7 +82,7 @@ TEST_CASE("agent reports nvidia-smi failures as events and keeps the good annota
   CHECK(!rig.logs.empty());
 }
 
-TEST_CASE("agent reports garbage output as TopologyParseError with the parser's position") {
+TEST_CASE("topology publisher: reports garbage output as TopologyParseError with the parser's position") {
   Rig rig;
   REQUIRE(rig.Pass() == PassOutcome::kPublished);
   auto good = rig.node();
@@ -94,7 +94,7 @@ TEST_CASE("agent reports garbage output as TopologyParseError with the parser's 
   CHECK(rig.fake.events[1].message.find("line ") != std::string::npos);
 }
 
-TEST_CASE("agent reports a missing nvidia-smi and a failing API without patching") {
+TEST_CASE("topology publisher: reports a missing nvidia-smi and a failing API without patching") {
   Rig rig;
   rig.options.nvidia_smi = "/nonexistent/nvidia-smi";
   CHECK(rig.Pass() == PassOutcome::kFailed);
@@ -109,10 +109,10 @@ TEST_CASE("agent reports a missing nvidia-smi and a failing API without patching
   CHECK(!api.node().count(kHashAnnotation));
 }
 
-TEST_CASE("a long-running agent sends one event per distinct failure, not one per interval") {
+TEST_CASE("topology publisher: a long-running one sends one event per distinct failure, not one per interval") {
   Rig rig;
   setenv("FAKE_SMI_MODE", "fail", 1);
-  Agent agent(rig.options, rig.fake, [](LogLevel, std::string_view, const LogFields&) {});
+  TopologyPublisher agent(rig.options, rig.fake, [](LogLevel, std::string_view, const LogFields&) {});
   CHECK(agent.RunOnce() == PassOutcome::kFailed);
   CHECK(agent.RunOnce() == PassOutcome::kFailed);
   CHECK(rig.fake.events.size() == 1);

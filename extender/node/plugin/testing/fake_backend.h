@@ -1,5 +1,6 @@
 #pragma once
-// FakeBackend: a stand-in for the NVIDIA device plugin, for tests and the demo (never production).
+// FakeBackend: a stand-in for the NVIDIA device plugin, for tests only (the unit tests, and the test
+// build topofit-node-testing's --fake-backend; never in the shipped `topofit`).
 // It reads a `nvidia-smi topo -m` text for the GPU count and each GPU's NUMA node, names GPU i
 // FakeUuid(i), and serves v1beta1.DevicePlugin on a unix socket:
 //   GetDevicePluginOptions  pre_start_required false, get_preferred_allocation_available true
@@ -9,6 +10,7 @@
 //   PreStartContainer       nothing
 // Register() registers it, as the NVIDIA plugin does, to a Registration socket with its socket's
 // bare file name as the endpoint. Thread-safe.
+// InProcessBackend makes one the in-process backend of a NodeService (node_service.h, LocalBackend).
 
 #include <atomic>
 #include <memory>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "extender/node/plugin/node_service.h"
 
 namespace topofit::node {
 
@@ -43,5 +46,9 @@ class FakeBackend {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// `backend` as a NodeService's in-process backend: Start serves it on `socket_path` and registers it to
+// the service's registrar; Stop stops it.
+std::unique_ptr<LocalBackend> InProcessBackend(std::unique_ptr<FakeBackend> backend, std::string socket_path);
 
 }  // namespace topofit::node

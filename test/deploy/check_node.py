@@ -1,29 +1,29 @@
 #!/usr/bin/env python3
-"""Checks the node agent as manifests/ renders it (for test/deploy/manifests-test.sh): what the
+"""Checks topofit-node, the DaemonSet of `topofit node`, as manifests/ renders it (for test/deploy/manifests-test.sh): what the
 DaemonSet must hold for `topofit node` and the NVIDIA device plugin to meet on the node, and what it
 may not hold beyond that. Needs PyYAML (Debian: python3-yaml).
 
-usage: check_node_agent.py base RENDER.yaml [REGISTRAR_SOCKET DEVICE_PLUGIN_DIR]
+usage: check_node.py base RENDER.yaml [REGISTRAR_SOCKET DEVICE_PLUGIN_DIR]
          the base (and every overlay but gpu-operator): the sidecar points KUBELET_SOCKET at the
          registrar socket (the defaults of `topofit node --help` when given), hostPaths, probes of
          least privilege, the rolling update, RBAC exactly as listed below
-       check_node_agent.py no-sidecar RENDER.yaml
+       check_node.py no-sidecar RENDER.yaml
          overlays/gpu-operator: the same DaemonSet without the NVIDIA plugin and its volume
-       check_node_agent.py containers RENDER.yaml
-         every container in every workload is locked down; only the node agent's run as root
+       check_node.py containers RENDER.yaml
+         every container in every workload is locked down; only topofit-node's run as root
 """
 import sys
 
 try:
     import yaml
 except ImportError:
-    sys.exit("check_node_agent.py: PyYAML is missing (Debian: apt-get install python3-yaml)")
+    sys.exit("check_node.py: PyYAML is missing (Debian: apt-get install python3-yaml)")
 
-DS = "topofit-agent"
+DS = "topofit-node"
 DEVICE_PLUGINS = "/var/lib/kubelet/device-plugins"
 POD_RESOURCES = "/var/lib/kubelet/pod-resources"
-# The agent's ClusterRole, rule by rule: (apiGroups, resources, verbs).
-AGENT_RULES = {
+# topofit-node's ClusterRole, rule by rule: (apiGroups, resources, verbs).
+NODE_RULES = {
     (("",), ("nodes",), ("get", "patch")),
     (("",), ("pods",), ("get", "list", "watch", "patch")),
     (("", "events.k8s.io"), ("events",), ("create",)),
@@ -105,8 +105,8 @@ def common(objs):
     role = find(objs, "ClusterRole", DS)
     rules = {(tuple(r.get("apiGroups", [])), tuple(r.get("resources", [])), tuple(r.get("verbs", [])))
              for r in role["rules"]}
-    if rules != AGENT_RULES or len(role["rules"]) != len(AGENT_RULES):
-        fail(f"ClusterRole {DS}: rules {sorted(rules)}, want exactly {sorted(AGENT_RULES)}")
+    if rules != NODE_RULES or len(role["rules"]) != len(NODE_RULES):
+        fail(f"ClusterRole {DS}: rules {sorted(rules)}, want exactly {sorted(NODE_RULES)}")
     binding = find(objs, "ClusterRoleBinding", DS)
     if binding["roleRef"]["name"] != DS or [s["name"] for s in binding["subjects"]] != [DS]:
         fail(f"ClusterRoleBinding {DS} binds {binding['roleRef']['name']} to {binding['subjects']}")
@@ -165,7 +165,7 @@ def containers(path):
             non_root = sc.get("runAsNonRoot", pod_sc.get("runAsNonRoot"))
             if user == 0 or not non_root:
                 if (obj["kind"], obj["metadata"]["name"]) != ("DaemonSet", DS):
-                    fail(f"{where}: may run as root; only the node agent's containers do")
+                    fail(f"{where}: may run as root; only topofit-node's containers do")
     if n == 0:
         fail(f"{path}: no containers")
     print(f"ok: {path}: {n} containers locked down; only {DS}'s run as root")

@@ -1,4 +1,4 @@
-#include "extender/node/plugin/fake_backend.h"
+#include "extender/node/plugin/testing/fake_backend.h"
 
 #include <unistd.h>
 
@@ -210,5 +210,29 @@ void FakeBackend::SetHealthy(const std::string& id, bool healthy) { impl_->servi
 std::vector<std::string> FakeBackend::uuids() const { return impl_->service->Ids(); }
 int FakeBackend::preferred_calls() const { return impl_->service->preferred_calls_; }
 int FakeBackend::allocate_calls() const { return impl_->service->allocate_calls_; }
+
+namespace {
+
+class InProcess final : public LocalBackend {
+ public:
+  InProcess(std::unique_ptr<FakeBackend> backend, std::string socket_path)
+      : backend_(std::move(backend)), socket_path_(std::move(socket_path)) {}
+  Status Start(const std::string& registrar_path, const std::string& resource) override {
+    Status st = backend_->Start(socket_path_);
+    if (!st.ok()) return st;
+    return backend_->Register(registrar_path, resource);
+  }
+  void Stop() override { backend_->Stop(); }
+
+ private:
+  std::unique_ptr<FakeBackend> backend_;
+  std::string socket_path_;
+};
+
+}  // namespace
+
+std::unique_ptr<LocalBackend> InProcessBackend(std::unique_ptr<FakeBackend> backend, std::string socket_path) {
+  return std::make_unique<InProcess>(std::move(backend), std::move(socket_path));
+}
 
 }  // namespace topofit::node

@@ -1,4 +1,4 @@
-#include "extender/node/agent.h"
+#include "extender/node/topology_publisher.h"
 
 #include <fmt/format.h>
 
@@ -7,10 +7,10 @@
 
 namespace topofit::node {
 
-Agent::Agent(AgentOptions options, NodePublisher& publisher, LogFn log)
+TopologyPublisher::TopologyPublisher(TopologyPublisherOptions options, NodePublisher& publisher, LogFn log)
     : options_(std::move(options)), publisher_(publisher), log_(std::move(log)) {}
 
-PassOutcome Agent::Fail(const std::string& reason, const std::string& message) {
+PassOutcome TopologyPublisher::Fail(const std::string& reason, const std::string& message) {
   log_(LogLevel::kWarn, "cannot publish the topology", {{"node", options_.node_name}, {"reason", reason}, {"error", message}});
   std::string key = reason + "\n" + message;
   if (key != last_event_) {
@@ -24,7 +24,7 @@ PassOutcome Agent::Fail(const std::string& reason, const std::string& message) {
   return PassOutcome::kFailed;
 }
 
-PassOutcome Agent::RunOnce() {
+PassOutcome TopologyPublisher::RunOnce() {
   const std::string& smi = options_.nvidia_smi;
   auto topo = RunCommand({smi, "topo", "-m"}, options_.command_timeout);
   if (!topo.ok()) return Fail(kReasonUnavailable, topo.error());
@@ -62,7 +62,7 @@ PassOutcome Agent::RunOnce() {
   return PassOutcome::kPublished;
 }
 
-void Agent::Run() {
+void TopologyPublisher::Run() {
   for (;;) {
     RunOnce();
     std::unique_lock lock(mu_);
@@ -70,7 +70,7 @@ void Agent::Run() {
   }
 }
 
-void Agent::Stop() {
+void TopologyPublisher::Stop() {
   {
     std::lock_guard lock(mu_);
     stop_ = true;

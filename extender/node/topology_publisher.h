@@ -1,5 +1,6 @@
 #pragma once
-// Agent: publishes one node's GPU topology to its Node object, again whenever it changes.
+// TopologyPublisher: `topofit node`'s topology publishing (it was `topofit agent`): publishes one node's
+// GPU topology to its Node object, again whenever it changes.
 //
 // RunOnce() is one pass: run `nvidia-smi topo -m` and `nvidia-smi --query-gpu=index,uuid,pci.bus_id
 // --format=csv,noheader`, build the TopologyReport, read the node's annotations and patch them only
@@ -25,7 +26,7 @@ inline constexpr const char* kReasonUnavailable = "TopologyUnavailable";
 inline constexpr const char* kReasonParseError = "TopologyParseError";
 inline constexpr const char* kReasonPublished = "TopologyPublished";
 
-struct AgentOptions {
+struct TopologyPublisherOptions {
   std::string node_name;
   std::string nvidia_smi = "nvidia-smi";
   std::chrono::milliseconds interval = std::chrono::minutes(5);
@@ -34,11 +35,11 @@ struct AgentOptions {
 
 enum class PassOutcome { kPublished, kUnchanged, kFailed };
 
-class Agent {
+class TopologyPublisher {
  public:
-  // Where the agent's lines go: topofit::Log in the binary, a capture in tests.
+  // Where its lines go: topofit::Log in the binary, a capture in tests.
   using LogFn = std::function<void(LogLevel level, std::string_view msg, const LogFields& fields)>;
-  Agent(AgentOptions options, NodePublisher& publisher, LogFn log = Log);
+  TopologyPublisher(TopologyPublisherOptions options, NodePublisher& publisher, LogFn log = Log);
 
   PassOutcome RunOnce();
   void Run();
@@ -47,7 +48,7 @@ class Agent {
  private:
   PassOutcome Fail(const std::string& reason, const std::string& message);
 
-  const AgentOptions options_;
+  const TopologyPublisherOptions options_;
   NodePublisher& publisher_;
   LogFn log_;
   std::string last_event_;  // reason + message of the last Warning event sent, to not repeat it.
