@@ -5,7 +5,8 @@
 # that mirror the overlays render exactly those overlays (node.nodeLabel -> overlays/gpu-label, the dev
 # values -> overlays/dev, node.devicePlugin.sidecar=false -> overlays/gpu-operator); mode=primary renders
 # the extender alone on the control-plane nodes, and with primary.tls serves HTTPS with the Secret's files;
-# metrics.enabled=false drops only the metrics Service; namespace.name moves every object and the
+# metrics.enabled=false drops only the metrics Service; the NetworkPolicies admit only the ops port
+# from Prometheus (and networkPolicy.apiServerCIDRs), networkPolicy.enabled=false drops only them; namespace.name moves every object and the
 # Lease; bad values are refused with an error that names them. The comparisons are in
 # helm/render_checks.py (python3 with PyYAML).
 set -euo pipefail
@@ -58,6 +59,11 @@ check primary-tls "$work/primary-tls.yaml" topofit-tls
 render --set metrics.enabled=false > "$work/no-metrics.yaml"
 check without-metrics "$work/no-metrics.yaml" "$work/base.yaml"
 
+render --set-json 'networkPolicy.apiServerCIDRs=["10.0.0.0/28"]' > "$work/np-cidrs.yaml"
+check network-policies "$work/np-cidrs.yaml" "$work/base.yaml"
+render --set networkPolicy.enabled=false > "$work/no-policies.yaml"
+check without-policies "$work/no-policies.yaml" "$work/base.yaml"
+
 render --set namespace.name=gpu-scheduling > "$work/ns.yaml"
 check namespace "$work/ns.yaml" gpu-scheduling
 
@@ -74,4 +80,5 @@ refuse /image/pullPolicy --set image.pullPolicy=Sometimes
 refuse /node/nodeLabel/values --set-json 'node.nodeLabel.values=[]'
 refuse /primary/listen --set mode=primary --set primary.listen=localhost
 refuse /node/devicePlugin/sidecar --set node.devicePlugin.sidecar=maybe
+refuse /networkPolicy/apiServerCIDRs --set-json 'networkPolicy.apiServerCIDRs=["the api server"]'
 echo "PASS"

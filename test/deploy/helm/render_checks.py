@@ -92,6 +92,7 @@ def primary(primary_path, base_path):
     want = {("Namespace", "", ns), ("ServiceAccount", ns, "topofit-scheduler"),
             ("ClusterRole", "", "topofit-extender"), ("ClusterRoleBinding", "", "topofit-extender"),
             ("Deployment", ns, "topofit-extender"), ("Service", ns, "topofit-metrics"),
+            ("NetworkPolicy", ns, "topofit-extender"),
             ("ValidatingAdmissionPolicy", "", "topofit-gpu-annotations"),
             ("ValidatingAdmissionPolicyBinding", "", "topofit-gpu-annotations")}
     require(set(got) == want, f"primary mode renders {sorted(fmt(k) for k in got)}, "
@@ -128,6 +129,9 @@ def primary(primary_path, base_path):
     sidecar = containers(base[("Deployment", ns, "topofit-scheduler")])["topofit"]
     for field in ("livenessProbe", "readinessProbe", "resources", "securityContext", "image"):
         require(cs["topofit"][field] == sidecar[field], f"primary extender's {field} differs from the base sidecar's")
+    policy = got[("NetworkPolicy", ns, "topofit-extender")]
+    require(all(labels.get(k) == v for k, v in policy["spec"]["podSelector"]["matchLabels"].items()),
+            "the primary NetworkPolicy does not select the extender")
     print(f"ok: {primary_path}: the extender alone ({len(got)} objects), on control-plane nodes, "
           "listening on 127.0.0.1:8888")
 
@@ -161,6 +165,38 @@ def without_metrics(render_path, base_path):
     print(f"ok: {render_path}: the base without the metrics Service")
 
 
+def network_policies(render_path, base_path):
+    """The base's NetworkPolicies admit only the ops port (8889), from Prometheus's namespace, to pods that
+    the base runs; the render (networkPolicy.apiServerCIDRs=[10.0.0.0/28]) adds that ipBlock and nothing
+    else; networkPolicy.enabled=false is checked by without_policies."""
+    got, base = load(render_path), load(base_path)
+    policies = {k: v for k, v in base.items() if k[0] == "NetworkPolicy"}
+    require(len(policies) == 2, f"the base has {len(policies)} NetworkPolicies, want the scheduler's and the node's")
+    pod_names = {o["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/name"]
+                 for k, o in base.items() if k[0] in ("Deployment", "DaemonSet")}
+    for key, pol in policies.items():
+        spec = pol["spec"]
+        require(spec["podSelector"]["matchLabels"]["app.kubernetes.io/name"] in pod_names,
+                f"{fmt(key)} selects no pod of the base")
+        require(spec["policyTypes"] == ["Ingress"] and len(spec["ingress"]) == 1, f"{fmt(key)}: one ingress rule")
+        rule = spec["ingress"][0]
+        require(rule["ports"] == [{"protocol": "TCP", "port": 8889}], f"{fmt(key)} admits more than the ops port")
+        require(rule["from"] == [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}],
+                f"{fmt(key)} admits {rule['from']}")
+        with_cidr = got[key]["spec"]["ingress"][0]["from"]
+        require(with_cidr == rule["from"] + [{"ipBlock": {"cidr": "10.0.0.0/28"}}],
+                f"{fmt(key)} with apiServerCIDRs: {with_cidr}")
+    print(f"ok: {render_path}: the NetworkPolicies admit only port 8889 from Prometheus (and the API server's CIDRs)")
+
+
+def without_policies(render_path, base_path):
+    got, base = load(render_path), load(base_path)
+    gone = {k for k in base if k[0] == "NetworkPolicy"}
+    require(gone and not any(k[0] == "NetworkPolicy" for k in got), "networkPolicy.enabled=false still renders them")
+    require(set(got) == set(base) - gone, "networkPolicy.enabled=false changes more than the NetworkPolicies")
+    print(f"ok: {render_path}: the base without its NetworkPolicies")
+
+
 def namespace(render_path, ns):
     got = load(render_path)
     require(("Namespace", "", ns) in got, f"no Namespace {ns}")
@@ -191,7 +227,7 @@ def namespace(render_path, ns):
 
 def main(argv):
     commands = {"equal": equal, "primary": primary, "primary-tls": primary_tls, "without-metrics": without_metrics,
-                "namespace": namespace}
+                "namespace": namespace, "network-policies": network_policies, "without-policies": without_policies}
     if len(argv) != 4 or argv[1] not in commands:
         sys.exit(__doc__)
     try:
