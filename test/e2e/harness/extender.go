@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
+	"topofit.dev/e2e/skip"
 )
 
 // Extender is what serves the scheduler's extender calls on Cluster.ExtenderAddr, under the path
@@ -137,7 +138,7 @@ func TopofitBinary(t testing.TB) string {
 		t.Fatal(topofitCheck.reason)
 	}
 	if topofitCheck.path == "" {
-		t.Skip(topofitCheck.reason)
+		skip.OrFail(t, topofitCheck.reason)
 	}
 	return topofitCheck.path
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"syscall"
 	"testing"
+	"topofit.dev/e2e/skip"
 )
 
 const nsEnv = "TOPOFIT_NODESIM_IN_NAMESPACE"
@@ -37,11 +38,11 @@ func Hermetic(t *testing.T) bool {
 		return true
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: runs kubelet's device manager on its fixed /var/lib/kubelet paths inside `unshare --mount` with a tmpfs there")
+		skip.OrFail(t, "needs root: runs kubelet's device manager on its fixed /var/lib/kubelet paths inside `unshare --mount` with a tmpfs there")
 	}
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {
-		t.Skip("needs unshare (util-linux) for a private mount namespace")
+		skip.OrFail(t, "needs unshare (util-linux) for a private mount namespace")
 	}
 	args := []string{"--mount", "--propagation", "private", os.Args[0],
 		"-test.run", "^" + regexp.QuoteMeta(t.Name()) + "$", "-test.v", "-test.count=1"}

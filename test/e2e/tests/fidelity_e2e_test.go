@@ -19,6 +19,7 @@ import (
 
 	"topofit.dev/e2e/harness"
 	"topofit.dev/e2e/nodesim"
+	"topofit.dev/e2e/skip"
 )
 
 // The whole path, end to end: the real kube-apiserver and kube-scheduler (v1.36.3), `topofit serve`
@@ -67,10 +68,10 @@ var e2eNodes = []struct{ name, fixture string }{
 func TestFidelityEndToEnd(t *testing.T) {
 	nodeBin := topofitNodeBinary(t, "--kubeconfig", "--nvidia-smi")
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: each fake node runs kubelet's device manager in its own mount namespace (unshare)")
+		skip.OrFail(t, "needs root: each fake node runs kubelet's device manager in its own mount namespace (unshare)")
 	}
 	if _, err := exec.LookPath("unshare"); err != nil {
-		t.Skip("needs unshare (util-linux)")
+		skip.OrFail(t, "needs unshare (util-linux)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()

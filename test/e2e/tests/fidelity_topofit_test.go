@@ -21,6 +21,7 @@ import (
 
 	"topofit.dev/e2e/harness"
 	"topofit.dev/e2e/nodesim"
+	"topofit.dev/e2e/skip"
 )
 
 // `topofit node` between upstream's device manager and upstream's stub plugin (nodesim): the stub
@@ -82,7 +83,7 @@ func topofitNodeBinary(t *testing.T, want ...string) string {
 		}
 		why = append(why, fmt.Sprintf("`%s node --help` lacks %s", bin, missing))
 	}
-	t.Skipf("no topofit node with the flags used here: %s", strings.Join(why, "; "))
+	skip.OrFail(t, fmt.Sprintf("no topofit node with the flags used here: %s", strings.Join(why, "; ")))
 	return ""
 }
 

@@ -24,12 +24,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"topofit.dev/e2e/harness"
+	"topofit.dev/e2e/skip"
 )
 
 func TestTopofitKubectlPlugin(t *testing.T) {
 	bin := harness.TopofitBinary(t)
 	if os.Geteuid() != 0 {
-		t.Skip("a network namespace for the test host needs root")
+		skip.OrFail(t, "a network namespace for the test host needs root")
 	}
 	ctx := context.Background()
 

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"topofit.dev/e2e/harness"
+	"topofit.dev/e2e/skip"
 )
 
 // `topofit node`'s topology publishing against the real kube-apiserver, for a fake node without a
@@ -72,7 +74,7 @@ func nodeEvent(t *testing.T, c *harness.Cluster, node, reason string) *corev1.Ev
 func TestTopofitNodePublishesTopology(t *testing.T) {
 	bin := harness.TopofitBinary(t)
 	if out, _ := exec.Command(bin, "node", "--help").CombinedOutput(); !strings.Contains(string(out), "--nvidia-smi") {
-		t.Skipf("`%s node --help` lacks --nvidia-smi", bin)
+		skip.OrFail(t, fmt.Sprintf("`%s node --help` lacks --nvidia-smi", bin))
 	}
 	ctx := context.Background()
 	c, _ := startTopofit(t,
