@@ -32,7 +32,7 @@
 #include "extender/node/plugin/backend_client.h"
 #include "extender/node/plugin/ledger.h"
 #include "extender/node/plugin/matcher.h"
-#include "extender/node/plugin/plan_cache.h"
+#include "extender/node/plugin/pod_cache.h"
 #include "extender/node/plugin/podresources_client.h"
 
 namespace topofit::node {

@@ -19,7 +19,7 @@ void Gauge(std::string& out, std::string_view name, std::string_view help, int64
 
 }  // namespace
 
-Probe Liveness(const NodeState& s) {
+Probe Liveness(const NodeServiceState& s) {
   Probe p;
   if (s.supervisor_idle > kSupervisorStall) {
     p.body += fmt::format("supervisor loop stalled: no tick for {:.0f}s (limit {}s)\n", Seconds(s.supervisor_idle),
@@ -34,7 +34,7 @@ Probe Liveness(const NodeState& s) {
   return p;
 }
 
-Probe Readiness(const NodeState& s) {
+Probe Readiness(const NodeServiceState& s) {
   Probe p;
   if (!s.kubelet_registered) p.body += "kubelet_registered: not registered to kubelet as the device plugin yet\n";
   if (!s.backend_connected) p.body += "backend_connected: the backend device plugin's ListAndWatch stream is not open\n";
@@ -106,7 +106,7 @@ void AppendReconcileFamilies(std::string& out, const NodeCounters& n, const PodR
 }
 
 // The GPUs, the backend and kubelet now, and the restarts seen.
-void AppendStateFamilies(std::string& out, const NodeState& s, const NodeCounters& n) {
+void AppendStateFamilies(std::string& out, const NodeServiceState& s, const NodeCounters& n) {
   AppendFamily(out, "topofit_node_gpus_by_health", "gauge",
                "GPUs in the backend's last device list by health (0 and 0 before its first list).");
   out += fmt::format("topofit_node_gpus_by_health{{health=\"healthy\"}} {}\n", s.gpus_healthy);
@@ -133,7 +133,7 @@ void AppendStateFamilies(std::string& out, const NodeState& s, const NodeCounter
 
 }  // namespace
 
-std::string RenderNodeMetrics(const NodeState& s) {
+std::string RenderNodeMetrics(const NodeServiceState& s) {
   static const NodeCounters kNoNode;
   static const FrontCounters kNoFront;
   static const PodResourcesCounters kNoPodResources;

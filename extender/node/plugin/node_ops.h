@@ -1,7 +1,7 @@
 #pragma once
 // What `topofit node` tells an operator: /healthz, /readyz and /metrics (served by the ops listener
 // of extender/server/ops_listener.h, wired in node_command.cc), as pure functions of a
-// NodeState snapshot that NodeService::State() takes.
+// NodeServiceState snapshot that NodeService::State() takes.
 //   Liveness   200 "ok" while both loops of the process turn: the supervisor (sockets, kubelet
 //              registration; every 50 ms) has ticked within kSupervisorStall and the reconciler
 //              (PodResources List, gpu-actual, Events) has made a step within kReconcilerStall. The
@@ -44,7 +44,7 @@ struct NodeCounters {
   std::atomic<uint64_t> backend_registrations{0};  // Register calls the registrar accepted.
 };
 
-struct NodeState {
+struct NodeServiceState {
   bool kubelet_registered = false;
   bool backend_connected = false;
   bool backend_listed = false;
@@ -64,8 +64,8 @@ struct Probe {
   std::string body;  // "ok\n", or one line per failing check.
 };
 
-Probe Liveness(const NodeState& s);
-Probe Readiness(const NodeState& s);
-std::string RenderNodeMetrics(const NodeState& s);
+Probe Liveness(const NodeServiceState& s);
+Probe Readiness(const NodeServiceState& s);
+std::string RenderNodeMetrics(const NodeServiceState& s);
 
 }  // namespace topofit::node

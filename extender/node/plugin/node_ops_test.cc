@@ -140,7 +140,7 @@ TEST_CASE("ops: /readyz names what is missing, ready once registered, listed, re
 }
 
 TEST_CASE("ops: /healthz fails when a loop has not turned within its bound, and says which") {
-  NodeState s;
+  NodeServiceState s;
   CHECK(Liveness(s).ok);
   CHECK(Liveness(s).body == "ok\n");
   s.supervisor_idle = kSupervisorStall + 1s;

@@ -321,9 +321,9 @@ uint64_t NodeService::kubelet_registrations() const { return impl_->counters.kub
 std::string NodeService::registrar_path() const { return impl_->Path(impl_->options.registrar_socket); }
 std::string NodeService::front_path() const { return impl_->Path(impl_->options.front_socket); }
 
-NodeState NodeService::State() const {
+NodeServiceState NodeService::State() const {
   const Impl& s = *impl_;
-  NodeState st;
+  NodeServiceState st;
   st.kubelet_registered = s.registered;
   st.backend_connected = s.backend.connected();
   st.backend_listed = s.backend.ever_listed();

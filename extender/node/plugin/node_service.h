@@ -28,7 +28,7 @@
 #include "extender/node/plugin/front_plugin.h"
 #include "extender/node/plugin/node_ops.h"
 #include "extender/node/plugin/node_options.h"
-#include "extender/node/plugin/plan_cache.h"
+#include "extender/node/plugin/pod_cache.h"
 #include "extender/node/plugin/reconciler.h"
 
 namespace topofit::node {
@@ -64,7 +64,7 @@ class NodeService {
   void SetPodsFile(std::string path);
   // Before Start: an in-process backend, owned from then on.
   void SetLocalBackend(std::unique_ptr<LocalBackend> backend);
-  NodeState State() const;
+  NodeServiceState State() const;
 
   PodCache& pods();
   uint64_t mismatches() const;

@@ -1,4 +1,4 @@
-#include "extender/node/plugin/plan_cache.h"
+#include "extender/node/plugin/pod_cache.h"
 
 #include <sys/stat.h>
 
