@@ -5,6 +5,7 @@
 
 #include "base/duration.h"
 #include "base/files.h"
+#include "extender/k8s/yaml_load.h"
 
 namespace topofit::server {
 
@@ -43,7 +44,7 @@ Status ParseOpsListen(const std::string& listen, ServerOptions& out) {
 
 Status ApplyConfigYaml(const std::string& yaml, ServeConfig& config) {
   try {
-    YAML::Node root = YAML::Load(yaml);
+    YAML::Node root = k8s::LoadYaml(yaml);  // Bounded: an alias bomb is refused (yaml_load.h).
     if (root.IsNull()) return Status::Ok();
     if (!root.IsMap()) return Error{"config: expected a mapping at the top"};
     for (const auto& kv : root) {
