@@ -14,6 +14,7 @@
 
 #include "base/work_deadline.h"
 #include "extender/server/http_wire.h"
+#include "extender/server/listener_loop.h"
 
 namespace topofit::server {
 namespace {

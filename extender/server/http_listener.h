@@ -31,6 +31,7 @@
 // closes without a byte (a TCP probe) is not logged.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -42,11 +43,14 @@
 
 #include "base/status.h"
 #include "extender/server/http_request.h"
-#include "extender/server/listener_loop.h"
 #include "extender/server/listener_options.h"
+#include "extender/server/listener_stats.h"
 #include "extender/server/reply.h"
 
 namespace topofit::server {
+
+class ListenerLoop;
+struct Connection;
 
 class HttpListener {
  public:
