@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "base/files.h"
+#include "extender/k8s/yaml_load.h"
 
 namespace topofit::apiclient {
 namespace {
@@ -156,7 +157,7 @@ Status ParseServerUrl(std::string_view url, ClusterConfig* cfg) {
 Result<ClusterConfig> ParseKubeconfig(std::string_view yaml, std::string_view base_dir,
                                       std::string_view context) {
   try {
-    return ParseKubeconfigNode(YAML::Load(std::string(yaml)), base_dir, context);
+    return ParseKubeconfigNode(k8s::LoadYaml(yaml), base_dir, context);
   } catch (const YAML::Exception& e) {  // yaml-cpp reports errors only by throwing.
     return Error{std::string("kubeconfig: ") + e.what()};
   }

@@ -2,7 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <string>
 
 #include "extender/apiclient/testing/test_pki.h"
 
@@ -131,6 +133,26 @@ TEST_CASE("kubeconfig: errors name what is wrong") {
   CHECK_FALSE(ParseKubeconfig("[not, a, map]", "/x").ok());
   CHECK_FALSE(ParseKubeconfig("a: [unclosed", "/x").ok());
   CHECK_FALSE(LoadKubeconfig("/nonexistent/kubeconfig").ok());
+}
+
+TEST_CASE("kubeconfig: an alias bomb is refused in milliseconds, not expanded") {
+  // Nine levels of nine aliases each (9^9 strings once expanded), under the users a context names.
+  std::string bomb = "a0: &a0 [lol]\n";
+  for (int i = 1; i < 9; ++i) {
+    bomb += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int j = 0; j < 9; ++j) bomb += (j ? ",*a" : "*a") + std::to_string(i - 1);
+    bomb += "]\n";
+  }
+  bomb += TwoContexts().substr(TwoContexts().find("current-context"));
+  auto start = std::chrono::steady_clock::now();
+  auto parsed = ParseKubeconfig(bomb, "/x");
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
+  REQUIRE_FALSE(parsed.ok());
+  CHECK(parsed.error().find("kubeconfig: ") == 0);
+  CHECK(parsed.error().find("aliases expand the document by more than 100000 nodes") != std::string::npos);
+  // Aliases within the bound still work: kubeconfigs do not use them, but YAML allows them.
+  CHECK(ParseKubeconfig("anchors: &x {a: 1}\ncopy: *x\n" + TwoContexts().substr(TwoContexts().find("current-context")),
+                        "/x").ok());
 }
 
 TEST_CASE("server URL parsing") {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "base/json_writer.h"
 #include "extender/server/ui_assets.h"
@@ -32,6 +33,27 @@ bool Segments(std::string_view path, std::string_view prefix, size_t segments, s
 }
 
 constexpr std::string_view kNotReady = "the cluster model is not loaded yet";
+
+bool IsQuery(std::string_view path) { return path == "/api/v1" || path.starts_with("/api/v1/"); }
+
+// Counts one running call in `running` while alive; with a cap, not at all when `running` is at it.
+class Running {
+ public:
+  Running(std::atomic<int>& running, int cap = std::numeric_limits<int>::max()) : running_(running) {
+    taken_ = running_.fetch_add(1) < cap;
+    if (!taken_) running_.fetch_sub(1);
+  }
+  ~Running() {
+    if (taken_) running_.fetch_sub(1);
+  }
+  Running(const Running&) = delete;
+  Running& operator=(const Running&) = delete;
+  explicit operator bool() const { return taken_; }
+
+ private:
+  std::atomic<int>& running_;
+  bool taken_;
+};
 
 }  // namespace
 
@@ -81,14 +103,29 @@ Reply ExtenderServer::Route(const HttpRequest& req, bool verbs, bool ops) {
   // Any other endpoint refuses a body over the limit before looking at it.
   if (req.too_large) return JsonErrorReply(413, TooLarge(req));
   if (ops) {
-    Reply r = Ops(req);
+    Reply r = IsQuery(req.path) ? Query(req) : Ops(req);
     if (r.status != 404 || !r.body.empty()) return r;
   }
   return JsonErrorReply(404, fmt::format("no endpoint {} {}", req.method, req.path));
 }
 
+Reply ExtenderServer::Query(const HttpRequest& req) {
+  const int cap = std::max(1, options_.max_concurrent_queries);
+  Running slot(queries_running_, cap);
+  if (!slot) {
+    Reply r = JsonErrorReply(503, fmt::format("{} queries are running, the most at once; retry", cap));
+    r.extra_headers = "Retry-After: 1\r\n";
+    return r;
+  }
+  if (req.body.size() > options_.max_query_body_bytes)
+    return JsonErrorReply(413, fmt::format("request body of {} bytes exceeds the limit of {} bytes for /api/v1",
+                                           req.body.size(), options_.max_query_body_bytes));
+  return Ops(req);
+}
+
 Reply ExtenderServer::HandleVerb(const HttpRequest& req, Verb verb) {
   static_assert(HttpRequest::kBodyPadding >= protocol::kJsonPadding);
+  Running running(verbs_running_);
   if (!ready_.load()) {
     // Until the first lists are in, the model lacks nodes (filter would call them unknown, and the
     // scheduler parks the pod as unschedulable) or the pods holding GPUs (bind would hand out their
@@ -170,7 +207,7 @@ bool ExtenderServer::Shutdown(std::chrono::milliseconds drain) {
   http_->StopAccepting();
   if (ops_) ops_->StopAccepting();
   auto deadline = std::chrono::steady_clock::now() + drain;
-  while (in_flight() > 0) {
+  while (verbs_running_.load() > 0) {
     if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

@@ -13,10 +13,17 @@
 // The last five move to a second listener with ServerOptions::ops_port (--ops-listen). With TLS
 // credentials the first listener (verbs, and the rest unless they moved) speaks HTTPS only.
 //
-// The transport (http_listener.h) keeps connections alive, serves each on a worker thread and
-// refuses bodies over the limit without reading them; this class words every refusal for its
-// endpoint: a body over the limit is an Error in a 200 for filter and bind, a JSON 413 otherwise;
-// unknown paths a JSON 404.
+// The transport (http_listener.h) keeps connections alive, reads requests whole before a worker
+// sees them, puts a deadline on every handler and refuses bodies over the limit without reading
+// them; this class words every refusal for its endpoint: a body over the limit is an Error in a 200
+// for filter and bind, a JSON 413 otherwise; unknown paths a JSON 404.
+//
+// The queries (/api/v1/...: explain, nodes, pods, workload) are for people and tools, never in the
+// scheduler's path: at most max_concurrent_queries run at once - one more gets a JSON 503 with
+// Retry-After: 1 at once, without running - so they cannot take the workers or the CPU that filter,
+// prioritize, bind and preempt need; a query body (explain's pod) over max_query_body_bytes is a
+// JSON 413. Shutdown() waits for the verbs only: a query still running is abandoned (its work sees
+// WorkDeadline::Expired() and stops).
 
 #include <atomic>
 #include <chrono>
@@ -36,6 +43,11 @@
 
 namespace topofit::server {
 
+// Queries (/api/v1/...) running at once; beyond it a 503 with Retry-After.
+inline constexpr int kDefaultMaxConcurrentQueries = 4;
+// A query's body (explain's pod manifest; a pod is kilobytes): beyond it a 413.
+inline constexpr size_t kDefaultMaxQueryBodyBytes = 1u << 20;
+
 struct ServerOptions {
   std::string host = "0.0.0.0";
   int port = 8888;                         // 0: an ephemeral port (tests).
@@ -53,6 +65,8 @@ struct ServerOptions {
   // reach it without certificates.
   TlsFiles tls;
   std::chrono::milliseconds tls_reload_interval{std::chrono::seconds(10)};
+  int max_concurrent_queries = kDefaultMaxConcurrentQueries;
+  size_t max_query_body_bytes = kDefaultMaxQueryBodyBytes;
 };
 
 class ExtenderServer {
@@ -71,11 +85,12 @@ class ExtenderServer {
   Status Start();
   void Stop();
   // Graceful stop before the process exits: /readyz turns 503, the listener closes (no new
-  // connections, no new requests on open ones; idle keep-alive connections close at once), and the
-  // call waits until no handler is running, at most `drain`. True when every handler finished in
-  // time; Stop() (or the destructor) afterwards joins the workers.
+  // connections, no new requests on open ones; idle keep-alive connections close at once), running
+  // queries are told to stop, and the call waits until no verb handler is running (a bind's API
+  // writes), at most `drain`. True when every verb finished in time; Stop() (or the destructor)
+  // afterwards joins the workers.
   bool Shutdown(std::chrono::milliseconds drain);
-  int in_flight() const;
+  int in_flight() const;  // Handlers running now, queries included.
 
   int port() const { return http_->port(); }
   int ops_port() const { return ops_ ? ops_->port() : port(); }  // Where /metrics etc. answer.
@@ -90,6 +105,7 @@ class ExtenderServer {
   Reply Route(const HttpRequest& req, bool verbs, bool ops);
   Reply HandleVerb(const HttpRequest& req, Verb verb);
   Reply Ops(const HttpRequest& req);
+  Reply Query(const HttpRequest& req);  // /api/v1/...: Ops() within the cap on queries.
   std::string TooLarge(const HttpRequest& req) const;  // Why a body over the limit was refused.
 
   ServerOptions options_;
@@ -104,6 +120,8 @@ class ExtenderServer {
   std::thread ops_thread_;
   bool bound_ = false;
   std::atomic<bool> ready_{false};
+  std::atomic<int> verbs_running_{0};
+  std::atomic<int> queries_running_{0};
 };
 
 }  // namespace topofit::server

@@ -1,7 +1,10 @@
 #pragma once
 // OpsListener: /healthz, /readyz and /metrics for a topofit process other than the extender (`topofit
 // node`), on an HttpListener of its own: plain HTTP, GET only, 4 workers (kubelet's two probes and a
-// Prometheus scraper). The answers come from three callbacks, called on a worker thread each time:
+// Prometheus scraper) and the listener's extra one for the probes. HttpListener's limits hold here too
+// (listener_options.h): stalled, partial and idle connections hold no worker, so the probes answer
+// whatever else connects (hostile_clients_test.cc tries 200 stalled connections). The answers come
+// from three callbacks, called on a worker thread each time:
 //   GET /healthz   200 with the probe's body when `live` says ok, else 503 with it (text/plain)
 //   GET /readyz    the same with `ready`
 //   GET /metrics   200, Prometheus text (version 0.0.4) from `metrics`

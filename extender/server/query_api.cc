@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "extender/k8s/object_decoder.h"
+#include "base/work_deadline.h"
 #include "extender/k8s/yaml_to_json.h"
 #include "extender/placement/explain.h"
 #include "base/json_writer.h"
@@ -171,7 +172,8 @@ Reply QueryApi::Explain(std::string_view body, std::string_view nodes) const {
   std::string_view text = body;
   if (!k8s::LooksLikeJson(body)) {
     auto j = k8s::YamlToJson(body);
-    if (!j) return Reply{400, JsonError(j.error())};
+    // Stopped (the request's deadline, the server's stop) is no fault of the body's.
+    if (!j) return WorkDeadline::Expired().empty() ? Reply{400, JsonError(j.error())} : JsonErrorReply(503, j.error());
     converted = std::move(*j);
     text = converted;
   }

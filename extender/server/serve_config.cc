@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "base/files.h"
+#include "extender/k8s/yaml_load.h"
 #include "extender/server/serve_settings.h"
 
 namespace topofit::server {
@@ -67,7 +68,7 @@ Status ApplyMapping(const YAML::Node& map, const std::string& prefix, ServeSetti
 // The YAML text applied to `s`; `empty` says it held nothing.
 Status ApplyYamlText(const std::string& yaml, ServeSettings& s, bool& empty) {
   try {
-    YAML::Node root = YAML::Load(yaml);
+    YAML::Node root = k8s::LoadYaml(yaml);  // Bounded: an alias bomb is refused (yaml_load.h).
     empty = root.IsNull();
     if (empty) return Status::Ok();
     if (!root.IsMap()) return Error{"config: expected a mapping at the top"};
