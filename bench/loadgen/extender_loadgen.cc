@@ -34,7 +34,7 @@
 #include "extender/k8s/object_decoder.h"
 #include "extender/k8s/testing/busy_cluster.h"
 #include "base/json_writer.h"
-#include "extender/server/extender_app.h"
+#include "extender/server/serve_app.h"
 #include "extender/server/http_listener.h"
 
 namespace {
@@ -230,8 +230,8 @@ std::string CountLabel(int n) {
 // The four extenders, each on its own port: the idle cluster and the same cluster made busy, and both
 // again with their workload estimates full (for prioritize-pods-without-gpus).
 struct Extenders {
-  std::unique_ptr<server::ExtenderApp> idle, busy, idle_w, busy_w;
-  std::vector<server::ExtenderApp*> all() const { return {idle.get(), busy.get(), idle_w.get(), busy_w.get()}; }
+  std::unique_ptr<server::ServeApp> idle, busy, idle_w, busy_w;
+  std::vector<server::ServeApp*> all() const { return {idle.get(), busy.get(), idle_w.get(), busy_w.get()}; }
 };
 
 Result<Extenders> StartExtenders(int nodes) {
@@ -244,7 +244,7 @@ Result<Extenders> StartExtenders(int nodes) {
     if (!node) return Error{node.error()};
     snap.nodes.push_back(std::move(*node));
   }
-  auto create = [&cfg] { return server::ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false); };
+  auto create = [&cfg] { return server::ServeApp::Create(cfg, "", nullptr, /*log_decisions=*/false); };
   auto idle = create(), busy = create();
   if (!idle || !busy) return Error{"cannot create the extenders"};
   (*idle)->Load(snap);
@@ -334,7 +334,7 @@ struct Scenario {
   server::Verb verb;
   const std::string* body;
   int iterations;
-  server::ExtenderApp* app;
+  server::ServeApp* app;
 };
 
 std::vector<Scenario> Scenarios(const Extenders& e, const Bodies& b, int nodes, int iterations) {
@@ -391,7 +391,7 @@ int main(int argc, char** argv) {
   const Bodies bodies = MakeBodies(args.nodes);
 
   // One keep-alive client per server.
-  std::map<server::ExtenderApp*, std::unique_ptr<bench::RawHttpClient>> clients;
+  std::map<server::ServeApp*, std::unique_ptr<bench::RawHttpClient>> clients;
   for (auto* a : extenders->all()) clients[a] = std::make_unique<bench::RawHttpClient>("127.0.0.1", a->server().port());
   bench::RawHttpClient flo("127.0.0.1", floors.httplib_port());
   bench::RawHttpClient flo_listener("127.0.0.1", floors.listener_port());

@@ -17,7 +17,7 @@
 #include "extender/cli/serve_flags.h"
 #include "extender/k8s/demo_cluster.h"
 #include "extender/k8s/snapshot.h"
-#include "extender/server/extender_app.h"
+#include "extender/server/serve_app.h"
 #include "extender/server/serve_settings.h"
 
 namespace topofit::cli {
@@ -81,18 +81,18 @@ Result<std::shared_ptr<apiclient::ApiClient>> ConnectIfLive(const apiclient::Liv
 
 // Snapshot mode: the file streams into the model; without one, the embedded demo cluster (small and
 // compiled in).
-Result<server::ExtenderApp::Loaded> LoadCluster(server::ExtenderApp& a, const std::string& snapshot) {
+Result<server::ServeApp::Loaded> LoadCluster(server::ServeApp& a, const std::string& snapshot) {
   if (!snapshot.empty()) return a.LoadFile(snapshot);
   auto demo = k8s::LoadDemoCluster();
   if (!demo) return Error{demo.error()};
   a.Load(*demo);
-  return server::ExtenderApp::Loaded{demo->nodes.size(), demo->pods.size()};
+  return server::ServeApp::Loaded{demo->nodes.size(), demo->pods.size()};
 }
 
 // Live mode: list and watch the API server into the model; ready once both first lists are applied.
 std::unique_ptr<apiclient::LiveCluster> StartWatch(apiclient::LiveOptions live,
                                                    const std::shared_ptr<apiclient::ApiClient>& api,
-                                                   server::ExtenderApp& a) {
+                                                   server::ServeApp& a) {
   live.on_ready = [&a] { a.server().SetReady(true); };
   live.on_watch_state = [&a](const std::string& kind, bool connected) { a.metrics().SetWatchConnected(kind, connected); };
   auto requeue = [&a](const cluster::WaitingPod& pod, const std::string& node) {
@@ -104,7 +104,7 @@ std::unique_ptr<apiclient::LiveCluster> StartWatch(apiclient::LiveOptions live,
   return apiclient::StartLiveCluster(live, api, a.model(), requeue);
 }
 
-void LogServing(const server::ServeConfig& cfg, server::ExtenderApp& a, server::ExtenderApp::Loaded loaded,
+void LogServing(const server::ServeConfig& cfg, server::ServeApp& a, server::ServeApp::Loaded loaded,
                 const std::string& source) {
   Log(LogLevel::kInfo, "serving",
       {{"listen", fmt::format("{}:{}", cfg.server.host, a.server().port())},
@@ -118,7 +118,7 @@ void LogServing(const server::ServeConfig& cfg, server::ExtenderApp& a, server::
 
 // Serves until SIGTERM or SIGINT, then drains and exits the process; returns only when serving
 // cannot start.
-int ServeUntilSignal(server::ExtenderApp& a) {
+int ServeUntilSignal(server::ServeApp& a) {
   if (pipe(g_signal_pipe) != 0) return Fail(1, "cannot create the signal pipe");
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
@@ -144,10 +144,10 @@ int RunServe(const ServeFlags& flags) {
   const apiclient::LiveOptions live = LiveOptionsOf(src);
   auto api = ConnectIfLive(live);
   if (!api) return Fail(2, api.error());
-  auto app = server::ExtenderApp::Create(cfg, src.record, *api ? std::make_unique<apiclient::ApiWriter>(*api) : nullptr);
+  auto app = server::ServeApp::Create(cfg, src.record, *api ? std::make_unique<apiclient::ApiWriter>(*api) : nullptr);
   if (!app) return Fail(2, app.error());
-  server::ExtenderApp& a = **app;
-  server::ExtenderApp::Loaded loaded;
+  server::ServeApp& a = **app;
+  server::ServeApp::Loaded loaded;
   if (!*api) {
     auto from = LoadCluster(a, src.snapshot);
     if (!from) return Fail(2, from.error());

@@ -14,13 +14,12 @@
 #include <vector>
 
 #include "extender/cli/cli_test_util.h"
+#include "test/util/serve_process.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using topofit::cli::testing::ServeProcess;
-using topofit::cli::testing::Slurp;
-using topofit::cli::testing::WaitForLoggedPort;
+using topofit::testing::ServeProcess;
 
 int Connect(int port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -53,17 +52,17 @@ std::string Exchange(int port, const std::string& request, double* ms) {
 
 TEST_CASE("serve: 100 stalled connections on the verbs port and 200 on the ops port, filter and /healthz answer at once") {
   ServeProcess serve({"--ops-listen", "127.0.0.1:0"});
-  const int ops = WaitForLoggedPort(serve.log_path, "ops");
-  REQUIRE_MESSAGE(ops > 0, Slurp(serve.log_path));
+  const int ops = serve.WaitForLoggedPort("ops");
+  REQUIRE_MESSAGE(ops > 0, serve.log());
   std::vector<int> stalled;
-  for (int i = 0; i < 100; ++i) stalled.push_back(Connect(serve.port));
+  for (int i = 0; i < 100; ++i) stalled.push_back(Connect(serve.port()));
   for (int i = 0; i < 200; ++i) stalled.push_back(Connect(ops));
   for (int fd : stalled) REQUIRE(send(fd, "GET /healthz HTTP/1.1\r\nHo", 25, MSG_NOSIGNAL) == 25);
   const std::string body =
       R"({"Pod":{"metadata":{"name":"p","namespace":"t","uid":"u"},"spec":{"containers":[{"name":"c",)"
       R"("resources":{"limits":{"nvidia.com/gpu":"1"}}}]}},"NodeNames":["a100-1","pcie-1"]})";
   double filter_ms = 0, healthz_ms = 0;
-  std::string filter = Exchange(serve.port, "POST /scheduler/filter HTTP/1.1\r\nHost: t\r\nContent-Length: " +
+  std::string filter = Exchange(serve.port(), "POST /scheduler/filter HTTP/1.1\r\nHost: t\r\nContent-Length: " +
                                                 std::to_string(body.size()) + "\r\n\r\n" + body, &filter_ms);
   std::string healthz = Exchange(ops, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n", &healthz_ms);
   MESSAGE("filter in ", filter_ms, " ms, /healthz in ", healthz_ms, " ms, past 300 stalled connections");

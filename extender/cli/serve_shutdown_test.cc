@@ -99,8 +99,8 @@ TEST_CASE("serve: SIGTERM with idle keep-alive connections exits at once, status
 TEST_CASE("serve: SIGTERM while alias bombs, a half-sent body and stalled heads are in flight exits at once, status 0") {
   ServeProcess serve;
   std::vector<int> held;
-  for (int i = 0; i < 50; ++i) held.push_back(Sent(serve.port, "POST /scheduler/filter HTTP/1.1\r\nHost: t\r\nConte"));
-  held.push_back(Sent(serve.port, "POST /api/v1/explain HTTP/1.1\r\nHost: t\r\nContent-Length: 900000\r\n\r\nmetadata:"));
+  for (int i = 0; i < 50; ++i) held.push_back(Sent(serve.port(), "POST /scheduler/filter HTTP/1.1\r\nHost: t\r\nConte"));
+  held.push_back(Sent(serve.port(), "POST /api/v1/explain HTTP/1.1\r\nHost: t\r\nContent-Length: 900000\r\n\r\nmetadata:"));
   std::atomic<bool> stop{false};
   std::atomic<int> refused{0};
   std::vector<std::thread> bombers;
@@ -108,7 +108,7 @@ TEST_CASE("serve: SIGTERM while alias bombs, a half-sent body and stalled heads 
     bombers.emplace_back([&] {
       const std::string bomb = BombRequest();
       while (!stop.load()) {
-        int fd = Sent(serve.port, bomb);
+        int fd = Sent(serve.port(), bomb);
         if (fd < 0) break;  // The listener has closed.
         char buf[4096];
         ssize_t n = read(fd, buf, sizeof buf);
@@ -119,7 +119,7 @@ TEST_CASE("serve: SIGTERM while alias bombs, a half-sent body and stalled heads 
   }
   while (refused.load() < 20) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   auto start = Clock::now();
-  REQUIRE(kill(serve.pid, SIGTERM) == 0);
+  REQUIRE(kill(serve.pid(), SIGTERM) == 0);
   int status = serve.WaitExit(std::chrono::seconds(8));
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   stop = true;
@@ -130,5 +130,5 @@ TEST_CASE("serve: SIGTERM while alias bombs, a half-sent body and stalled heads 
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   CHECK(seconds < 3.0);
-  CHECK(Slurp(serve.log_path).find("msg=\"stopped\"") != std::string::npos);
+  CHECK(serve.log().find("msg=\"stopped\"") != std::string::npos);
 }

@@ -57,7 +57,7 @@ class Running {
 
 }  // namespace
 
-ExtenderServer::ExtenderServer(ServerOptions options, ExtenderVerbs* verbs, const QueryApi* query,
+HttpServer::HttpServer(ServerOptions options, ExtenderVerbs* verbs, const QueryApi* query,
                                const Metrics* metrics, const cluster::ClusterModel* model,
                                std::shared_ptr<TlsCredentials> tls)
     : options_(std::move(options)), verbs_(verbs), query_(query), metrics_(metrics), model_(model) {
@@ -83,16 +83,16 @@ ExtenderServer::ExtenderServer(ServerOptions options, ExtenderVerbs* verbs, cons
   }
 }
 
-ExtenderServer::~ExtenderServer() { Stop(); }
+HttpServer::~HttpServer() { Stop(); }
 
-std::string ExtenderServer::TooLarge(const HttpRequest& req) const {
+std::string HttpServer::TooLarge(const HttpRequest& req) const {
   if (req.content_length == 0)  // Chunked: refused once past the limit, its size unknown.
     return fmt::format("request body exceeds the limit of {} bytes (--max-body-bytes)", options_.max_body_bytes);
   return fmt::format("request body of {} bytes exceeds the limit of {} bytes (--max-body-bytes)",
                      req.content_length, options_.max_body_bytes);
 }
 
-Reply ExtenderServer::Route(const HttpRequest& req, bool verbs, bool ops) {
+Reply HttpServer::Route(const HttpRequest& req, bool verbs, bool ops) {
   const std::string& p = options_.url_prefix;
   if (verbs && req.method == "POST" && req.path.size() > p.size() + 1 && req.path.compare(0, p.size(), p) == 0 &&
       req.path[p.size()] == '/') {
@@ -109,7 +109,7 @@ Reply ExtenderServer::Route(const HttpRequest& req, bool verbs, bool ops) {
   return JsonErrorReply(404, fmt::format("no endpoint {} {}", req.method, req.path));
 }
 
-Reply ExtenderServer::Query(const HttpRequest& req) {
+Reply HttpServer::Query(const HttpRequest& req) {
   const int cap = std::max(1, options_.max_concurrent_queries);
   Running slot(queries_running_, cap);
   if (!slot) {
@@ -123,7 +123,7 @@ Reply ExtenderServer::Query(const HttpRequest& req) {
   return Ops(req);
 }
 
-Reply ExtenderServer::HandleVerb(const HttpRequest& req, Verb verb) {
+Reply HttpServer::HandleVerb(const HttpRequest& req, Verb verb) {
   static_assert(HttpRequest::kBodyPadding >= protocol::kJsonPadding);
   Running running(verbs_running_);
   if (!ready_.load()) {
@@ -140,7 +140,7 @@ Reply ExtenderServer::HandleVerb(const HttpRequest& req, Verb verb) {
 }
 
 // An empty 404 when no ops endpoint matches (Route words it). Bodies over the limit never get here.
-Reply ExtenderServer::Ops(const HttpRequest& req) {
+Reply HttpServer::Ops(const HttpRequest& req) {
   std::string_view path = req.path;
   std::string_view parts[2];
   if (req.method == "GET") {
@@ -177,7 +177,7 @@ Reply ExtenderServer::Ops(const HttpRequest& req) {
   return none;
 }
 
-Status ExtenderServer::Bind() {
+Status HttpServer::Bind() {
   if (Status s = http_->Bind(); !s.ok()) return s;
   if (ops_) {
     if (Status s = ops_->Bind(); !s.ok()) return Error{s.error() + " (--ops-listen)"};
@@ -186,12 +186,12 @@ Status ExtenderServer::Bind() {
   return Status::Ok();
 }
 
-void ExtenderServer::Run() {
+void HttpServer::Run() {
   if (ops_ && !ops_thread_.joinable()) ops_thread_ = std::thread([this] { ops_->Run(); });
   http_->Run();
 }
 
-Status ExtenderServer::Start() {
+Status HttpServer::Start() {
   if (!bound_) {
     Status bound = Bind();
     if (!bound.ok()) return bound;
@@ -200,9 +200,9 @@ Status ExtenderServer::Start() {
   return Status::Ok();
 }
 
-int ExtenderServer::in_flight() const { return http_->in_flight() + (ops_ ? ops_->in_flight() : 0); }
+int HttpServer::in_flight() const { return http_->in_flight() + (ops_ ? ops_->in_flight() : 0); }
 
-bool ExtenderServer::Shutdown(std::chrono::milliseconds drain) {
+bool HttpServer::Shutdown(std::chrono::milliseconds drain) {
   SetReady(false);
   http_->StopAccepting();
   if (ops_) ops_->StopAccepting();
@@ -214,7 +214,7 @@ bool ExtenderServer::Shutdown(std::chrono::milliseconds drain) {
   return true;
 }
 
-void ExtenderServer::Stop() {
+void HttpServer::Stop() {
   http_->Stop();
   if (ops_) ops_->Stop();
   if (thread_.joinable()) thread_.join();

@@ -1,5 +1,5 @@
 #pragma once
-// ExtenderServer: the HTTP face of topofit: routes requests from one or two HttpListeners.
+// HttpServer: the HTTP face of topofit: routes requests from one or two HttpListeners.
 //
 //   POST <prefix>/filter|prioritize|bind|preempt   the extender verbs (ExtenderVerbs), once the model
 //   POST <prefix>/prioritize-pods-without-gpus     is loaded (SetReady); before, a refusal: an Error
@@ -69,13 +69,13 @@ struct ServerOptions {
   size_t max_query_body_bytes = kDefaultMaxQueryBodyBytes;
 };
 
-class ExtenderServer {
+class HttpServer {
  public:
   // Pointers must outlive the server. `tls`: the credentials of options.tls (TlsCredentials::Load),
   // null for plain HTTP.
-  ExtenderServer(ServerOptions options, ExtenderVerbs* verbs, const QueryApi* query, const Metrics* metrics,
+  HttpServer(ServerOptions options, ExtenderVerbs* verbs, const QueryApi* query, const Metrics* metrics,
                  const cluster::ClusterModel* model, std::shared_ptr<TlsCredentials> tls = nullptr);
-  ~ExtenderServer();
+  ~HttpServer();
 
   // Binds the socket; port() is valid afterwards. Errors: address in use, bad address.
   Status Bind();

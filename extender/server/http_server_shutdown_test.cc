@@ -1,4 +1,4 @@
-// ExtenderServer::Shutdown, the path `topofit serve` takes on SIGTERM, in-process (so that tsan_tests
+// HttpServer::Shutdown, the path `topofit serve` takes on SIGTERM, in-process (so that tsan_tests
 // checks it too): clients keep filtering and binding on their own keep-alive connections, an idle
 // keep-alive connection is open, and Shutdown drains while they run.
 #include <doctest/doctest.h>

@@ -9,7 +9,7 @@
 //   GET /readyz    the same with `ready`
 //   GET /metrics   200, Prometheus text (version 0.0.4) from `metrics`
 // Anything else is a JSON 404 (405 for another method on those paths). `topofit serve` serves the
-// same three paths from ExtenderServer (http_server.h), with its model's readiness.
+// same three paths from HttpServer (http_server.h), with its model's readiness.
 
 #include <functional>
 #include <memory>

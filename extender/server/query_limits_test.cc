@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "extender/k8s/demo_cluster.h"
-#include "extender/server/extender_app.h"
+#include "extender/server/serve_app.h"
 #include "extender/server/serve_config.h"
 #include "extender/server/server_test_util.h"
 
@@ -40,7 +40,7 @@ std::string BillionLaughsPod() {
 // The demo cluster behind a server whose DELETE /api/v1/pods/... blocks until released: a query
 // that holds its slot for as long as the test wants.
 struct BlockingQueryServer {
-  std::unique_ptr<ExtenderApp> app;
+  std::unique_ptr<ServeApp> app;
   std::mutex mu;
   std::condition_variable cv;
   bool released = false;
@@ -53,7 +53,7 @@ struct BlockingQueryServer {
     cfg.server.threads = 8;
     cfg.server.keep_alive_seconds = 2;
     cfg.server.max_concurrent_queries = max_queries;
-    auto created = ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
+    auto created = ServeApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
     REQUIRE(created);
     app = std::move(*created);
     app->Load(*k8s::LoadDemoCluster());

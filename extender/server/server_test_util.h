@@ -6,12 +6,12 @@
 #include <string>
 
 #include "extender/k8s/demo_cluster.h"
-#include "extender/server/extender_app.h"
+#include "extender/server/serve_app.h"
 
 namespace topofit::server::testing {
 
 struct LiveServer {
-  std::unique_ptr<ExtenderApp> app;
+  std::unique_ptr<ServeApp> app;
   std::unique_ptr<httplib::Client> client;
 
   explicit LiveServer(ServeConfig cfg = {}, std::string record = "") : LiveServer(cfg, *k8s::LoadDemoCluster(), record) {}
@@ -22,7 +22,7 @@ struct LiveServer {
     cfg.server.threads = 16;
     // Stop() joins workers idling on keep-alive connections; keep that wait short in tests.
     cfg.server.keep_alive_seconds = 2;
-    auto created = ExtenderApp::Create(cfg, record, nullptr, /*log_decisions=*/false);
+    auto created = ServeApp::Create(cfg, record, nullptr, /*log_decisions=*/false);
     if (!created) throw std::runtime_error(created.error());
     app = std::move(*created);
     app->Load(cluster);

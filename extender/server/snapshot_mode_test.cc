@@ -1,4 +1,4 @@
-// Snapshot mode: a snapshot file streamed into the model (ExtenderApp::LoadFile) gives the model the
+// Snapshot mode: a snapshot file streamed into the model (ServeApp::LoadFile) gives the model the
 // whole-document load gives; DELETE /api/v1/pods tells the model a pod is gone.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -19,15 +19,15 @@ namespace {
 using nlohmann::json;
 
 struct Served {
-  std::unique_ptr<ExtenderApp> app;
+  std::unique_ptr<ServeApp> app;
   std::unique_ptr<httplib::Client> client;
-  explicit Served(const std::function<void(ExtenderApp&)>& load) {
+  explicit Served(const std::function<void(ServeApp&)>& load) {
     ServeConfig cfg;
     cfg.server.host = "127.0.0.1";
     cfg.server.port = 0;
     cfg.server.threads = 4;
     cfg.server.keep_alive_seconds = 2;
-    auto created = ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
+    auto created = ServeApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
     REQUIRE(created.ok());
     app = std::move(*created);
     load(*app);
@@ -73,12 +73,12 @@ TEST_CASE("snapshot mode: the streamed file gives the model the whole-document l
   topofit::testing::TempDir dir;
   const std::string path = dir.Write("snapshot.json", text);
 
-  Served whole([&](ExtenderApp& a) {
+  Served whole([&](ServeApp& a) {
     auto snap = k8s::LoadSnapshot(text);
     REQUIRE(snap.ok());
     a.Load(*snap);
   });
-  Served streamed([&](ExtenderApp& a) {
+  Served streamed([&](ServeApp& a) {
     auto loaded = a.LoadFile(path);
     REQUIRE_MESSAGE(loaded.ok(), loaded.error());
     CHECK(loaded->nodes == 40);
@@ -98,7 +98,7 @@ TEST_CASE("snapshot mode: the streamed file gives the model the whole-document l
 }
 
 TEST_CASE("snapshot mode: a file that does not load leaves the server not ready, with the error") {
-  Served bad([&](ExtenderApp& a) {
+  Served bad([&](ServeApp& a) {
     auto loaded = a.LoadFile("/nonexistent.json");
     REQUIRE_FALSE(loaded.ok());
     CHECK(loaded.error().find("cannot open /nonexistent.json") == 0);
@@ -143,7 +143,7 @@ TEST_CASE("snapshot mode: without a snapshot (live mode) DELETE /api/v1/pods is 
   cfg.server.host = "127.0.0.1";
   cfg.server.port = 0;
   cfg.server.keep_alive_seconds = 2;
-  auto app = ExtenderApp::Create(cfg, "", nullptr, false);
+  auto app = ServeApp::Create(cfg, "", nullptr, false);
   REQUIRE(app.ok());
   REQUIRE((*app)->server().Start().ok());
   {

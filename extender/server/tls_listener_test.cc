@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "extender/server/extender_app.h"
+#include "extender/server/serve_app.h"
 #include "extender/server/http_listener.h"
 #include "extender/server/listener_test_util.h"
 #include "extender/server/tls_credentials.h"
@@ -302,7 +302,7 @@ TEST_CASE("tls extender server: the verbs answer over HTTPS only, the separate o
   cfg.server.threads = 4;
   cfg.server.keep_alive_seconds = 2;
   cfg.server.tls = WriteServerFiles(dir, 0, true);
-  auto app = ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
+  auto app = ServeApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
   REQUIRE_MESSAGE(app.ok(), app.error());
   (*app)->Load(*k8s::LoadDemoCluster());
   REQUIRE((*app)->server().Start().ok());

@@ -230,9 +230,9 @@ TEST_CASE("verbs are refused until the model is loaded: nodes without their pods
   cfg.server.port = 0;
   cfg.server.threads = 4;
   cfg.server.keep_alive_seconds = 2;
-  auto created = ExtenderApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
+  auto created = ServeApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
   REQUIRE(created);
-  ExtenderApp& app = **created;
+  ServeApp& app = **created;
   auto demo = k8s::LoadDemoCluster();
   REQUIRE(demo);
   for (const auto& node : demo->nodes) app.model().ApplyNode(node);  // The node list is in; the pods' is not.

@@ -32,6 +32,10 @@ class ServeProcess {
   int port() const { return port_; }
   pid_t pid() const { return process_.pid(); }
   std::string log() const { return process_.log(); }
+  // The PORT of its first log line `<key>=127.0.0.1:PORT` (e.g. "ops"), waited for up to `timeout`; 0 if none.
+  int WaitForLoggedPort(std::string_view key, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+    return process_.WaitForLoggedPort(key, timeout);
+  }
   // Waits up to `limit` for it to exit: its wait status, or -1.
   int WaitExit(std::chrono::milliseconds limit) { return process_.WaitExit(limit); }
   // SIGTERM, then up to 15 s: the exit code, or -1.

@@ -1,4 +1,4 @@
-#include "extender/server/extender_app.h"
+#include "extender/server/serve_app.h"
 
 #include <fmt/format.h>
 
@@ -6,11 +6,11 @@
 
 namespace topofit::server {
 
-Result<std::unique_ptr<ExtenderApp>> ExtenderApp::Create(const ServeConfig& config, const std::string& record_path,
+Result<std::unique_ptr<ServeApp>> ServeApp::Create(const ServeConfig& config, const std::string& record_path,
                                                           std::unique_ptr<k8s::KubeWriter> writer, bool log_decisions) {
   Status valid = placement::Pipeline::Validate(config.pipeline);
   if (!valid.ok()) return Error{valid.error()};
-  std::unique_ptr<ExtenderApp> app(new ExtenderApp());
+  std::unique_ptr<ServeApp> app(new ServeApp());
   app->model_ = std::make_unique<cluster::ClusterModel>(config.model);
   app->pipeline_ = std::make_unique<placement::Pipeline>(app->model_.get(), config.pipeline);
   app->writer_ = writer ? std::move(writer) : std::make_unique<k8s::InMemoryKubeWriter>();
@@ -29,12 +29,12 @@ Result<std::unique_ptr<ExtenderApp>> ExtenderApp::Create(const ServeConfig& conf
     if (!loaded) return Error{loaded.error()};
     tls = *loaded;
   }
-  app->server_ = std::make_unique<ExtenderServer>(config.server, app->verbs_.get(), app->query_.get(),
+  app->server_ = std::make_unique<HttpServer>(config.server, app->verbs_.get(), app->query_.get(),
                                                   app->metrics_.get(), app->model_.get(), std::move(tls));
   return app;
 }
 
-void ExtenderApp::Load(const k8s::Snapshot& snapshot) {
+void ServeApp::Load(const k8s::Snapshot& snapshot) {
   for (const auto& node : snapshot.nodes) model_->ApplyNode(node);
   for (const auto& pod : snapshot.pods) model_->ApplyPod(pod);
   verbs_->SetLearnNodes(true);  // No watch in snapshot mode: full-node requests may name new nodes.
@@ -43,7 +43,7 @@ void ExtenderApp::Load(const k8s::Snapshot& snapshot) {
   server_->SetReady(true);
 }
 
-Result<ExtenderApp::Loaded> ExtenderApp::LoadFile(const std::string& path) {
+Result<ServeApp::Loaded> ServeApp::LoadFile(const std::string& path) {
   Loaded n;
   k8s::SnapshotSink sink{[&](k8s::NodeObject&& node) {
                            model_->ApplyNode(node);
@@ -62,7 +62,7 @@ Result<ExtenderApp::Loaded> ExtenderApp::LoadFile(const std::string& path) {
 
 namespace topofit::server {
 
-Reply ExtenderApp::DeletePod(std::string_view ns, std::string_view name) {
+Reply ServeApp::DeletePod(std::string_view ns, std::string_view name) {
   auto pod = model_->PodByName(ns, name);
   if (pod) model_->DeletePod(pod->uid);
   bool forgotten = false;

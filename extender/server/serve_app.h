@@ -1,5 +1,5 @@
 #pragma once
-// ExtenderApp: one running extender assembled from its parts - model, pipeline, KubeWriter, metrics,
+// ServeApp: one running extender assembled from its parts - model, pipeline, KubeWriter, metrics,
 // recorder, verbs, query API and HTTP server - in the order they depend on each other. Used by
 // `topofit serve`, by the server tests and by the latency bench, so all three run the same thing.
 
@@ -19,10 +19,10 @@
 
 namespace topofit::server {
 
-class ExtenderApp {
+class ServeApp {
  public:
   // writer: null means an InMemoryKubeWriter owned by the app. record_path: "" for none.
-  static Result<std::unique_ptr<ExtenderApp>> Create(const ServeConfig& config, const std::string& record_path = "",
+  static Result<std::unique_ptr<ServeApp>> Create(const ServeConfig& config, const std::string& record_path = "",
                                                      std::unique_ptr<k8s::KubeWriter> writer = nullptr,
                                                      bool log_decisions = true);
 
@@ -44,11 +44,11 @@ class ExtenderApp {
   placement::Pipeline& pipeline() { return *pipeline_; }
   ExtenderVerbs& verbs() { return *verbs_; }
   Metrics& metrics() { return *metrics_; }
-  ExtenderServer& server() { return *server_; }
+  HttpServer& server() { return *server_; }
   k8s::KubeWriter& writer() { return *writer_; }
 
  private:
-  ExtenderApp() = default;
+  ServeApp() = default;
   std::unique_ptr<cluster::ClusterModel> model_;
   std::unique_ptr<placement::Pipeline> pipeline_;
   std::unique_ptr<k8s::KubeWriter> writer_;
@@ -56,7 +56,7 @@ class ExtenderApp {
   std::unique_ptr<Recorder> recorder_;
   std::unique_ptr<ExtenderVerbs> verbs_;
   std::unique_ptr<QueryApi> query_;
-  std::unique_ptr<ExtenderServer> server_;
+  std::unique_ptr<HttpServer> server_;
 };
 
 }  // namespace topofit::server
