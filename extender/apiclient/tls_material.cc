@@ -6,17 +6,10 @@
 
 #include <arpa/inet.h>
 
+#include "base/openssl_error.h"
+
 namespace topofit::apiclient {
 namespace {
-
-std::string OpenSslError() {
-  unsigned long code = ERR_get_error();
-  ERR_clear_error();
-  if (code == 0) return "unknown OpenSSL error";
-  char buf[256];
-  ERR_error_string_n(code, buf, sizeof buf);
-  return buf;
-}
 
 bool IsIpAddress(const std::string& host) {
   unsigned char buf[16];

@@ -9,6 +9,7 @@
 
 #include "base/files.h"
 #include "base/log.h"
+#include "base/openssl_error.h"
 
 namespace topofit::server {
 namespace {
@@ -17,15 +18,6 @@ struct X509Free {
   void operator()(X509* c) const { X509_free(c); }
 };
 using X509Ptr = std::unique_ptr<X509, X509Free>;
-
-std::string OpenSslError() {
-  unsigned long e = ERR_get_error();
-  ERR_clear_error();
-  if (e == 0) return "unknown OpenSSL error";
-  char buf[256];
-  ERR_error_string_n(e, buf, sizeof buf);
-  return buf;
-}
 
 std::string NameOf(X509* cert) {
   char buf[512];

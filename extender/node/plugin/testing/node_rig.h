@@ -16,6 +16,7 @@
 #include "extender/node/plugin/testing/fake_backend.h"
 #include "extender/node/plugin/node_service.h"
 #include "extender/node/plugin/testing/fake_kubelet.h"
+#include "test/util/temp_dir.h"
 
 namespace topofit::node::testing {
 
@@ -34,15 +35,14 @@ bool Eventually(F&& f, std::chrono::milliseconds timeout = std::chrono::seconds(
 }
 
 struct NodeRig {
-  std::string root, dir, pr;
+  ::topofit::testing::TempDir tmp{"tfn", "/tmp"};  // Short: unix socket paths.
+  std::string root = tmp.path(), dir, pr;
   std::unique_ptr<FakeKubelet> kubelet;
   std::unique_ptr<FakeBackend> backend;
   std::unique_ptr<NodeService> service;
   NodeOptions options;  // Node n1, the rig's sockets, reconcile every 100 ms.
 
   explicit NodeRig(uint64_t seed) {
-    char tmpl[] = "/tmp/tfn-XXXXXX";
-    root = ::mkdtemp(tmpl);
     dir = root + "/device-plugins";
     pr = root + "/pod-resources/kubelet.sock";
     std::filesystem::create_directories(dir);
@@ -58,7 +58,6 @@ struct NodeRig {
     if (service) service->Stop();
     if (backend) backend->Stop();
     kubelet->Stop();
-    std::filesystem::remove_all(root);
   }
   NodeRig(const NodeRig&) = delete;
   NodeRig& operator=(const NodeRig&) = delete;
