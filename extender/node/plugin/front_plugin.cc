@@ -117,6 +117,11 @@ void FrontPlugin::RetainPods(const std::set<std::string>& live) {
   ledger_.Retain(live);
 }
 
+void FrontPlugin::MarkEnded(const std::string& pod_uid) {
+  std::lock_guard lock(mu_);
+  ledger_.MarkEnded(pod_uid);
+}
+
 Ledger FrontPlugin::LedgerCopy() const {
   std::lock_guard lock(mu_);
   return ledger_;

@@ -101,6 +101,7 @@ class FrontPlugin final : public v1beta1::DevicePlugin::Service {
   uint64_t LedgerSeq() const;
   void ApplyTruth(std::vector<LedgerEntry> truth, uint64_t sent_at);
   void RetainPods(const std::set<std::string>& live);
+  void MarkEnded(const std::string& pod_uid);  // Ledger::MarkEnded
   Ledger LedgerCopy() const;
   const FrontCounters& counters() const { return counters_; }
 

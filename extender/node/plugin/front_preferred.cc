@@ -39,7 +39,9 @@ bool ForeignMayBeAdmitted(const PreferredRequest& r, const std::vector<NodePod>&
   if (!view) return true;  // No PodResources: nothing tells.
   std::vector<std::pair<const NodePod*, const GpuContainer*>> foreign;
   for (const auto& pod : pods) {
-    if (pod.node_name != node || pod.terminal() || pod.deleting || UsablePlan(pod, node)) continue;
+    if (pod.node_name != node || pod.terminal() || pod.deleting || ledger.Ended(pod.uid) || UsablePlan(pod, node)) {
+      continue;
+    }
     for (const auto& c : pod.containers) {
       if (ledger.Allocated(pod.uid, c.name)) continue;
       if (c.gpus == r.size) foreign.emplace_back(&pod, &c);

@@ -38,7 +38,15 @@ void Ledger::ReplaceWithTruth(std::vector<LedgerEntry> truth, uint64_t sent_at) 
 
 void Ledger::Retain(const std::set<std::string>& live) {
   std::erase_if(entries_, [&](const LedgerEntry& e) { return !e.pod_uid.empty() && !live.count(e.pod_uid); });
+  std::erase_if(ended_, [&](const std::string& uid) { return !live.count(uid); });
 }
+
+void Ledger::MarkEnded(const std::string& pod_uid) {
+  std::erase_if(entries_, [&](const LedgerEntry& e) { return e.pod_uid == pod_uid; });
+  ended_.insert(pod_uid);
+}
+
+bool Ledger::Ended(std::string_view pod_uid) const { return ended_.find(pod_uid) != ended_.end(); }
 
 bool Ledger::Allocated(std::string_view pod_uid, std::string_view container) const {
   return std::any_of(entries_.begin(), entries_.end(),

@@ -16,20 +16,6 @@ bool Contains(const DeviceList& list, const std::string& id) {
   return std::find(list.begin(), list.end(), id) != list.end();
 }
 
-// The pod's next GPU container in kubelet's order: the one after the last the ledger has seen
-// allocated. Kubelet admits a pod's containers in that order in one pass, so every container before
-// an allocated one was admitted too, even when kubelet's truth leaves it out (PodResources never
-// reports regular init containers, so a ledger replaced by List has none).
-const GpuContainer* NextContainer(const NodePod& pod, const Ledger& ledger) {
-  const GpuContainer* next = pod.containers.empty() ? nullptr : &pod.containers.front();
-  for (size_t i = 0; i < pod.containers.size(); ++i) {
-    if (ledger.Allocated(pod.uid, pod.containers[i].name)) {
-      next = i + 1 < pod.containers.size() ? &pod.containers[i + 1] : nullptr;
-    }
-  }
-  return next;
-}
-
 auto OrderKey(const Candidate& c) {
   return std::tie(c.pod->creation_timestamp, c.pod->plan->unix_seconds, c.pod->namespace_, c.pod->name);
 }
@@ -45,7 +31,7 @@ DeviceList Offer(const PreferredRequest& request, const DeviceList& keep, const 
                  const Ledger& ledger, std::string_view node, std::string_view except_uid) {
   std::set<std::string> reserved;
   for (const auto& pod : pods) {
-    if (pod.uid == except_uid) continue;
+    if (pod.uid == except_uid || ledger.Ended(pod.uid)) continue;
     const GpuAssignment* plan = UsablePlan(pod, node);
     if (!plan) continue;
     for (const auto& c : pod.containers) {
@@ -70,6 +56,19 @@ DeviceList Offer(const PreferredRequest& request, const DeviceList& keep, const 
 
 }  // namespace
 
+// Kubelet admits a pod's containers in that order in one pass, so every container before an
+// allocated one was admitted too, even when kubelet's truth leaves it out (PodResources never
+// reports regular init containers).
+const GpuContainer* NextContainer(const NodePod& pod, const Ledger& ledger) {
+  const GpuContainer* next = pod.containers.empty() ? nullptr : &pod.containers.front();
+  for (size_t i = 0; i < pod.containers.size(); ++i) {
+    if (ledger.Allocated(pod.uid, pod.containers[i].name)) {
+      next = i + 1 < pod.containers.size() ? &pod.containers[i + 1] : nullptr;
+    }
+  }
+  return next;
+}
+
 const GpuAssignment* UsablePlan(const NodePod& pod, std::string_view node) {
   if (!pod.plan || pod.node_name != node || pod.plan->node != node || pod.terminal() || pod.deleting) return nullptr;
   return &*pod.plan;
@@ -81,7 +80,7 @@ Candidates FindCandidates(std::string_view node, const std::vector<NodePod>& pod
   const std::set<std::string> usable(request.available.begin(), request.available.end());
   for (const auto& pod : pods) {
     const GpuAssignment* plan = UsablePlan(pod, node);
-    if (!plan) continue;
+    if (!plan || ledger.Ended(pod.uid)) continue;
     const GpuContainer* next = NextContainer(pod, ledger);
     if (!next) continue;
     const DeviceList* s = plan->Find(next->name);
@@ -253,7 +252,7 @@ Holder IdentifyAllocation(const DeviceList& devices, std::string_view node, cons
   }
   for (const auto& pod : pods) {
     const GpuAssignment* plan = UsablePlan(pod, node);
-    if (!plan) continue;
+    if (!plan || ledger.Ended(pod.uid)) continue;
     for (const auto& c : pod.containers) {
       if (ledger.Allocated(pod.uid, c.name)) continue;
       const DeviceList* s = plan->Find(c.name);

@@ -6,7 +6,9 @@
 // Kubelet's request names no pod (docs/kubelet-contracts.md §3): {available A, must_include M, size k},
 // one container per call, the container's full request as k. The steps:
 //  1. FindCandidates. A planned container is a candidate when its pod is on `node` (spec.nodeName
-//     and the plan's node both), not terminal, not deleting; it is the pod's next GPU container in
+//     and the plan's node both), not terminal, not deleting, not ended by kubelet (Ledger::Ended:
+//     its final phase may not have reached the pod cache, and PodResources Get still answers for
+//     it); it is the pod's next GPU container in
 //     kubelet's order (init containers first, spec order): the one after the last the ledger has
 //     seen allocated (kubelet's List never reports regular init containers);
 //     its planned set S has |S| = k and M is a subset of S. Then it is `exact` when S is within A + M
@@ -134,6 +136,10 @@ struct Holder {
 Holder IdentifyAllocation(const DeviceList& devices, std::string_view node, const std::vector<NodePod>& pods,
                           const Ledger& ledger, const std::optional<Decision>& pending,
                           const std::optional<Holder>& previous);
+
+// The pod's next GPU container in kubelet's order (init containers first, spec order): the one after
+// the last the ledger has seen allocated; nullptr when there is none.
+const GpuContainer* NextContainer(const NodePod& pod, const Ledger& ledger);
 
 // The plan for a pod on `node` the matcher may follow: spec.nodeName and the plan's node both
 // `node`, the pod neither terminal nor deleting. nullptr otherwise.

@@ -1,8 +1,10 @@
 #include "extender/node/plugin/node_service.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "base/files.h"
@@ -107,7 +109,18 @@ struct NodeService::Impl {
       if (!fresh && it->second->deleting && !p.deleting) it->second = &p;
     }
     front.RetainPods(live);
+    std::erase_if(last_asked, [&](const auto& e) { return !live.count(e.first); });
     if (options.pod_resources_socket.empty()) return;
+    auto list = ListTruth(by_key);
+    if (!list) return;
+    list = FindEnded(*snapshot, by_key, std::move(*list));
+    ++counters.reconciles;
+    if (publisher) Publish(*snapshot, *list);
+  }
+
+  // One PodResources List, and the ledger replaced by it (holders named through `by_key`). nullopt
+  // when it failed.
+  std::optional<std::vector<PodDevices>> ListTruth(const std::map<std::string, const NodePod*>& by_key) {
     uint64_t sent_at = front.LedgerSeq();
     auto list = kubelet.List(std::chrono::seconds(2));
     Beat(reconciler_beat);
@@ -115,7 +128,7 @@ struct NodeService::Impl {
       ++counters.reconcile_errors;
       if (!reconcile_failing) Log(LogLevel::kWarn, "reconcile: PodResources List failed", {{"error", list.error()}});
       reconcile_failing = true;
-      return;
+      return std::nullopt;
     }
     reconcile_failing = false;
     std::vector<LedgerEntry> truth;
@@ -125,8 +138,37 @@ struct NodeService::Impl {
       for (const auto& [container, devices] : pd.containers) truth.push_back({uid, uid.empty() ? "" : container, devices});
     }
     front.ApplyTruth(std::move(truth), sent_at);
-    ++counters.reconciles;
-    if (publisher) Publish(*snapshot, *list);
+    return std::move(*list);
+  }
+
+  // Pods kubelet has finished (reconciler.h): a Get for each pod `list` left out that the matcher
+  // could pick (at most kViewWave); when kubelet knows one of them, a List again, and those it leaves
+  // out are marked ended. Returns the latest List.
+  std::vector<PodDevices> FindEnded(const std::vector<NodePod>& snapshot,
+                                    const std::map<std::string, const NodePod*>& by_key, std::vector<PodDevices> list) {
+    const Ledger ledger = front.LedgerCopy();
+    const auto ask = PodsToAsk(options.node_name, snapshot, ledger, list, last_asked, kViewWave);
+    if (ask.empty()) return list;
+    std::vector<ViewQuery> queries;
+    for (const NodePod* p : ask) {
+      const GpuContainer* next = NextContainer(*p, ledger);
+      queries.push_back({p->namespace_, p->name, next->name, next->init && !next->restartable});
+      last_asked[p->uid] = counters.reconciles;
+    }
+    const auto views = kubelet.Views(queries, options.get_timeout);
+    if (std::none_of(views.begin(), views.end(), [](KubeletView v) {
+          return v == KubeletView::kAdmitting || v == KubeletView::kHasDevices;
+        })) {
+      return list;
+    }
+    auto later = ListTruth(by_key);
+    if (!later) return list;
+    for (const std::string& uid : EndedPods(ask, views, *later)) {
+      front.MarkEnded(uid);
+      auto it = std::find_if(ask.begin(), ask.end(), [&](const NodePod* p) { return p->uid == uid; });
+      Log(LogLevel::kInfo, "kubelet has ended or rejected the pod: no longer a candidate", {{"pod", (*it)->key()}});
+    }
+    return std::move(*later);
   }
 
   void Publish(const std::vector<NodePod>& snapshot, const std::vector<PodDevices>& list) {
@@ -262,6 +304,7 @@ struct NodeService::Impl {
   ActualPublisher* publisher = nullptr;
   std::map<std::string, std::string> published;  // uid -> gpu-actual published (time left out)
   std::set<std::string> mismatched;                // uids whose mismatch was reported
+  std::map<std::string, uint64_t> last_asked;      // uid -> reconciles when FindEnded last asked Get
   std::string published_health;
   NodeCounters counters;
   std::atomic<int64_t> supervisor_beat{0}, reconciler_beat{0};  // steady_clock ticks.

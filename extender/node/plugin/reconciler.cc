@@ -1,7 +1,7 @@
 #include "extender/node/plugin/reconciler.h"
 
 #include <algorithm>
-
+#include <set>
 
 #include "extender/node/plugin/matcher.h"
 
@@ -11,6 +11,12 @@ namespace {
 DeviceList Sorted(DeviceList d) {
   std::sort(d.begin(), d.end());
   return d;
+}
+
+std::set<std::string> KeysOf(const std::vector<PodDevices>& list) {
+  std::set<std::string> keys;
+  for (const auto& pd : list) keys.insert(pd.namespace_ + "/" + pd.name);
+  return keys;
 }
 
 }  // namespace
@@ -57,6 +63,37 @@ bool NeedsPublish(const ActualReport& report) {
     if (!was || Sorted(*was) != devices) return true;
   }
   return false;
+}
+
+std::vector<const NodePod*> PodsToAsk(std::string_view node, const std::vector<NodePod>& pods, const Ledger& ledger,
+                                      const std::vector<PodDevices>& listed,
+                                      const std::map<std::string, uint64_t>& last_asked, size_t max) {
+  const std::set<std::string> keys = KeysOf(listed);
+  std::vector<const NodePod*> out;
+  for (const auto& pod : pods) {
+    if (!UsablePlan(pod, node) || ledger.Ended(pod.uid) || keys.count(pod.key()) || !NextContainer(pod, ledger)) continue;
+    out.push_back(&pod);
+  }
+  auto asked = [&](const NodePod* p) {
+    auto it = last_asked.find(p->uid);
+    return it == last_asked.end() ? 0 : it->second + 1;
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const NodePod* a, const NodePod* b) {
+    return std::make_pair(asked(a), a->creation_timestamp) < std::make_pair(asked(b), b->creation_timestamp);
+  });
+  if (out.size() > max) out.resize(max);
+  return out;
+}
+
+std::vector<std::string> EndedPods(const std::vector<const NodePod*>& asked, const std::vector<KubeletView>& views,
+                                   const std::vector<PodDevices>& later) {
+  const std::set<std::string> keys = KeysOf(later);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < asked.size() && i < views.size(); ++i) {
+    const bool known = views[i] == KubeletView::kAdmitting || views[i] == KubeletView::kHasDevices;
+    if (known && !keys.count(asked[i]->key())) out.push_back(asked[i]->uid);
+  }
+  return out;
 }
 
 std::string EncodeGpuHealth(const std::vector<std::string>& unhealthy, int64_t unix_seconds) {

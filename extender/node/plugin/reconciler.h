@@ -12,6 +12,20 @@
 // NeedsPublish: the pod's topofit.io/gpu-actual differs from `actual` in node or containers (the
 // time is not compared).
 // UnhealthyOf: the IDs of the devices the backend reports not Healthy, sorted.
+//
+// Pods kubelet has finished (docs/node.md, "Pods kubelet has finished"). Kubelet's PodResources Get
+// answers for every pod of its pod manager, ended and rejected ones too, and says their containers
+// hold nothing once kubelet has freed their devices - what it also says of the pod it is admitting.
+// List reports only kubelet's active pods (KubeletPodResourcesListUseActivePods, on by default since
+// 1.34), and kubelet adds a pod to its pod manager before it admits it, where it stays active until
+// it is terminal. So a pod that a Get answered, and that a List sent after that answer leaves out,
+// has been ended or rejected by kubelet, whatever its phase in the pod cache says yet.
+// PodsToAsk: after a List, the pods worth a Get: a usable plan on `node`, not ended, left out by
+// `listed` (the List's pods), with a next GPU container (one the matcher could pick); the least
+// recently asked first (`last_asked`: uid -> the reconcile that last asked; never asked: first), then
+// by creation; at most `max`.
+// EndedPods: the UIDs of `asked` whose view says kubelet knows them (not kNotFound, not kUnknown)
+// and that `later` (a List sent after those answers) leaves out. Both pure; `pods` resolve names.
 
 #include <cstdint>
 #include <map>
@@ -20,6 +34,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "extender/node/plugin/ledger.h"
 #include "extender/node/plugin/plan.h"
 #include "extender/node/plugin/podresources_client.h"
 
@@ -38,6 +53,12 @@ struct ActualReport {
 std::vector<ActualReport> ComputeActuals(std::string_view node, const std::vector<NodePod>& pods,
                                          const std::vector<PodDevices>& truth, int64_t unix_seconds);
 bool NeedsPublish(const ActualReport& report);
+
+std::vector<const NodePod*> PodsToAsk(std::string_view node, const std::vector<NodePod>& pods, const Ledger& ledger,
+                                      const std::vector<PodDevices>& listed,
+                                      const std::map<std::string, uint64_t>& last_asked, size_t max);
+std::vector<std::string> EndedPods(const std::vector<const NodePod*>& asked, const std::vector<KubeletView>& views,
+                                   const std::vector<PodDevices>& later);
 
 // k8s::EncodeGpuHealth of `unhealthy` sorted: {"v":1,"unhealthy":["GPU-..."],"t":<unix seconds>}
 std::string EncodeGpuHealth(const std::vector<std::string>& unhealthy, int64_t unix_seconds);

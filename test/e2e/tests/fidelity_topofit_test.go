@@ -3,14 +3,12 @@ package tests
 import (
 	"context"
 	"fmt"
-	"io"
 	"math/rand"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -202,16 +200,7 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 	const minPods = 50
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	dir := os.Getenv("TOPOFIT_E2E_ARTIFACTS")
-	if dir == "" {
-		dir = t.TempDir()
-	} else {
-		dir = filepath.Join(dir, regexp.MustCompile(`[^A-Za-z0-9_.-]+`).ReplaceAllString(t.Name(), "_"))
-		_ = os.RemoveAll(dir) // one run's logs
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := artifactsDir(t)
 	var plans planSource
 	if o.api {
 		plans = &apiPlans{c: harness.Start(t, harness.Options{NoScheduler: true}), node: node}
@@ -221,46 +210,16 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 	if err := plans.publish(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-
-	k, err := nodesim.StartKubelet(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Stop(ctx)
-	registrar := filepath.Join(nodesim.DevicePluginDir, "topofit-registrar.sock")
 	podResources := nodesim.PodResourcesSocket
 	if o.noGet {
 		podResources = ""
 	}
-	topofit := &harness.Process{Name: "topofit-node", Path: bin, LogPath: filepath.Join(dir, "topofit-node.log"),
-		Args: []string{"node", "--node-name", node, "--device-plugin-dir", nodesim.DevicePluginDir,
-			"--registrar-socket", filepath.Base(registrar), "--pod-resources-socket", podResources}}
-	topofit.Args = append(topofit.Args, plans.args()...)
+	args := append([]string{"--pod-resources-socket", podResources}, plans.args()...)
 	if o.windows {
-		topofit.Args = append(topofit.Args, "--ops-listen", "127.0.0.1:0")
+		args = append(args, "--ops-listen", "127.0.0.1:0")
 	}
-	if err := topofit.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer topofit.Stop(5 * time.Second)
-	defer func() {
-		if t.Failed() {
-			t.Logf("topofit node log (%s), last lines:\n%s", topofit.LogPath, harness.TailFile(topofit.LogPath, 40))
-		}
-	}()
-	if err := waitForSocket(ctx, topofit, registrar); err != nil {
-		t.Fatalf("topofit node did not serve its registrar: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
-	}
-	ids := nodesim.GPUIDs(gpus)
-	backend, err := nodesim.StartBackend(ctx, filepath.Join(nodesim.DevicePluginDir, "nvidia-gpu.sock"), registrar, ids, nodesim.PreferFirst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitCtx, waitCancel := context.WithTimeout(ctx, time.Minute)
-	defer waitCancel()
-	if err := k.WaitForDevices(waitCtx, nodesim.GPUResource, gpus); err != nil {
-		t.Fatalf("kubelet never saw topofit's devices: %v\n%s", err, harness.TailFile(topofit.LogPath, 20))
-	}
+	rig := startNodeRig(ctx, t, bin, node, gpus, dir, args...)
+	k, topofit, backend, registrar, ids := rig.k, rig.topofit, rig.backend, rig.registrar, rig.ids
 	pr, err := nodesim.DialPodResources()
 	if err != nil {
 		t.Fatal(err)
@@ -554,23 +513,13 @@ func waitReadyz(t *testing.T, logPath string, ready bool, missing, when string) 
 	t.Helper()
 	var last string
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		log, _ := os.ReadFile(logPath)
-		at := strings.LastIndex(string(log), "ops=127.0.0.1:")
-		if at < 0 {
-			last = "no ops port in the log"
-			continue
-		}
-		var port int
-		fmt.Sscanf(string(log[at+len("ops=127.0.0.1:"):]), "%d", &port)
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", port))
+		code, body, err := opsGet(logPath, "/readyz")
 		if err != nil {
 			last = err.Error()
 			continue
 		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		last = fmt.Sprintf("%d %q", resp.StatusCode, body)
-		if ready && resp.StatusCode == http.StatusOK || !ready && resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(body), missing) {
+		last = fmt.Sprintf("%d %q", code, body)
+		if ready && code == http.StatusOK || !ready && code == http.StatusServiceUnavailable && strings.Contains(body, missing) {
 			t.Logf("/readyz %s: %s", when, last)
 			return
 		}

@@ -1,0 +1,125 @@
+package tests
+
+// The node every topofit node fidelity test runs: kubelet's device manager and PodResources server
+// (nodesim, the v1.36.3 code), topofit node registered to it as nvidia.com/gpu, and upstream's stub
+// plugin behind topofit node (registered to topofit's registrar) preferring the lexicographically
+// first free GPUs - so a container that gets a plan other than those got it from topofit node.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"topofit.dev/e2e/harness"
+	"topofit.dev/e2e/nodesim"
+)
+
+type nodeRig struct {
+	k         *nodesim.Kubelet
+	topofit   *harness.Process
+	backend   *nodesim.Backend
+	registrar string // topofit node's registrar socket, where the stub registers
+	ids       []string
+}
+
+// artifactsDir is the test's folder for its logs and files: under $TOPOFIT_E2E_ARTIFACTS (emptied
+// first: one run's logs), else a temporary one.
+func artifactsDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("TOPOFIT_E2E_ARTIFACTS")
+	if dir == "" {
+		return t.TempDir()
+	}
+	dir = filepath.Join(dir, regexp.MustCompile(`[^A-Za-z0-9_.-]+`).ReplaceAllString(t.Name(), "_"))
+	_ = os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// startNodeRig starts kubelet, topofit node (bin node --node-name node ... args, its log in dir) and
+// the stub with `gpus` devices, and waits until kubelet has them all healthy. Everything stops when
+// the test ends; the tail of topofit node's log is printed when it failed.
+func startNodeRig(ctx context.Context, t *testing.T, bin, node string, gpus int, dir string, args ...string) *nodeRig {
+	t.Helper()
+	k, err := nodesim.StartKubelet(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { k.Stop(context.Background()) })
+	r := &nodeRig{k: k, registrar: filepath.Join(nodesim.DevicePluginDir, "topofit-registrar.sock"), ids: nodesim.GPUIDs(gpus)}
+	r.topofit = &harness.Process{Name: "topofit-node", Path: bin, LogPath: filepath.Join(dir, "topofit-node.log"),
+		Args: append([]string{"node", "--node-name", node, "--device-plugin-dir", nodesim.DevicePluginDir,
+			"--registrar-socket", filepath.Base(r.registrar)}, args...)}
+	if err := r.topofit.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.topofit.Stop(5 * time.Second) })
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("topofit node log (%s), last lines:\n%s", r.topofit.LogPath, harness.TailFile(r.topofit.LogPath, 40))
+		}
+	})
+	if err := waitForSocket(ctx, r.topofit, r.registrar); err != nil {
+		t.Fatalf("topofit node did not serve its registrar: %v\n%s", err, harness.TailFile(r.topofit.LogPath, 20))
+	}
+	r.backend, err = nodesim.StartBackend(ctx, filepath.Join(nodesim.DevicePluginDir, "nvidia-gpu.sock"), r.registrar, r.ids, nodesim.PreferFirst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitCtx, waitCancel := context.WithTimeout(ctx, time.Minute)
+	defer waitCancel()
+	if err := k.WaitForDevices(waitCtx, nodesim.GPUResource, gpus); err != nil {
+		t.Fatalf("kubelet never saw topofit's devices: %v\n%s", err, harness.TailFile(r.topofit.LogPath, 20))
+	}
+	return r
+}
+
+// opsGet reads path from topofit node's ops listener (its port from the last `ops=127.0.0.1:PORT`
+// of its log: --ops-listen 127.0.0.1:0).
+func opsGet(logPath, path string) (int, string, error) {
+	log, _ := os.ReadFile(logPath)
+	at := strings.LastIndex(string(log), "ops=127.0.0.1:")
+	if at < 0 {
+		return 0, "", fmt.Errorf("no ops port in the log")
+	}
+	var port int
+	fmt.Sscanf(string(log[at+len("ops=127.0.0.1:"):]), "%d", &port)
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", port, path))
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// waitReconciles waits until topofit node has ended n more reconciles (PodResources List answered,
+// topofit_node_reconciles_total) than when called: with n = 2, one whole reconcile began after the call.
+func (r *nodeRig) waitReconciles(t *testing.T, n int) {
+	t.Helper()
+	count := func() float64 {
+		_, body, err := opsGet(r.topofit.LogPath, "/metrics")
+		if err != nil {
+			return -1
+		}
+		return metricValue(body, "topofit_node_reconciles_total") // pods_without_gpus_test.go
+	}
+	from := count()
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if from < 0 {
+			from = count()
+		} else if count() >= from+float64(n) {
+			return
+		}
+	}
+	t.Fatalf("topofit node did not reconcile %d times in 20 s (reconciles_total was %v)", n, from)
+}
