@@ -1,9 +1,11 @@
 // The reconciler's pure decisions: gpu-actual from kubelet's truth by UID, mismatches and their
-// detail, when to publish, the health annotation.
+// detail, when to publish, the health annotation; pods kubelet has finished, and what the matcher
+// does with them.
 #include "extender/node/plugin/reconciler.h"
 
 #include <doctest/doctest.h>
 
+#include "extender/node/plugin/matcher.h"
 #include "extender/node/plugin/testing/pod_json.h"
 
 namespace topofit::node {
@@ -52,6 +54,68 @@ TEST_CASE("reconciler: a container not admitted yet is no mismatch, and publishi
 TEST_CASE("reconciler: the health annotation lists unhealthy devices sorted") {
   CHECK(EncodeGpuHealth({"GPU-b", "GPU-a"}, 7) == R"({"v":1,"unhealthy":["GPU-a","GPU-b"],"t":7})");
   CHECK(EncodeGpuHealth({}, 7) == R"({"v":1,"unhealthy":[],"t":7})");
+}
+
+TEST_CASE("reconciler: the pods worth a Get are the planned pods a List left out that the matcher could pick") {
+  std::vector<NodePod> pods = {
+      Decoded({"running", "ur", "n1", "n1", "2026-11-23T00:00:00Z", 0, {{"c", 1, Gpus({0})}}}),
+      Decoded({"late", "ul", "n1", "n1", "2026-11-23T00:03:00Z", 0, {{"c", 1, Gpus({1})}}}),
+      Decoded({"early", "ue", "n1", "n1", "2026-11-23T00:01:00Z", 0, {{"c", 1, Gpus({2})}}}),
+      Decoded({"allocated", "ua", "n1", "n1", "2026-11-23T00:00:00Z", 0, {{"c", 1, Gpus({3})}}}),
+      Decoded({"ended", "ux", "n1", "n1", "2026-11-23T00:00:00Z", 0, {{"c", 1, Gpus({4})}}}),
+      Decoded({"elsewhere", "uo", "n2", "n2", "2026-11-23T00:00:00Z", 0, {{"c", 1, Gpus({5})}}}),
+      Decoded({"foreign", "uf", "n1", ""})};
+  Ledger ledger;
+  ledger.Record("ua", "c", Gpus({3}));  // Allocated since the List: nothing left to admit.
+  ledger.MarkEnded("ux");
+  const std::vector<PodDevices> listed = {{"default", "running", {{"c", Gpus({0})}}}};
+  auto names = [](const std::vector<const NodePod*>& ps) {
+    std::vector<std::string> out;
+    for (const NodePod* p : ps) out.push_back(p->name);
+    return out;
+  };
+  CHECK(names(PodsToAsk("n1", pods, ledger, listed, {}, 5)) == std::vector<std::string>{"early", "late"});
+  CHECK(names(PodsToAsk("n1", pods, ledger, listed, {}, 1)) == std::vector<std::string>{"early"});
+  // Asked in the last reconcile: the one never asked goes first.
+  CHECK(names(PodsToAsk("n1", pods, ledger, listed, {{"ue", 3}}, 1)) == std::vector<std::string>{"late"});
+}
+
+TEST_CASE("reconciler: a pod Get knew and a later List leaves out has ended, a pod not known or listed has not") {
+  std::vector<NodePod> pods = {
+      Decoded({"ended", "u1", "n1", "n1", "2026-11-23T00:00:00Z", 0, {{"c", 1, Gpus({0})}}}),
+      Decoded({"admitting", "u2", "n1", "n1", "2026-11-23T00:00:00Z", 0, {{"c", 1, Gpus({1})}}}),
+      Decoded({"unseen", "u3", "n1", "n1", "2026-11-23T00:00:00Z", 0, {{"c", 1, Gpus({2})}}}),
+      Decoded({"unanswered", "u4", "n1", "n1", "2026-11-23T00:00:00Z", 0, {{"c", 1, Gpus({3})}}}),
+      Decoded({"held", "u5", "n1", "n1", "2026-11-23T00:00:00Z", 0, {{"c", 1, Gpus({4})}}})};
+  const std::vector<const NodePod*> asked = {&pods[0], &pods[1], &pods[2], &pods[3], &pods[4]};
+  const std::vector<KubeletView> views = {KubeletView::kAdmitting, KubeletView::kAdmitting, KubeletView::kNotFound,
+                                          KubeletView::kUnknown, KubeletView::kHasDevices};
+  const std::vector<PodDevices> later = {{"default", "admitting", {}}};
+  CHECK(EndedPods(asked, views, later) == std::vector<std::string>{"u1", "u5"});
+}
+
+TEST_CASE("matcher: a pod kubelet has ended is no candidate and its plan is reserved no more") {
+  // Kubelet's Get says "admitting" of the ended pod too (it knows it and it holds nothing): only the
+  // ledger's mark tells them apart.
+  std::vector<NodePod> pods = {
+      Decoded({"a", "ua", "n1", "n1", "2026-11-23T00:00:00Z", 0, {{"c", 2, Gpus({6, 7})}}}),
+      Decoded({"b", "ub", "n1", "n1", "2026-11-23T00:01:00Z", 0, {{"c", 2, Gpus({4, 5})}}})};
+  Ledger ledger;
+  auto admitting = OneByOne([](const NodePod&, const std::string&) { return KubeletView::kAdmitting; });
+  const PreferredRequest r{Gpus({0, 1, 2, 3, 4, 5, 6, 7}), {}, 2};
+  CHECK(Match(r, "n1", pods, ledger, admitting, {}).reply == Gpus({6, 7}));  // Unmarked: A, the earlier, wins.
+  ledger.MarkEnded("ua");
+  CHECK(Match(r, "n1", pods, ledger, admitting, {}).reply == Gpus({4, 5}));
+  CHECK(IdentifyAllocation(Gpus({6, 7}), "n1", pods, ledger, std::nullopt, std::nullopt).pod_uid.empty());
+  // A pod of another size with no plan: A's GPUs are offered to the backend again.
+  const PreferredRequest one{Gpus({0, 6}), {}, 1};
+  auto m = Match(one, "n1", pods, ledger, {}, [](const PreferredRequest& b) { return std::optional(b.available); });
+  CHECK(m.decision.backend.available == Gpus({0, 6}));
+  // Kubelet's truth replaces the entries, the mark stays until the pod leaves the cache.
+  ledger.ReplaceWithTruth({}, ledger.seq());
+  CHECK(ledger.Ended("ua"));
+  ledger.Retain({"ub"});
+  CHECK_FALSE(ledger.Ended("ua"));
 }
 
 }  // namespace topofit::node
