@@ -225,18 +225,17 @@ Holder IdentifyAllocation(const DeviceList& devices, std::string_view node, cons
                           const Ledger& ledger, const std::optional<Decision>& pending,
                           const std::optional<Holder>& previous) {
   const DeviceList d = Sorted(devices);
-  auto plan_of = [&](const std::string& uid, const std::string& container) -> DeviceList {
+  auto as_planned = [&](const std::string& uid, const std::string& container) {
     for (const auto& pod : pods) {
       if (pod.uid != uid) continue;
       const GpuAssignment* plan = UsablePlan(pod, node);
-      const DeviceList* s = plan ? plan->Find(container) : nullptr;
-      return s ? Sorted(*s) : DeviceList{};
+      return plan && HoldsAsPlanned(pod, *plan, container, d);
     }
-    return {};
+    return false;
   };
   if (pending && pending->size == static_cast<int>(d.size())) {
     if (pending->pod_uid.empty() || ledger.Allocated(pending->pod_uid, pending->container)) return {};
-    return {pending->pod_uid, pending->container, plan_of(pending->pod_uid, pending->container) == d};
+    return {pending->pod_uid, pending->container, as_planned(pending->pod_uid, pending->container)};
   }
   if (previous) {
     // Kubelet skips GetPreferredAllocation only when a container takes all it needs from the
@@ -246,7 +245,7 @@ Holder IdentifyAllocation(const DeviceList& devices, std::string_view node, cons
       if (pod.uid != previous->pod_uid) continue;
       const GpuContainer* next = NextContainer(pod, ledger);
       if (!next) return {};
-      return {pod.uid, next->name, plan_of(pod.uid, next->name) == d};
+      return {pod.uid, next->name, as_planned(pod.uid, next->name)};
     }
     return {};
   }

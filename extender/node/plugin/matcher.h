@@ -130,7 +130,7 @@ MatchResult Match(const PreferredRequest& request, std::string_view node, const 
 struct Holder {
   std::string pod_uid;  // Empty: not identified.
   std::string container;
-  bool planned = false;  // D is exactly the container's plan.
+  bool planned = false;  // D is the container's plan (HoldsAsPlanned, plan.h).
 };
 
 Holder IdentifyAllocation(const DeviceList& devices, std::string_view node, const std::vector<NodePod>& pods,

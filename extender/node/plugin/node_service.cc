@@ -102,26 +102,24 @@ struct NodeService::Impl {
   void ReconcileOnce() {
     auto snapshot = pods.Snapshot();
     std::set<std::string> live;
-    std::map<std::string, const NodePod*> by_key;
     for (const auto& p : *snapshot) {
       if (!p.terminal()) live.insert(p.uid);
-      auto [it, fresh] = by_key.emplace(p.key(), &p);
-      if (!fresh && it->second->deleting && !p.deleting) it->second = &p;
     }
     front.RetainPods(live);
     std::erase_if(last_asked, [&](const auto& e) { return !live.count(e.first); });
     if (options.pod_resources_socket.empty()) return;
-    auto list = ListTruth(by_key);
+    auto list = ListTruth(*snapshot);
     if (!list) return;
-    list = FindEnded(*snapshot, by_key, std::move(*list));
+    list = FindEnded(*snapshot, std::move(*list));
     ++counters.reconciles;
     if (publisher) Publish(*snapshot, *list);
   }
 
-  // One PodResources List, and the ledger replaced by it (holders named through `by_key`). nullopt
-  // when it failed.
-  std::optional<std::vector<PodDevices>> ListTruth(const std::map<std::string, const NodePod*>& by_key) {
-    uint64_t sent_at = front.LedgerSeq();
+  // One PodResources List with the regular init containers' holdings added (WithInitHoldings), and
+  // the ledger replaced by it (holders named through PodsByKey). nullopt when it failed.
+  std::optional<std::vector<PodDevices>> ListTruth(const std::vector<NodePod>& snapshot) {
+    const Ledger before = front.LedgerCopy();
+    const uint64_t sent_at = before.seq();
     auto list = kubelet.List(std::chrono::seconds(2));
     Beat(reconciler_beat);
     if (!list) {
@@ -131,6 +129,8 @@ struct NodeService::Impl {
       return std::nullopt;
     }
     reconcile_failing = false;
+    *list = WithInitHoldings(snapshot, before, std::move(*list));
+    const auto by_key = PodsByKey(snapshot);
     std::vector<LedgerEntry> truth;
     for (const auto& pd : *list) {
       auto it = by_key.find(pd.namespace_ + "/" + pd.name);
@@ -144,8 +144,7 @@ struct NodeService::Impl {
   // Pods kubelet has finished (reconciler.h): a Get for each pod `list` left out that the matcher
   // could pick (at most kViewWave); when kubelet knows one of them, a List again, and those it leaves
   // out are marked ended. Returns the latest List.
-  std::vector<PodDevices> FindEnded(const std::vector<NodePod>& snapshot,
-                                    const std::map<std::string, const NodePod*>& by_key, std::vector<PodDevices> list) {
+  std::vector<PodDevices> FindEnded(const std::vector<NodePod>& snapshot, std::vector<PodDevices> list) {
     const Ledger ledger = front.LedgerCopy();
     const auto ask = PodsToAsk(options.node_name, snapshot, ledger, list, last_asked, kViewWave);
     if (ask.empty()) return list;
@@ -161,7 +160,7 @@ struct NodeService::Impl {
         })) {
       return list;
     }
-    auto later = ListTruth(by_key);
+    auto later = ListTruth(snapshot);
     if (!later) return list;
     for (const std::string& uid : EndedPods(ask, views, *later)) {
       front.MarkEnded(uid);

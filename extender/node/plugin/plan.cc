@@ -1,5 +1,8 @@
 #include "extender/node/plugin/plan.h"
 
+#include <algorithm>
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 namespace topofit::node {
@@ -101,6 +104,31 @@ std::string JoinDevices(const DeviceList& devices) {
   std::string out;
   for (const auto& x : devices) out += (out.empty() ? "" : ",") + x;
   return out;
+}
+
+bool HoldsAsPlanned(const NodePod& pod, const GpuAssignment& plan, std::string_view container, const DeviceList& held) {
+  const DeviceList* planned = plan.Find(container);
+  if (!planned) return false;
+  const std::set<std::string> held_set(held.begin(), held.end());
+  if (held_set == std::set<std::string>(planned->begin(), planned->end())) return true;
+  std::set<std::string> pool;  // What the pod's regular init containers were planned to leave.
+  size_t left = 0;             // Of it, what kubelet has not given a long-lived container yet.
+  for (const auto& c : pod.containers) {
+    if (c.name == container) {
+      const size_t size = static_cast<size_t>(std::max<int64_t>(c.gpus, 0));
+      return size > 0 && size <= left && held.size() == size && held_set.size() == size &&
+             std::includes(pool.begin(), pool.end(), held_set.begin(), held_set.end());
+    }
+    const DeviceList* s = plan.Find(c.name);
+    const size_t n = s ? s->size() : 0;
+    if (c.init && !c.restartable) {
+      if (s) pool.insert(s->begin(), s->end());
+      left = std::max(left, n);  // It reused the pool first, then added its own.
+    } else {
+      left -= std::min(left, n);
+    }
+  }
+  return false;
 }
 
 }  // namespace topofit::node

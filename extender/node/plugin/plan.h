@@ -58,6 +58,16 @@ struct NodePod {
 
 Result<NodePod> DecodeNodePod(const nlohmann::json& pod, std::string_view resource);
 
+// Whether `held` is what kubelet gives `container` of `pod` when it follows `plan`: exactly the
+// container's planned set - or, for a container kubelet fills wholly from the pod's reuse pool, as
+// many GPUs as planned, all of that pool. Kubelet's device manager (v1.36.3, manager.go:366-396 and
+// :640-660) puts every regular init container's devices in a per-pod pool; each later container
+// takes from it first, choosing which itself with no GetPreferredAllocation call, and a long-lived
+// one (app container, sidecar) takes its devices out of it. The pool replayed on the plan says which
+// containers it fills wholly: those whose size it covers at their turn. Order is ignored; false when
+// the plan has no set for the container.
+bool HoldsAsPlanned(const NodePod& pod, const GpuAssignment& plan, std::string_view container, const DeviceList& held);
+
 // The pods of a PodList, a JSON array of pods, or a single pod (the --pods-file formats).
 Result<std::vector<NodePod>> DecodeNodePods(std::string_view text, std::string_view resource);
 

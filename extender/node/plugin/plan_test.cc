@@ -1,5 +1,6 @@
 // DecodeNodePod: the pod's plan and actual (the shared annotation type), a bad plan's reason, and the
-// pod fields the matcher reads (containers in kubelet's order, GPU limits, deletion, phase).
+// pod fields the matcher reads (containers in kubelet's order, GPU limits, deletion, phase);
+// HoldsAsPlanned: what kubelet gives a container that follows its plan.
 #include "extender/node/plugin/plan.h"
 
 #include <doctest/doctest.h>
@@ -103,6 +104,32 @@ TEST_CASE("pod decoding: not a pod is an error, and a PodList, an array and one 
   CHECK(DecodeNodePods(one.dump(), "nvidia.com/gpu")->size() == 1);
   CHECK(DecodeNodePods("{", "nvidia.com/gpu").error() == "not JSON");
   CHECK(DecodeNodePods("[1]", "nvidia.com/gpu").error() == "items[0]: pod: expected an object");
+}
+
+TEST_CASE("holds as planned: the exact set, or a container kubelet fills wholly from its init containers' GPUs") {
+  using testing::Gpus;
+  // setup: 4 GPUs; main 1 and side 2 take theirs from setup's, as kubelet picks; tail 2 needs more
+  // than the 1 left, so kubelet asks for it: only its exact plan is on plan.
+  NodePod pod = testing::Decoded({"p", "u1", "n1", "n1", "2026-11-23T00:00:00Z", 0,
+                                  {{"setup", 4, Gpus({0, 1, 2, 3}), true},
+                                   {"main", 1, Gpus({0})},
+                                   {"side", 2, Gpus({1, 2})},
+                                   {"tail", 2, Gpus({3, 4})}}});
+  const GpuAssignment& plan = *pod.plan;
+  CHECK(HoldsAsPlanned(pod, plan, "setup", Gpus({3, 2, 1, 0})));
+  CHECK_FALSE(HoldsAsPlanned(pod, plan, "setup", Gpus({0, 1, 2, 4})));
+  CHECK(HoldsAsPlanned(pod, plan, "main", Gpus({0})));
+  CHECK(HoldsAsPlanned(pod, plan, "main", Gpus({3})));       // Kubelet's pick among setup's.
+  CHECK_FALSE(HoldsAsPlanned(pod, plan, "main", Gpus({5})));  // Not setup's.
+  CHECK_FALSE(HoldsAsPlanned(pod, plan, "main", Gpus({0, 1})));
+  CHECK(HoldsAsPlanned(pod, plan, "side", Gpus({0, 3})));
+  CHECK_FALSE(HoldsAsPlanned(pod, plan, "side", Gpus({0, 0})));
+  CHECK(HoldsAsPlanned(pod, plan, "tail", Gpus({4, 3})));
+  CHECK_FALSE(HoldsAsPlanned(pod, plan, "tail", Gpus({0, 4})));  // Asked for: the plan or off it.
+  CHECK_FALSE(HoldsAsPlanned(pod, plan, "other", Gpus({0})));
+  // Without an init container nothing is kubelet's pick.
+  NodePod flat = testing::Decoded({"q", "u2", "n1", "n1", "2026-11-23T00:00:00Z", 0, {{"main", 1, Gpus({0})}}});
+  CHECK_FALSE(HoldsAsPlanned(flat, *flat.plan, "main", Gpus({1})));
 }
 
 }  // namespace topofit::node

@@ -21,13 +21,47 @@ std::set<std::string> KeysOf(const std::vector<PodDevices>& list) {
 
 }  // namespace
 
-std::vector<ActualReport> ComputeActuals(std::string_view node, const std::vector<NodePod>& pods,
-                                         const std::vector<PodDevices>& truth, int64_t unix_seconds) {
+std::map<std::string, const NodePod*> PodsByKey(const std::vector<NodePod>& pods) {
   std::map<std::string, const NodePod*> by_key;
   for (const auto& p : pods) {
     auto [it, fresh] = by_key.emplace(p.key(), &p);
     if (!fresh && it->second->deleting && !p.deleting) it->second = &p;
   }
+  return by_key;
+}
+
+std::vector<PodDevices> WithInitHoldings(const std::vector<NodePod>& pods, const Ledger& ledger,
+                                         std::vector<PodDevices> list) {
+  const auto by_key = PodsByKey(pods);
+  auto recorded = [&](const NodePod& pod, const std::string& container) -> const DeviceList* {
+    for (const auto& e : ledger.entries()) {
+      if (e.pod_uid == pod.uid && e.container == container) return &e.devices;
+    }
+    return pod.actual ? pod.actual->Find(container) : nullptr;
+  };
+  for (auto& pd : list) {
+    auto it = by_key.find(pd.namespace_ + "/" + pd.name);
+    if (it == by_key.end()) continue;
+    std::vector<std::pair<std::string, DeviceList>> ordered;
+    for (const auto& c : it->second->containers) {
+      auto listed = std::find_if(pd.containers.begin(), pd.containers.end(), [&](const auto& x) { return x.first == c.name; });
+      const DeviceList* held = c.init && !c.restartable ? recorded(*it->second, c.name) : nullptr;
+      if (listed != pd.containers.end()) {
+        ordered.push_back(std::move(*listed));
+        pd.containers.erase(listed);
+      } else if (held && !held->empty()) {
+        ordered.emplace_back(c.name, *held);
+      }
+    }
+    for (auto& rest : pd.containers) ordered.push_back(std::move(rest));
+    pd.containers = std::move(ordered);
+  }
+  return list;
+}
+
+std::vector<ActualReport> ComputeActuals(std::string_view node, const std::vector<NodePod>& pods,
+                                         const std::vector<PodDevices>& truth, int64_t unix_seconds) {
+  const auto by_key = PodsByKey(pods);
   std::vector<ActualReport> out;
   for (const auto& pd : truth) {
     if (pd.containers.empty()) continue;
@@ -42,7 +76,7 @@ std::vector<ActualReport> ComputeActuals(std::string_view node, const std::vecto
       for (const auto& [container, planned] : plan->containers) {
         const DeviceList* held = r.actual.Find(container);
         if (!held) continue;  // Not admitted yet (or no longer running): nothing to compare.
-        if (*held != Sorted(planned)) {
+        if (!HoldsAsPlanned(*r.pod, *plan, container, *held)) {
           r.mismatch = true;
           r.detail += (r.detail.empty() ? "" : "; ") + container + ": planned " + JoinDevices(Sorted(planned)) + ", holds " +
                       JoinDevices(*held);

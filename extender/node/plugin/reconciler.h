@@ -3,12 +3,20 @@
 // cache; the service (node_service.h) runs them off every RPC path and publishes through an
 // ActualPublisher.
 //
+// PodsByKey: the pod cache by namespace/name, a pod not deleting first (a re-created pod of the
+// same name is the new one) - how kubelet's PodResources answers, which name no UID, are read.
+// WithInitHoldings: `list` with each listed pod's regular init containers added, in the pod's
+// container order, as kubelet holds them. PodResources never reports a regular init container, yet
+// kubelet keeps its devices allocated to the pod until the pod ends (the app containers reuse some
+// of them; the rest go to nobody else: docs/node.md, "Init containers with more GPUs than the
+// app"). The IDs are those of its Allocate as the ledger recorded them (kubelet's own), else those
+// of the pod's last published gpu-actual (after a restart of topofit node); with neither, left out.
 // ComputeActuals: one report per pod in `truth` that holds devices of the resource, named by UID
-// through the pod cache by namespace/name (a pod not deleting first: a re-created pod of the same
-// name is the new one); pods the cache does not know (static pods, a cache behind) are skipped.
+// through PodsByKey; pods the cache does not know (static pods, a cache behind) are skipped.
 // `actual` has the plan's shape (plan.h) with kubelet's IDs per container. A report is a mismatch
-// when the pod has a plan for this node and a planned container holds other devices than planned
-// (order ignored); `detail` then says which, e.g. "trainer: planned GPU-a,GPU-b, holds GPU-a,GPU-c".
+// when the pod has a plan for this node and a planned container does not hold its plan
+// (HoldsAsPlanned, plan.h); `detail` then says which, e.g. "trainer: planned GPU-a,GPU-b, holds
+// GPU-a,GPU-c".
 // NeedsPublish: the pod's topofit.io/gpu-actual differs from `actual` in node or containers (the
 // time is not compared).
 // UnhealthyOf: the IDs of the devices the backend reports not Healthy, sorted.
@@ -50,6 +58,9 @@ struct ActualReport {
   std::string detail;
 };
 
+std::map<std::string, const NodePod*> PodsByKey(const std::vector<NodePod>& pods);
+std::vector<PodDevices> WithInitHoldings(const std::vector<NodePod>& pods, const Ledger& ledger,
+                                         std::vector<PodDevices> list);
 std::vector<ActualReport> ComputeActuals(std::string_view node, const std::vector<NodePod>& pods,
                                          const std::vector<PodDevices>& truth, int64_t unix_seconds);
 bool NeedsPublish(const ActualReport& report);

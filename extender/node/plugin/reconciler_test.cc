@@ -118,4 +118,37 @@ TEST_CASE("matcher: a pod kubelet has ended is no candidate and its plan is rese
   CHECK_FALSE(ledger.Ended("ua"));
 }
 
+TEST_CASE("reconciler: an init container's GPUs are reported for its pod's life, and kubelet's pick is no mismatch") {
+  // setup holds 4 GPUs and main takes 2 of them, the ones kubelet picks; List reports main alone.
+  std::vector<NodePod> pods = {
+      Decoded({"p", "u1", "n1", "n1", "2026-11-23T00:00:00Z", 0,
+               {{"setup", 4, Gpus({4, 5, 6, 7}), true}, {"main", 2, Gpus({4, 5})}}}),
+      Decoded({"q", "u2", "n1", "n1", "2026-11-23T00:00:00Z", 0, {{"setup", 1, Gpus({0}), true}, {"main", 1, Gpus({0})}}})};
+  pods[1].actual = GpuAssignment{"n1", {{"setup", Gpus({0})}, {"main", Gpus({0})}}, 1};  // Published before a restart.
+  Ledger ledger;
+  ledger.Record("u1", "setup", Gpus({4, 5, 6, 7}));
+  ledger.Record("u1", "main", Gpus({6, 4}));
+  auto list = WithInitHoldings(pods, ledger,
+                               {{"default", "p", {{"main", Gpus({6, 4})}}},
+                                {"default", "q", {{"main", Gpus({0})}}},
+                                {"default", "static", {{"x", Gpus({1})}}}});
+  REQUIRE(list[0].containers.size() == 2);
+  CHECK(list[0].containers[0] == std::pair<std::string, DeviceList>{"setup", Gpus({4, 5, 6, 7})});
+  CHECK(list[0].containers[1].first == "main");
+  REQUIRE(list[1].containers.size() == 2);
+  CHECK(list[1].containers[0] == std::pair<std::string, DeviceList>{"setup", Gpus({0})});
+  CHECK(list[2].containers.size() == 1);
+  auto reports = ComputeActuals("n1", pods, list, 5);
+  REQUIRE(reports.size() == 2);
+  CHECK(k8s::EncodeGpuAssignment(reports[0].actual) ==
+        R"({"v":1,"node":"n1","containers":{"setup":["GPU-0004","GPU-0005","GPU-0006","GPU-0007"],"main":["GPU-0004","GPU-0006"]},"t":5})");
+  CHECK_FALSE(reports[0].mismatch);
+  // A pick outside setup's GPUs is kubelet not following the plan.
+  list[0].containers[1].second = Gpus({4, 1});
+  CHECK(ComputeActuals("n1", pods, list, 5)[0].detail == "main: planned GPU-0004,GPU-0005, holds GPU-0001,GPU-0004");
+  // A pod without a ledger entry or a published actual for its init container: nothing to add.
+  pods[1].actual.reset();
+  CHECK(WithInitHoldings(pods, Ledger{}, {{"default", "q", {{"main", Gpus({0})}}}})[0].containers.size() == 1);
+}
+
 }  // namespace topofit::node

@@ -54,7 +54,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c := &Cluster{T: t, Dir: artifactsDir(t), Extender: opts.Extender, Namespace: opts.Namespace}
+	c := &Cluster{T: t, Dir: ArtifactsDir(t), Extender: opts.Extender, Namespace: opts.Namespace}
 	if c.Namespace == "" {
 		c.Namespace = "e2e"
 	}
@@ -65,7 +65,9 @@ func Start(t testing.TB, opts Options) *Cluster {
 	return c
 }
 
-func artifactsDir(t testing.TB) string {
+// ArtifactsDir is a test's folder for its logs and files: <$TOPOFIT_E2E_ARTIFACTS>/<test name>,
+// emptied first (one run's logs), else a temporary one.
+func ArtifactsDir(t testing.TB) string {
 	if root := os.Getenv("TOPOFIT_E2E_ARTIFACTS"); root != "" {
 		name := regexp.MustCompile(`[^A-Za-z0-9_.-]+`).ReplaceAllString(t.Name(), "_")
 		dir := filepath.Join(root, name)

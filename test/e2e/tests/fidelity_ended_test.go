@@ -35,7 +35,7 @@ func TestFidelityTopofitNodeEndedPods(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const node = "n1"
-	dir := artifactsDir(t)
+	dir := harness.ArtifactsDir(t)
 	plans := &filePlans{path: filepath.Join(dir, "pods.json"), node: node}
 	if err := plans.publish(ctx, nil); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -27,22 +26,6 @@ type nodeRig struct {
 	backend   *nodesim.Backend
 	registrar string // topofit node's registrar socket, where the stub registers
 	ids       []string
-}
-
-// artifactsDir is the test's folder for its logs and files: under $TOPOFIT_E2E_ARTIFACTS (emptied
-// first: one run's logs), else a temporary one.
-func artifactsDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("TOPOFIT_E2E_ARTIFACTS")
-	if dir == "" {
-		return t.TempDir()
-	}
-	dir = filepath.Join(dir, regexp.MustCompile(`[^A-Za-z0-9_.-]+`).ReplaceAllString(t.Name(), "_"))
-	_ = os.RemoveAll(dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 // startNodeRig starts kubelet, topofit node (bin node --node-name node ... args, its log in dir) and

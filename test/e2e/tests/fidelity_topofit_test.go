@@ -200,7 +200,7 @@ func runFidelityBursts(t *testing.T, bin string, o burstOptions) burstStats {
 	const minPods = 50
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	dir := artifactsDir(t)
+	dir := harness.ArtifactsDir(t)
 	var plans planSource
 	if o.api {
 		plans = &apiPlans{c: harness.Start(t, harness.Options{NoScheduler: true}), node: node}
