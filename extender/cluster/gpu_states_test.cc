@@ -143,6 +143,26 @@ TEST_CASE("gpu states: actual beats plan - kubelet gave other GPUs - the plan's 
   CHECK(model.Node("n")->free == GpuSet::Of({0, 1, 3, 4, 6, 7}));
 }
 
+TEST_CASE("gpu states: an init container's surplus kubelet keeps is counted once the node reports it") {
+  // setup asks 4, main 2 of them (kubelet's pick, 4 and 7); the pod holds 4 for its life.
+  ClusterModel model;
+  model.ApplyNode(UuidNode());
+  k8s::PodObject a = MakePod("a", 4, "n", "4-7", 0, {{k8s::kGpuPlanAnnotation, Assignment({{"setup", {4, 5, 6, 7}}, {"main", {4, 5}}})}});
+  model.ApplyPod(a);
+  CHECK(model.Node("n")->free == GpuSet::Of({0, 1, 2, 3}));
+  // Only main reported (PodResources alone): 2 GPUs observed, the other 2 of unknown identity.
+  a.meta.annotations[k8s::kGpuActualAnnotation] = Assignment({{"main", {4, 7}}});
+  model.ApplyPod(a);
+  CHECK_FALSE(model.Node("n")->pods[0].conflict.empty());
+  // What topofit node reports: the init container's GPUs too - exactly kubelet's.
+  a.meta.annotations[k8s::kGpuActualAnnotation] = Assignment({{"setup", {4, 5, 6, 7}}, {"main", {4, 7}}});
+  model.ApplyPod(a);
+  CHECK(States(model) == std::vector<GpuState>{F, F, F, F, U, U, U, U});
+  CHECK(model.Node("n")->pods[0].gpus == GpuSet::Of({4, 5, 6, 7}));
+  CHECK(model.Node("n")->pods[0].conflict.empty());
+  CHECK(model.Node("n")->free == GpuSet::Of({0, 1, 2, 3}));
+}
+
 TEST_CASE("gpu states: an observed set wins over another pod's plan - that plan loses its identity, never a GPU twice") {
   ClusterModel model;
   model.ApplyNode(UuidNode());
