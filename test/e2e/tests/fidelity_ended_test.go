@@ -25,7 +25,7 @@ import (
 //     "Restart windows"); topofit node starts again knowing nothing of A or C; a reconcile passes;
 //     D (2 GPUs, created after C, another plan) must get D's plan.
 //
-// The stub's own preference is the first free GPUs, and no plan here is that, so a pod on its plan
+// The stub's own preference is the first free GPUs, and no plan admitted here is that, so a pod on its plan
 // got it from topofit node.
 func TestFidelityTopofitNodeEndedPods(t *testing.T) {
 	bin := topofitNodeBinary(t, "--pods-file", "--ops-listen", "--reconcile-interval")
@@ -40,8 +40,7 @@ func TestFidelityTopofitNodeEndedPods(t *testing.T) {
 	if err := plans.publish(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	rig := startNodeRig(ctx, t, bin, node, 8, dir, append([]string{"--pod-resources-socket", nodesim.PodResourcesSocket,
-		"--reconcile-interval", "300ms", "--ops-listen", "127.0.0.1:0", "--log-level", "debug"}, plans.args()...)...)
+	rig := startNodeRig(ctx, t, bin, node, 8, dir, reconcilingArgs(plans)...)
 	k, ids := rig.k, rig.ids
 	t0 := time.Now().Add(-time.Hour)
 	var all []*plannedPod

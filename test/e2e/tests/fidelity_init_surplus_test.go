@@ -23,7 +23,8 @@ import (
 // allocation for the pod's life: the surplus is allocated to nobody else. PodResources never reports
 // regular init containers. The test stages two such pods through a real kube-apiserver (topofit node
 // --kubeconfig publishes gpu-actual and its Events there) and asserts, against kubelet's own books:
-//   - the init container got its plan and the app container GPUs of it only; List has no init container;
+//   - the init container got its plan and the app container GPUs of it only (PodResources List
+//     reports no regular init container: TestFidelityUpstreamPreferred);
 //   - kubelet keeps the surplus: a pod asking for more than the GPUs no one holds is rejected;
 //   - topofit node made one preference call per pod, counts both containers as planned, reports no
 //     mismatch (no TopofitGpuSetMismatch Event, topofit_node_plan_mismatches_total 0), and its
@@ -39,8 +40,7 @@ func TestFidelityTopofitNodeInitSurplus(t *testing.T) {
 	c := harness.Start(t, harness.Options{NoScheduler: true})
 	dir := c.Dir
 	plans := &apiPlans{c: c, node: node}
-	rig := startNodeRig(ctx, t, bin, node, 8, dir, append([]string{"--pod-resources-socket", nodesim.PodResourcesSocket,
-		"--reconcile-interval", "300ms", "--ops-listen", "127.0.0.1:0", "--log-level", "debug"}, plans.args()...)...)
+	rig := startNodeRig(ctx, t, bin, node, 8, dir, reconcilingArgs(plans)...)
 	k, ids := rig.k, rig.ids
 	t0 := time.Now().Add(-time.Hour)
 	// Planned as topofit's bind plans them (extender/placement/container_plan.h): the init container
@@ -76,20 +76,6 @@ func TestFidelityTopofitNodeInitSurplus(t *testing.T) {
 				pp.plan["setup"], len(pp.plan["main"]))
 		}
 		t.Logf("%s: kubelet gave setup %v, main %v (planned %v)", pp.pod.Name, got["setup"], got["main"], pp.plan["main"])
-	}
-	pr, err := nodesim.DialPodResources()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	holdings, err := pr.Holdings(ctx, nodesim.GPUResource)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for who := range holdings {
-		if len(who) > 6 && who[len(who)-6:] == "/setup" {
-			t.Errorf("PodResources List reports %s, a regular init container", who)
-		}
 	}
 	// 7 GPUs are kubelet's: s1's 4 and s2's 3, though their app containers hold 3. One is free.
 	probe := nodesim.Pod("probe", node, "uid-probe", time.Now(), nodesim.Container{Name: "c", GPUs: 2})

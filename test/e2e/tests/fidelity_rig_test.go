@@ -66,6 +66,13 @@ func startNodeRig(ctx context.Context, t *testing.T, bin, node string, gpus int,
 	return r
 }
 
+// reconcilingArgs: topofit node with kubelet's PodResources, plans from `plans`, a reconcile every
+// 300 ms (waitReconciles counts them on the ops listener) and a debug line per preference call.
+func reconcilingArgs(plans planSource) []string {
+	return append([]string{"--pod-resources-socket", nodesim.PodResourcesSocket, "--reconcile-interval", "300ms",
+		"--ops-listen", "127.0.0.1:0", "--log-level", "debug"}, plans.args()...)
+}
+
 // opsGet reads path from topofit node's ops listener (its port from the last `ops=127.0.0.1:PORT`
 // of its log: --ops-listen 127.0.0.1:0).
 func opsGet(logPath, path string) (int, string, error) {
