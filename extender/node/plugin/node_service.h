@@ -11,7 +11,10 @@
 //     (front serving first: kubelet dials back at once), again after each kubelet restart;
 // and a reconciler thread that every reconcile_interval drops ledger entries of pods gone or
 // terminal, reads kubelet's PodResources List (never from an RPC handler) and replaces the ledger
-// with it (holders named through the pod cache by namespace/name, the pod not deleting first), then,
+// with it (holders named through the pod cache by namespace/name, the pod not deleting first; the
+// regular init containers' holdings kept: reconciler.h, WithInitHoldings), asks Get about the
+// planned pods that List left out and marks those kubelet has finished (reconciler.h, EndedPods:
+// a second List when Get knew one of them), then,
 // with a publisher: writes topofit.io/gpu-actual on each pod whose holding changed, a Warning Event
 // TopofitGpuSetMismatch (once per pod, counted in mismatches()) when a container holds other GPUs
 // than planned, and topofit.io/gpu-health on the Node when the backend's unhealthy set changes.
