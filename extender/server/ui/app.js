@@ -236,8 +236,11 @@ async function refresh() {
   state.busy = true;
   try {
     await refreshOverview();
-    if (state.scope === undefined) state.scope = initialScope();
+    const first = state.scope === undefined;
+    if (first) state.scope = initialScope();
     await refreshRows();
+    // A domain opened from the URL may be far down the overview: bring its box into sight once.
+    if (first) document.querySelector("#overview .domain.open")?.scrollIntoView({ block: "nearest" });
     document.getElementById("status").textContent = `updated ${new Date().toLocaleTimeString()}`;
   } catch (err) {
     document.getElementById("status").textContent = `refresh failed: ${err.message}`;

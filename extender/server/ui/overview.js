@@ -40,9 +40,20 @@ function domainPaths(domains) {
   });
 }
 
+// "block b7", "block (no block label)".
 function domainLabel(k) {
   const [depth, name] = overview.domains[k];
   return `${overview.levels[depth]} ${name === null ? `(no ${overview.levels[depth]} label)` : name}`;
+}
+
+// A box's head: the domain's name, then its level and counts (updated each poll) in grey.
+function domainHead(k) {
+  const [depth, name] = overview.domains[k];
+  const level = overview.levels[depth];
+  const stats = el("span", { class: "muted" });
+  const head = el("div", { class: "domain-head" }, el("b", {}, name === null ? `(no ${level} label)` : name), " ",
+                  el("span", { class: "muted" }, `${level} · `), stats);
+  return { head, stats };
 }
 
 function tileRun(first, count) {
@@ -63,7 +74,7 @@ function buildOverview() {
   overview.heads = [];
   overview.leafOf = new Array(overview.names.length).fill("");
   if (!overview.domains.length) {
-    const head = el("div", { class: "domain-head" }, "cluster ", el("span", { class: "muted" }));
+    const head = el("div", { class: "domain-head" }, el("b", {}, "cluster"), " ", el("span", { class: "muted" }));
     overview.heads.push({ span: head.lastChild, first: 0, count: overview.names.length });
     box.replaceChildren(el("div", { class: "domain", "data-domain": "" }, head, tileRun(0, overview.names.length)));
     return;
@@ -72,8 +83,7 @@ function buildOverview() {
   const bodies = [];  // The box body open at each depth (pre-order: a domain's parent is the last above it).
   const roots = [];
   overview.domains.forEach(([depth, , first, count], k) => {
-    const stats = el("span", { class: "muted" });
-    const head = el("div", { class: "domain-head" }, `${domainLabel(k)} `, stats);
+    const { head, stats } = domainHead(k);
     overview.heads.push({ span: stats, first, count });
     const body = depth === leafDepth ? tileRun(first, count) : el("div", { class: "domain-body" });
     if (depth === leafDepth) overview.leafOf.fill(overview.paths[k], first, first + count);

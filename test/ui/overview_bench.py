@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""The web view at 5,000 nodes: bytes per poll, and how long headless Chromium takes to draw it.
+
+Writes a labelled cluster (labelled_cluster.py: gpu-node-0.., 32 nodes a block, 8 blocks a spine, the last
+--unlabelled nodes without topograph labels, pods on 7 of 8 nodes) and serves it with `topofit serve
+--snapshot`. Measures:
+  - the bytes of each poll: the overview's first (names and domains), its later ones (?layout=KEY), a
+    drill-down into one block (/api/v1/ui/nodes?domain=..&limit=128), and today's every-node poll;
+    and the wall time of each request on 127.0.0.1 (median of --requests);
+  - in a fresh headless Chromium per run (chromium_cdp.py): from navigation start to the first frame
+    drawn with every tile in the overview; then from a mouse click on a block's head to the frame with
+    its rows drawn. Medians and ranges of --runs.
+With --baseline OLD_TOPOFIT, the same cluster in the web view before the overview (every node a full row):
+navigation start to the frame with every row drawn.
+Usage: overview_bench.py TOPOFIT [--baseline OLD_TOPOFIT] [--nodes 5000] [--runs 5]
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import labelled_cluster  # noqa: E402
+from chromium_cdp import Chromium  # noqa: E402
+from ui_rig import chromium_binary, http, serve  # noqa: E402
+
+
+def spread(values, unit):
+    return f"{statistics.median(values):.0f} {unit} (min {min(values):.0f}, max {max(values):.0f}, n={len(values)})"
+
+
+def request_ms(url, count):
+    times = []
+    for _ in range(count):
+        start = time.perf_counter()
+        http("GET", url)
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def poll_sizes(ops, requests):
+    first = http("GET", ops + "/api/v1/overview")[1]
+    layout = json.loads(first)["layout"]
+    urls = {"overview, first poll": "/api/v1/overview",
+            "overview, later polls": f"/api/v1/overview?layout={layout}",
+            "drill-down into one block (32 nodes)": "/api/v1/ui/nodes?domain=spine-0/block-0&limit=128",
+            "every node in full (before the overview)": "/api/v1/ui/nodes"}
+    for what, path in urls.items():
+        size = len(http("GET", ops + path)[1].encode())
+        print(f"  {what}: {size:,} bytes, {request_ms(ops + path, requests):.1f} ms a request (median of {requests})")
+
+
+def draw_overview(chromium, ops, nodes, runs):
+    first, drill = [], []
+    for _ in range(runs):
+        with Chromium(chromium) as b:
+            b.open(ops + "/ui")
+            first.append(b.wait_for(f"document.querySelectorAll('#overview .tile').length === {nodes}", 120))
+            b.evaluate("window.__clicked = performance.now()")
+            b.click('#overview .domain[data-domain="spine-0/block-0"] > .domain-head')
+            drawn = b.wait_for("document.querySelectorAll('#nodes .node').length === 32", 60)
+            drill.append(drawn - b.evaluate("window.__clicked"))
+    print(f"  overview, navigation start to drawn: {spread(first, 'ms')}")
+    print(f"  click on a block to its 32 rows drawn: {spread(drill, 'ms')}")
+
+
+def draw_rows(chromium, ops, nodes, runs):
+    times = []
+    for _ in range(runs):
+        with Chromium(chromium) as b:
+            b.open(ops + "/ui")
+            times.append(b.wait_for(f"document.querySelectorAll('#nodes .node').length === {nodes}", 600))
+    print(f"  every node a row, navigation start to drawn: {spread(times, 'ms')}")
+    print(f"  per row: {statistics.median(times) / nodes:.2f} ms")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("topofit")
+    ap.add_argument("--baseline", help="a topofit from before the overview, for its every-node view")
+    ap.add_argument("--nodes", type=int, default=5000)
+    ap.add_argument("--unlabelled", type=int, default=40)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--requests", type=int, default=20)
+    args = ap.parse_args()
+    chromium = chromium_binary()
+    if not chromium:
+        sys.exit("chromium is not installed (scripts/install-deps.sh browser)")
+    with tempfile.TemporaryDirectory() as tmp:
+        snapshot = os.path.join(tmp, "cluster.json")
+        labelled_cluster.write(snapshot, args.nodes, unlabelled=args.unlabelled)
+        print(f"{args.nodes} nodes (32 a block, 8 blocks a spine, {args.unlabelled} unlabelled), "
+              f"snapshot {os.path.getsize(snapshot):,} bytes")
+        with serve(args.topofit, "--snapshot", snapshot) as (_, ops):
+            print(args.topofit)
+            poll_sizes(ops, args.requests)
+            draw_overview(chromium, ops, args.nodes, args.runs)
+        if args.baseline:
+            with serve(args.baseline, "--snapshot", snapshot) as (_, ops):
+                print(args.baseline)
+                draw_rows(chromium, ops, args.nodes, args.runs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
