@@ -9,10 +9,19 @@
 namespace topofit::server {
 namespace {
 
+// The map reads only the levels' keys: a node's other labels (a dozen, from kubelet and GPU Feature
+// Discovery) are not copied.
 groups::DomainMap MapOf(const std::vector<cluster::NodeInfo>& nodes, const groups::DomainLevels& levels) {
   std::vector<groups::NodeLabels> labels;
   labels.reserve(nodes.size());
-  for (const auto& n : nodes) labels.push_back({n.name, n.labels});
+  for (const auto& n : nodes) {
+    groups::NodeLabels& l = labels.emplace_back(groups::NodeLabels{n.name, {}});
+    for (const auto& level : levels.levels) {
+      for (const std::string& key : level.keys) {
+        if (auto it = n.labels.find(key); it != n.labels.end()) l.labels.insert(*it);
+      }
+    }
+  }
   return groups::DomainMap::Build(levels, std::move(labels));
 }
 

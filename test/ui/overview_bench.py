@@ -9,10 +9,12 @@ Writes a labelled cluster (labelled_cluster.py: gpu-node-0.., 32 nodes a block, 
     and the wall time of each request on 127.0.0.1 (median of --requests);
   - in a fresh headless Chromium per run (chromium_cdp.py): from navigation start to the first frame
     drawn with every tile in the overview; then from a mouse click on a block's head to the frame with
-    its rows drawn. Medians and ranges of --runs.
+    its rows drawn, and from a click on a spine's head (256 nodes) to its first N rows drawn (?rows=N, N
+    of --rows: how kRowsAtOnce is chosen). Medians and ranges of --runs.
 With --baseline OLD_TOPOFIT, the same cluster in the web view before the overview (every node a full row):
 navigation start to the frame with every row drawn.
-Usage: overview_bench.py TOPOFIT [--baseline OLD_TOPOFIT] [--nodes 5000] [--runs 5]
+Usage: overview_bench.py TOPOFIT [--baseline OLD_TOPOFIT [--skip-overview]] [--nodes 5000] [--runs 5]
+                         [--rows 32 64 128 256]
 """
 import argparse
 import json
@@ -53,18 +55,26 @@ def poll_sizes(ops, requests):
         print(f"  {what}: {size:,} bytes, {request_ms(ops + path, requests):.1f} ms a request (median of {requests})")
 
 
-def draw_overview(chromium, ops, nodes, runs):
-    first, drill = [], []
+def click_to_rows(b, path, rows):
+    """Milliseconds from a mouse click on the domain's head to the frame with `rows` rows drawn."""
+    b.evaluate("window.__clicked = performance.now()")
+    b.click(f'#overview .domain[data-domain="{path}"] > .domain-head')
+    return b.wait_for(f"document.querySelectorAll('#nodes .node').length === {rows}", 120) - b.evaluate("window.__clicked")
+
+
+def draw_overview(chromium, ops, nodes, runs, row_counts):
+    first, block, spine = [], [], {n: [] for n in row_counts}
     for _ in range(runs):
-        with Chromium(chromium) as b:
-            b.open(ops + "/ui")
-            first.append(b.wait_for(f"document.querySelectorAll('#overview .tile').length === {nodes}", 120))
-            b.evaluate("window.__clicked = performance.now()")
-            b.click('#overview .domain[data-domain="spine-0/block-0"] > .domain-head')
-            drawn = b.wait_for("document.querySelectorAll('#nodes .node').length === 32", 60)
-            drill.append(drawn - b.evaluate("window.__clicked"))
+        for rows in row_counts:  # A spine holds 256 nodes; ?rows=N draws the first N of them.
+            with Chromium(chromium) as b:
+                b.open(ops + f"/ui?rows={rows}")
+                first.append(b.wait_for(f"document.querySelectorAll('#overview .tile').length === {nodes}", 120))
+                block.append(click_to_rows(b, "spine-0/block-0", 32))
+                spine[rows].append(click_to_rows(b, "spine-1", rows))
     print(f"  overview, navigation start to drawn: {spread(first, 'ms')}")
-    print(f"  click on a block to its 32 rows drawn: {spread(drill, 'ms')}")
+    print(f"  click on a block to its 32 rows drawn: {spread(block, 'ms')}")
+    for rows, times in spine.items():
+        print(f"  click on a spine to its first {rows} rows drawn (?rows={rows}): {spread(times, 'ms')}")
 
 
 def draw_rows(chromium, ops, nodes, runs):
@@ -85,6 +95,9 @@ def main():
     ap.add_argument("--unlabelled", type=int, default=40)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--requests", type=int, default=20)
+    ap.add_argument("--rows", type=int, nargs="+", default=[32, 64, 128, 256],
+                    help="rows at once (?rows=N) for the click on a spine")
+    ap.add_argument("--skip-overview", action="store_true", help="only the baseline")
     args = ap.parse_args()
     chromium = chromium_binary()
     if not chromium:
@@ -94,10 +107,11 @@ def main():
         labelled_cluster.write(snapshot, args.nodes, unlabelled=args.unlabelled)
         print(f"{args.nodes} nodes (32 a block, 8 blocks a spine, {args.unlabelled} unlabelled), "
               f"snapshot {os.path.getsize(snapshot):,} bytes")
-        with serve(args.topofit, "--snapshot", snapshot) as (_, ops):
-            print(args.topofit)
-            poll_sizes(ops, args.requests)
-            draw_overview(chromium, ops, args.nodes, args.runs)
+        if not args.skip_overview:
+            with serve(args.topofit, "--snapshot", snapshot) as (_, ops):
+                print(args.topofit)
+                poll_sizes(ops, args.requests)
+                draw_overview(chromium, ops, args.nodes, args.runs, args.rows)
         if args.baseline:
             with serve(args.baseline, "--snapshot", snapshot) as (_, ops):
                 print(args.baseline)

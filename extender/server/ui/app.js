@@ -6,8 +6,8 @@
 // or "free"; the filter keeps the rows matching name, label (key=value), profile, topology source, pod,
 // free>=N and nvlink>=N; a clicked row shows its link matrix and pods; a pasted pod goes to
 // POST /api/v1/explain, rendering per-node verdicts. ?explain=<pod> runs explain on load, ?node=<name>
-// selects a node, ?domain=<path> opens a domain. Plain DOM APIs only; every string from the server goes
-// in as text.
+// selects a node, ?domain=<path> opens a domain, ?rows=<n> draws up to n rows at once (kRowsAtOnce when
+// absent). Plain DOM APIs only; every string from the server goes in as text.
 "use strict";
 
 // Rows drawn at once: the most that headless Chromium draws in a quarter of the overview's 2 s budget on
@@ -16,7 +16,8 @@ const kRowsAtOnce = 128;
 
 // scope: null (no rows), { domain: path } ("" = every node) or { node: name }; undefined until the
 // first overview says which applies.
-const state = { nodes: [], total: 0, selected: null, filter: "", scope: undefined, urlDomain: null, busy: false };
+const state = { nodes: [], total: 0, selected: null, filter: "", scope: undefined, urlDomain: null, busy: false,
+                rowsAtOnce: kRowsAtOnce };
 
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
@@ -182,14 +183,14 @@ function select(name) {
 // A node's rows: its innermost domain's when they are few enough to draw, else the node alone.
 function scopeOfNode(name, leafPath) {
   const count = leafPath ? (domainOfPath(leafPath) || { count: Infinity }).count : overview.names.length;
-  return count <= kRowsAtOnce ? { domain: leafPath } : { node: name };
+  return count <= state.rowsAtOnce ? { domain: leafPath } : { node: name };
 }
 
 function initialScope() {
   if (state.urlDomain !== null) return { domain: state.urlDomain };
   const i = state.selected ? overview.names.indexOf(state.selected) : -1;
   if (i >= 0) return scopeOfNode(state.selected, overview.leafOf[i]);
-  return !overview.domains.length && overview.names.length <= kRowsAtOnce ? { domain: "" } : null;
+  return !overview.domains.length && overview.names.length <= state.rowsAtOnce ? { domain: "" } : null;
 }
 
 function setScope(scope) {
@@ -215,7 +216,7 @@ async function rowsOf(scope) {
     if (!res.ok) throw new Error(`node: HTTP ${res.status}`);
     return { nodes: [await res.json()], total: 1 };
   }
-  const url = `/api/v1/ui/nodes?domain=${encodeURIComponent(scope.domain)}&limit=${kRowsAtOnce}`;
+  const url = `/api/v1/ui/nodes?domain=${encodeURIComponent(scope.domain)}&limit=${state.rowsAtOnce}`;
   const res = await fetch(url, { cache: "no-store" });
   if (res.status === 404) return { nodes: [], total: 0 };  // The domain is gone: its nodes left.
   if (!res.ok) throw new Error(`rows: HTTP ${res.status}`);
@@ -293,6 +294,7 @@ function start() {
   state.filter = filter.value;
   state.selected = params.get("node");
   state.urlDomain = params.get("domain");
+  if (Number(params.get("rows")) > 0) state.rowsAtOnce = Math.floor(Number(params.get("rows")));
   document.getElementById("overview").addEventListener("click", onOverviewClick);
   filter.addEventListener("input", () => { state.filter = filter.value; renderNodes(); });
   document.getElementById("explain-btn").addEventListener("click", explain);
