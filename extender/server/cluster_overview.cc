@@ -9,20 +9,25 @@
 namespace topofit::server {
 namespace {
 
-// The map reads only the levels' keys: a node's other labels (a dozen, from kubelet and GPU Feature
-// Discovery) are not copied.
-groups::DomainMap MapOf(const std::vector<cluster::NodeInfo>& nodes, const groups::DomainLevels& levels) {
-  std::vector<groups::NodeLabels> labels;
-  labels.reserve(nodes.size());
+// The names and, of each node, only the levels' labels (not the dozen others kubelet and GPU Feature
+// Discovery set): what the map reads; `source` gets the same as bytes.
+std::vector<groups::NodeLabels> LevelLabels(const std::vector<cluster::NodeInfo>& nodes,
+                                            const groups::DomainLevels& levels, std::string* source) {
+  std::vector<groups::NodeLabels> out;
+  out.reserve(nodes.size());
   for (const auto& n : nodes) {
-    groups::NodeLabels& l = labels.emplace_back(groups::NodeLabels{n.name, {}});
+    groups::NodeLabels& l = out.emplace_back(groups::NodeLabels{n.name, {}});
+    *source += n.name + '\x1d';
     for (const auto& level : levels.levels) {
       for (const std::string& key : level.keys) {
-        if (auto it = n.labels.find(key); it != n.labels.end()) l.labels.insert(*it);
+        auto it = n.labels.find(key);
+        if (it == n.labels.end()) continue;
+        l.labels.insert(*it);
+        *source += key + '\x1e' + it->second + '\x1f';
       }
     }
   }
-  return groups::DomainMap::Build(levels, std::move(labels));
+  return out;
 }
 
 // What the layout key stands for: the drawn levels, the names in order, the domains.
@@ -58,25 +63,37 @@ char OverviewState(const cluster::NodeInfo& node) {
   return '.';
 }
 
-ClusterOverview::ClusterOverview(std::vector<cluster::NodeInfo> nodes, const groups::DomainLevels& levels)
-    : nodes_(std::move(nodes)), map_(MapOf(nodes_, levels)), overview_(groups::DomainOverview::Build(map_)) {
+ClusterOverview::ClusterOverview(std::vector<cluster::NodeInfo> nodes, const groups::DomainLevels& levels,
+                                 OverviewLayouts* layouts)
+    : nodes_(std::move(nodes)) {
+  std::string source;
+  std::vector<groups::NodeLabels> labels = LevelLabels(nodes_, levels, &source);
+  auto build = [&] {
+    auto made = std::make_shared<OverviewLayout>();
+    made->map = groups::DomainMap::Build(levels, std::move(labels));
+    made->overview = groups::DomainOverview::Build(made->map);
+    made->key = fmt::format("{:016x}", std::hash<std::string>{}(LayoutText(made->map, made->overview)));
+    made->source = source;
+    return std::shared_ptr<const OverviewLayout>(std::move(made));
+  };
+  layout_ = layouts ? layouts->Get(source, build) : build();
   // A name the model gave twice keeps one entry in the map (its last); the nodes it points at agree.
-  info_of_.assign(map_.size(), 0);
+  info_of_.assign(layout_->map.size(), 0);
   for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (auto at = map_.Find(nodes_[i].name)) info_of_[*at] = i;
+    if (auto at = layout_->map.Find(nodes_[i].name)) info_of_[*at] = i;
   }
-  layout_key_ = fmt::format("{:016x}", std::hash<std::string>{}(LayoutText(map_, overview_)));
 }
 
 std::string ClusterOverview::Json(std::string_view known_layout) const {
-  const groups::DomainOverview& o = overview_;
-  std::string out = "{\"layout\":\"" + layout_key_ + "\",\"levels\":";
-  AppendArray(out, o.levels.size(), [&](size_t i) { AppendJsonString(out, map_.levels().levels[o.levels[i]].name); });
-  if (known_layout == layout_key_) {
+  const groups::DomainOverview& o = overview();
+  const groups::DomainMap& map = layout_->map;
+  std::string out = "{\"layout\":\"" + layout_key() + "\",\"levels\":";
+  AppendArray(out, o.levels.size(), [&](size_t i) { AppendJsonString(out, map.levels().levels[o.levels[i]].name); });
+  if (known_layout == layout_key()) {
     out += ",\"unchanged\":true";
   } else {
     out += ",\"nodes\":";
-    AppendArray(out, o.order.size(), [&](size_t i) { AppendJsonString(out, map_.name(o.order[i])); });
+    AppendArray(out, o.order.size(), [&](size_t i) { AppendJsonString(out, map.name(o.order[i])); });
     out += ",\"domains\":";
     AppendArray(out, o.domains.size(), [&](size_t i) {
       const groups::OverviewDomain& d = o.domains[i];
@@ -100,17 +117,18 @@ std::string ClusterOverview::Json(std::string_view known_layout) const {
 }
 
 Result<std::vector<const cluster::NodeInfo*>> ClusterOverview::NodesOf(std::string_view path) const {
-  uint32_t first = 0, count = static_cast<uint32_t>(overview_.order.size());
+  const groups::DomainOverview& o = overview();
+  uint32_t first = 0, count = static_cast<uint32_t>(o.order.size());
   if (!path.empty()) {
-    auto d = overview_.Find(path);
+    auto d = o.Find(path);
     if (!d) {
       std::string levels;
-      for (int l : overview_.levels) levels += (levels.empty() ? "" : "/") + map_.levels().levels[l].name;
+      for (int l : o.levels) levels += (levels.empty() ? "" : "/") + layout_->map.levels().levels[l].name;
       return Error{fmt::format("no domain '{}' in the overview (its paths are {}, '-' where a node has no label)", path,
                                levels.empty() ? "none: no level is drawn" : levels)};
     }
-    first = overview_.domains[*d].first;
-    count = overview_.domains[*d].count;
+    first = o.domains[*d].first;
+    count = o.domains[*d].count;
   }
   std::vector<const cluster::NodeInfo*> out;
   out.reserve(count);

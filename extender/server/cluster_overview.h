@@ -14,9 +14,15 @@
 // A node's state character: 'n' no GPUs, 'w' warnings (topology, conflicts: GET /api/v1/nodes/NAME),
 // 'x' GPUs held outside topofit, unhealthy or unusable (GET /api/v1/nodes/NAME's gpuStates), '.' none of
 // these; the first that applies, in that order.
+// The layout (the map, the overview, its key) depends only on the nodes' names and the levels' labels:
+// an OverviewLayouts keeps the last one, and a request whose names and labels are those same bytes
+// reuses it instead of building it again (most polls: nodes come and go, and are relabelled, rarely).
 // Not errors: no node, no drawn level (no domain). An unknown domain path is a NotFound for the caller
-// to word. A value built per request from a copy of the model's nodes; not shared between threads.
+// to word. ClusterOverview is a value built per request from a copy of the model's nodes, not shared
+// between threads; OverviewLayouts is thread-safe, and the layouts it hands out are immutable.
 
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,25 +33,53 @@
 
 namespace topofit::server {
 
+struct OverviewLayout {
+  std::string source;  // The names and the levels' labels it was built from, as bytes.
+  groups::DomainMap map;
+  groups::DomainOverview overview;
+  std::string key;
+};
+
+// The last layout built, for the next request to reuse.
+class OverviewLayouts {
+ public:
+  // The layout of `source` (see OverviewLayout::source); `build` makes it when the last one differs.
+  template <typename Build>
+  std::shared_ptr<const OverviewLayout> Get(const std::string& source, Build&& build) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (last_ && last_->source == source) return last_;
+    }
+    std::shared_ptr<const OverviewLayout> made = build();
+    std::lock_guard<std::mutex> lock(mu_);
+    last_ = made;
+    return made;
+  }
+
+ private:
+  std::mutex mu_;
+  std::shared_ptr<const OverviewLayout> last_;
+};
+
 class ClusterOverview {
  public:
-  ClusterOverview(std::vector<cluster::NodeInfo> nodes, const groups::DomainLevels& levels);
+  // `layouts`: where the last layout is kept and reused; nullptr builds it every time.
+  ClusterOverview(std::vector<cluster::NodeInfo> nodes, const groups::DomainLevels& levels,
+                  OverviewLayouts* layouts = nullptr);
 
-  const groups::DomainOverview& overview() const { return overview_; }
+  const groups::DomainOverview& overview() const { return layout_->overview; }
   // GET /api/v1/overview's body; names and domains left out when `known_layout` is this layout's key.
   std::string Json(std::string_view known_layout) const;
-  const std::string& layout_key() const { return layout_key_; }
+  const std::string& layout_key() const { return layout_->key; }
   // The nodes of the domain at `path` ("" = every node), in the overview's order; an error naming the
   // path when no domain has it.
   Result<std::vector<const cluster::NodeInfo*>> NodesOf(std::string_view path) const;
 
  private:
-  const cluster::NodeInfo& info(size_t position) const { return nodes_[info_of_[overview_.order[position]]]; }
+  const cluster::NodeInfo& info(size_t position) const { return nodes_[info_of_[overview().order[position]]]; }
   std::vector<cluster::NodeInfo> nodes_;
-  groups::DomainMap map_;
-  groups::DomainOverview overview_;
+  std::shared_ptr<const OverviewLayout> layout_;
   std::vector<size_t> info_of_;  // DomainMap index -> index into nodes_.
-  std::string layout_key_;
 };
 
 // A node's state character (see above).

@@ -145,5 +145,31 @@ TEST_CASE("overview: 5,000 nodes with 27-byte names fit in 200 KB a poll, 30 KB 
   for (size_t i = 0; i < 5000; ++i) CHECK(o["free"][i] == free[o["nodes"][i]]);
 }
 
+cluster::NodeInfo Info(const std::string& name, const std::string& block, const std::string& team) {
+  cluster::NodeInfo n;
+  n.name = name;
+  n.gpu_count = 8;
+  n.labels = {{kSpine, "s1"}, {kBlock, block}, {"team", team}};
+  return n;
+}
+
+TEST_CASE("overview layouts: reused while the names and the levels' labels stay, rebuilt when they change") {
+  const groups::DomainLevels levels = groups::DomainLevels::Defaults();
+  OverviewLayouts layouts;
+  ClusterOverview first({Info("n1", "b1", "x"), Info("n2", "b1", "x"), Info("n3", "b2", "x")}, levels, &layouts);
+  // Other labels changed: the same layout, not built again.
+  ClusterOverview second({Info("n1", "b1", "y"), Info("n2", "b1", "z"), Info("n3", "b2", "x")}, levels, &layouts);
+  CHECK(&second.overview() == &first.overview());
+  // A node moved to another block: a new layout, with its own key.
+  ClusterOverview third({Info("n1", "b1", "y"), Info("n2", "b2", "z"), Info("n3", "b2", "x")}, levels, &layouts);
+  CHECK(&third.overview() != &second.overview());
+  CHECK(third.layout_key() != second.layout_key());
+  CHECK(third.overview().domains.size() == 3);  // s1 {b1: n1, b2: n2 n3}
+  // Built without the cache, the same nodes give the same layout and key.
+  ClusterOverview alone({Info("n1", "b1", "q"), Info("n2", "b2", "q"), Info("n3", "b2", "q")}, levels);
+  CHECK(alone.layout_key() == third.layout_key());
+  CHECK(alone.Json("") == third.Json(""));
+}
+
 }  // namespace
 }  // namespace topofit::server

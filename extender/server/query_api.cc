@@ -122,7 +122,7 @@ Reply QueryApi::Node(std::string_view name) const {
 }
 
 Reply QueryApi::Overview(std::string_view known_layout) const {
-  return Reply{200, ClusterOverview(pipeline_->model().Nodes(), levels_).Json(known_layout)};
+  return Reply{200, ClusterOverview(pipeline_->model().Nodes(), levels_, &layouts_).Json(known_layout)};
 }
 
 Reply QueryApi::UiNodes(std::string_view domain, std::string_view limit) const {
@@ -132,7 +132,7 @@ Reply QueryApi::UiNodes(std::string_view domain, std::string_view limit) const {
     if (ec != std::errc() || end != limit.data() + limit.size())
       return JsonErrorReply(400, fmt::format("limit '{}' is not a count", limit));
   }
-  ClusterOverview overview(pipeline_->model().Nodes(), levels_);
+  ClusterOverview overview(pipeline_->model().Nodes(), levels_, &layouts_);
   auto nodes = overview.NodesOf(domain);
   if (!nodes) return JsonErrorReply(404, nodes.error());
   json items = json::array();

@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "extender/groups/network_domains.h"
+#include "extender/server/cluster_overview.h"
 #include "extender/placement/pipeline.h"
 #include "extender/server/reply.h"
 
@@ -46,6 +47,7 @@ class QueryApi {
  private:
   const placement::Pipeline* pipeline_;
   groups::DomainLevels levels_;
+  mutable OverviewLayouts layouts_;  // The overview's last layout, for the next poll (cluster_overview.h).
 };
 
 }  // namespace topofit::server
