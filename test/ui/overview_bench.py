@@ -6,7 +6,8 @@ Writes a labelled cluster (labelled_cluster.py: gpu-node-0.., 32 nodes a block, 
 --snapshot`. Measures:
   - the bytes of each poll: the overview's first (names and domains), its later ones (?layout=KEY), a
     drill-down into one block (/api/v1/ui/nodes?domain=..&limit=128), and today's every-node poll;
-    and the wall time of each request on 127.0.0.1 (median of --requests);
+    and each request's wall time on 127.0.0.1 (median of --requests) and the server's CPU time (user +
+    system, /proc/PID/stat, over all --requests: the figure a loaded machine does not inflate);
   - in a fresh headless Chromium per run (chromium_cdp.py): from navigation start to the first frame
     drawn with every tile in the overview; then from a mouse click on a block's head to the frame with
     its rows drawn, and from a click on a spine's head (256 nodes) to its first N rows drawn (?rows=N, N
@@ -23,27 +24,30 @@ import statistics
 import sys
 import tempfile
 import time
+import urllib.error
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import labelled_cluster  # noqa: E402
 from chromium_cdp import Chromium  # noqa: E402
-from ui_rig import chromium_binary, http, serve  # noqa: E402
+from ui_rig import chromium_binary, cpu_seconds, http, serve  # noqa: E402
 
 
 def spread(values, unit):
     return f"{statistics.median(values):.0f} {unit} (min {min(values):.0f}, max {max(values):.0f}, n={len(values)})"
 
 
-def request_ms(url, count):
+def request_ms(url, count, pid):
+    """(median wall ms a request, the server's CPU ms a request over all of them)."""
     times = []
+    cpu = cpu_seconds(pid)
     for _ in range(count):
         start = time.perf_counter()
         http("GET", url)
         times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+    return statistics.median(times), (cpu_seconds(pid) - cpu) * 1000 / count
 
 
-def poll_sizes(ops, requests):
+def poll_sizes(ops, requests, pid):
     first = http("GET", ops + "/api/v1/overview")[1]
     layout = json.loads(first)["layout"]
     urls = {"overview, first poll": "/api/v1/overview",
@@ -51,8 +55,13 @@ def poll_sizes(ops, requests):
             "drill-down into one block (32 nodes)": "/api/v1/ui/nodes?domain=spine-0/block-0&limit=128",
             "every node in full (before the overview)": "/api/v1/ui/nodes"}
     for what, path in urls.items():
-        size = len(http("GET", ops + path)[1].encode())
-        print(f"  {what}: {size:,} bytes, {request_ms(ops + path, requests):.1f} ms a request (median of {requests})")
+        try:
+            size = len(http("GET", ops + path)[1].encode())
+            wall, cpu = request_ms(ops + path, requests, pid)
+        except urllib.error.HTTPError as e:  # A query past its deadline on a loaded machine: a 503.
+            print(f"  {what}: HTTP {e.code}")
+            continue
+        print(f"  {what}: {size:,} bytes; a request: {wall:.1f} ms (median of {requests}), {cpu:.1f} ms of server CPU")
 
 
 def click_to_rows(b, path, rows):
@@ -93,7 +102,7 @@ def main():
     ap.add_argument("--baseline", help="a topofit from before the overview, for its every-node view")
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--unlabelled", type=int, default=40)
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=5, help="browser runs; 0: bytes and request times only")
     ap.add_argument("--requests", type=int, default=20)
     ap.add_argument("--rows", type=int, nargs="+", default=[32, 64, 128, 256],
                     help="rows at once (?rows=N) for the click on a spine")
@@ -108,12 +117,13 @@ def main():
         print(f"{args.nodes} nodes (32 a block, 8 blocks a spine, {args.unlabelled} unlabelled), "
               f"snapshot {os.path.getsize(snapshot):,} bytes")
         if not args.skip_overview:
-            with serve(args.topofit, "--snapshot", snapshot) as (_, ops):
+            with serve(args.topofit, "--snapshot", snapshot) as (_, ops, pid):
                 print(args.topofit)
-                poll_sizes(ops, args.requests)
-                draw_overview(chromium, ops, args.nodes, args.runs, args.rows)
+                poll_sizes(ops, args.requests, pid)
+                if args.runs:
+                    draw_overview(chromium, ops, args.nodes, args.runs, args.rows)
         if args.baseline:
-            with serve(args.baseline, "--snapshot", snapshot) as (_, ops):
+            with serve(args.baseline, "--snapshot", snapshot) as (_, ops, _pid):
                 print(args.baseline)
                 draw_rows(chromium, ops, args.nodes, args.runs)
     return 0

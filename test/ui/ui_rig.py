@@ -2,6 +2,7 @@
 ops and /ui on the other), ready before it is used and stopped after; plain HTTP calls; finding chromium.
 """
 import contextlib
+import os
 import shutil
 import socket
 import subprocess
@@ -33,7 +34,7 @@ def chromium_binary():
 
 @contextlib.contextmanager
 def serve(topofit, *args):
-    """`topofit serve ARGS`; yields (verbs base URL, ops base URL) once /readyz answers 200."""
+    """`topofit serve ARGS`; yields (verbs base URL, ops base URL, process id) once /readyz answers 200."""
     port, ops = free_port(), free_port()
     log = tempfile.TemporaryFile("w+")  # Not a pipe: a server that logs much never blocks on it.
     server = subprocess.Popen([topofit, "serve", "--listen", f"127.0.0.1:{port}", "--ops-listen", f"127.0.0.1:{ops}",
@@ -53,7 +54,7 @@ def serve(topofit, *args):
         if server.poll() is not None:
             log.seek(0)
             sys.exit("topofit serve ended: " + log.read()[-3000:])
-        yield base, ops_base
+        yield base, ops_base, server.pid
     finally:
         server.terminate()
         try:
@@ -61,3 +62,10 @@ def serve(topofit, *args):
         except subprocess.TimeoutExpired:
             server.kill()
         log.close()
+
+
+def cpu_seconds(pid):
+    """User plus system CPU time the process has used (/proc/PID/stat), in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

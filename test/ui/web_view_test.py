@@ -86,7 +86,7 @@ def main():
         print("SKIP: chromium is not installed (scripts/install-deps.sh browser)")
         return 77
 
-    with serve(args.topofit) as (base, ops_base):
+    with serve(args.topofit) as (base, ops_base, _):
         check_demo(chromium, base, ops_base, args.screenshot)
     check_overview(chromium, args.topofit)
     if failures:
@@ -188,7 +188,7 @@ def check_overview(chromium, topofit):
         snapshot = os.path.join(tmp, "cluster.json")
         # gpu-node-0..71: 12 a block, 3 blocks a spine (2 spines); gpu-node-72..75 unlabelled.
         labelled_cluster.write(snapshot, 76, nodes_per_block=12, blocks_per_spine=3, unlabelled=4)
-        with serve(topofit, "--snapshot", snapshot) as (base, ops), Chromium(chromium) as b:
+        with serve(topofit, "--snapshot", snapshot) as (base, ops, _), Chromium(chromium) as b:
             b.open(ops + "/ui")
             b.wait_for("document.querySelectorAll('#overview .tile').length === 76")
             check_boxes(b.evaluate(OVERVIEW_BOXES), json.loads(http("GET", ops + "/api/v1/overview")[1]))

@@ -10,8 +10,9 @@
 // absent). Plain DOM APIs only; every string from the server goes in as text.
 "use strict";
 
-// Rows drawn at once: the most that headless Chromium draws in a quarter of the overview's 2 s budget on
-// the bench machine (docs/ui.md: the procedure and the figures); a bigger domain draws its first ones.
+// Rows drawn at once: the largest power of two whose rows headless Chromium draws within 1 s of a click
+// (half the overview's 2 s target) at the bench's median (docs/ui.md: the procedure and the figures); a
+// bigger domain draws its first ones.
 const kRowsAtOnce = 128;
 
 // scope: null (no rows), { domain: path } ("" = every node) or { node: name }; undefined until the
