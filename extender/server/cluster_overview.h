@@ -16,7 +16,7 @@
 // these; the first that applies, in that order.
 // The layout (the map, the overview, its key) depends only on the nodes' names and the levels' labels:
 // an OverviewLayouts keeps the last one, and a request whose names and labels are those same bytes
-// reuses it instead of building it again (most polls: nodes come and go, and are relabelled, rarely).
+// reuses it instead of building it again (nodes join, leave and are relabelled rarely: most polls do).
 // Not errors: no node, no drawn level (no domain). An unknown domain path is a NotFound for the caller
 // to word. ClusterOverview is a value built per request from a copy of the model's nodes, not shared
 // between threads; OverviewLayouts is thread-safe, and the layouts it hands out are immutable.
