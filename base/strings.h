@@ -27,4 +27,10 @@ std::vector<std::string_view> SplitLines(std::string_view text);
 // empty piece. Pieces are not trimmed.
 std::vector<std::string_view> Split(std::string_view s, char sep);
 
+// Natural order, as people sort node names: runs of ASCII digits compare as numbers ("gpu-node-2" before
+// "gpu-node-10"; leading zeros do not count, "r007" == "r7" as numbers), other bytes compare as bytes.
+// Names equal that way are ordered bytewise ("r07" before "r7"), so this is a strict weak order in
+// which only equal strings are equivalent. Digit runs of any length (no overflow).
+bool NaturalLess(std::string_view a, std::string_view b);
+
 }  // namespace topofit

@@ -153,7 +153,8 @@ Reply HttpServer::Ops(const HttpRequest& req) {
       return r;
     }
     if (path == "/api/v1/nodes") return query_->Nodes();
-    if (path == "/api/v1/ui/nodes") return query_->UiNodes();
+    if (path == "/api/v1/ui/nodes") return query_->UiNodes(req.QueryParam("domain"), req.QueryParam("limit"));
+    if (path == "/api/v1/overview") return query_->Overview(req.QueryParam("layout"));
     if (path == "/api/v1/workload") return query_->Workload();
     if (const UiAssetFile* file = UiAsset(path)) {
       Reply r;

@@ -18,8 +18,8 @@
 // them; this class words every refusal for its endpoint: a body over the limit is an Error in a 200
 // for filter and bind, a JSON 413 otherwise; unknown paths a JSON 404.
 //
-// The queries (/api/v1/...: explain, nodes, pods, workload) are for people and tools, never in the
-// scheduler's path: at most max_concurrent_queries run at once - one more gets a JSON 503 with
+// The queries (/api/v1/...: explain, nodes, overview, pods, workload) are for people and tools, never in
+// the scheduler's path: at most max_concurrent_queries run at once - one more gets a JSON 503 with
 // Retry-After: 1 at once, without running - so they cannot take the workers or the CPU that filter,
 // prioritize, bind and preempt need; a query body (explain's pod) over max_query_body_bytes is a
 // JSON 413. Shutdown() waits for the verbs only: a query still running is abandoned (its work sees

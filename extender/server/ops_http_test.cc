@@ -328,6 +328,7 @@ TEST_CASE("web view: /ui files with their types and no-cache, /api/v1/ui/nodes h
       {"/ui", "text/html; charset=utf-8", "<script src=\"/ui/app.js\">"},
       {"/ui/", "text/html; charset=utf-8", "id=\"explain-btn\""},
       {"/ui/app.js", "text/javascript; charset=utf-8", "/api/v1/ui/nodes"},
+      {"/ui/overview.js", "text/javascript; charset=utf-8", "/api/v1/overview"},
       {"/ui/style.css", "text/css; charset=utf-8", ".gpu.free"},
   };
   for (const auto& f : files) {

@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+#include <cstdint>
+
 #include <nlohmann/json.hpp>
 
 #include "extender/k8s/object_decoder.h"
 #include "base/work_deadline.h"
 #include "extender/k8s/yaml_to_json.h"
 #include "extender/placement/explain.h"
+#include "extender/server/cluster_overview.h"
 #include "base/json_writer.h"
 
 namespace topofit::server {
@@ -117,14 +121,27 @@ Reply QueryApi::Node(std::string_view name) const {
   return Json(200, NodeDetail(*n));
 }
 
-Reply QueryApi::UiNodes() const {
+Reply QueryApi::Overview(std::string_view known_layout) const {
+  return Reply{200, ClusterOverview(pipeline_->model().Nodes(), levels_, &layouts_).Json(known_layout)};
+}
+
+Reply QueryApi::UiNodes(std::string_view domain, std::string_view limit) const {
+  size_t most = SIZE_MAX;
+  if (!limit.empty()) {
+    auto [end, ec] = std::from_chars(limit.data(), limit.data() + limit.size(), most);
+    if (ec != std::errc() || end != limit.data() + limit.size())
+      return JsonErrorReply(400, fmt::format("limit '{}' is not a count", limit));
+  }
+  ClusterOverview overview(pipeline_->model().Nodes(), levels_, &layouts_);
+  auto nodes = overview.NodesOf(domain);
+  if (!nodes) return JsonErrorReply(404, nodes.error());
   json items = json::array();
-  for (const auto& n : pipeline_->model().Nodes()) {
-    json item = NodeDetail(n);
-    item["labels"] = n.labels;  // The filter of the web view matches them.
+  for (size_t i = 0; i < nodes->size() && i < most; ++i) {
+    json item = NodeDetail(*(*nodes)[i]);
+    item["labels"] = (*nodes)[i]->labels;  // The filter of the web view matches them.
     items.push_back(std::move(item));
   }
-  return Json(200, {{"nodes", items}});
+  return Json(200, {{"nodes", items}, {"total", nodes->size()}});
 }
 
 Reply QueryApi::Pod(std::string_view ns, std::string_view name) const {

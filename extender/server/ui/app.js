@@ -1,12 +1,24 @@
-// topofit web view logic: polls GET /api/v1/ui/nodes every 2 s and draws each node as its GPUs,
-// grouped into NVLink islands (greedy: each GPU joins the first group whose every member it has an
-// NV* link to), each GPU showing its holder or "free"; filters nodes by name, label (key=value),
-// profile, topology source, pod, free>=N and nvlink>=N; shows a clicked node's link matrix and pods; and sends a pasted
-// pod to POST /api/v1/explain, rendering per-node verdicts. ?explain=<pod> runs explain on load and
-// ?node=<name> selects a node. Plain DOM APIs only; every string from the server goes in as text.
+// topofit web view logic: every 2 s, the overview (overview.js: the cluster by network domain, a tile per
+// node) and the rows of the nodes in scope: a domain's (GET /api/v1/ui/nodes?domain=PATH, at most
+// kRowsAtOnce of them), one node's (GET /api/v1/nodes/NAME), or every node's when the cluster draws no
+// domain and has at most kRowsAtOnce nodes. A row is a node's GPUs, grouped into NVLink islands (greedy:
+// each GPU joins the first group whose every member it has an NV* link to), each GPU showing its holder
+// or "free"; the filter keeps the rows matching name, label (key=value), profile, topology source, pod,
+// free>=N and nvlink>=N; a clicked row shows its link matrix and pods; a pasted pod goes to
+// POST /api/v1/explain, rendering per-node verdicts. ?explain=<pod> runs explain on load, ?node=<name>
+// selects a node, ?domain=<path> opens a domain, ?rows=<n> draws up to n rows at once (kRowsAtOnce when
+// absent). Plain DOM APIs only; every string from the server goes in as text.
 "use strict";
 
-const state = { nodes: [], selected: null, filter: "" };
+// Rows drawn at once: the largest power of two whose rows headless Chromium draws within 1 s of a click
+// (half the overview's 2 s target) at the bench's median (docs/ui.md: the procedure and the figures); a
+// bigger domain draws its first ones.
+const kRowsAtOnce = 128;
+
+// scope: null (no rows), { domain: path } ("" = every node) or { node: name }; undefined until the
+// first overview says which applies.
+const state = { nodes: [], total: 0, selected: null, filter: "", scope: undefined, urlDomain: null, busy: false,
+                rowsAtOnce: kRowsAtOnce };
 
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
@@ -106,11 +118,34 @@ function nodeRow(node) {
 }
 
 function renderNodes() {
+  renderScope();
   const box = document.getElementById("nodes");
   const shown = state.nodes.filter((n) => matches(n, state.filter));
   box.replaceChildren(...shown.map(nodeRow));
-  if (!shown.length) box.append(el("p", { class: "muted" }, "No node matches the filter."));
+  if (!shown.length && state.scope) box.append(el("p", { class: "muted" }, "No node matches the filter."));
   renderDetail();
+}
+
+// The line above the rows: what they are, and how to leave them.
+function renderScope() {
+  const line = document.getElementById("scope");
+  const scope = state.scope;
+  for (const open of document.querySelectorAll("#overview .domain.open")) open.classList.remove("open");
+  if (!scope) {
+    line.replaceChildren(el("span", { class: "muted" }, "Click a domain for its nodes, or a node's tile."));
+    return;
+  }
+  let what = `node ${scope.node}`;
+  if (scope.domain === "") what = `all ${state.total} nodes`;
+  else if (scope.domain !== undefined) {
+    const d = domainOfPath(scope.domain);
+    what = `${d ? d.label : scope.domain}: ${state.total} node${state.total === 1 ? "" : "s"}`;
+    const box = document.querySelector(`#overview .domain[data-domain="${CSS.escape(scope.domain)}"]`);
+    if (box) box.classList.add("open");
+  }
+  const more = state.nodes.length < state.total ? ` (the first ${state.nodes.length}; open a smaller domain for the rest)` : "";
+  line.replaceChildren(el("b", { id: "scope-name" }, what), more,
+                       el("button", { type: "button", id: "scope-close", onclick: () => setScope(null) }, "close"));
 }
 
 function renderDetail() {
@@ -146,19 +181,73 @@ function select(name) {
   renderNodes();
 }
 
+// A node's rows: its innermost domain's when they are few enough to draw, else the node alone.
+function scopeOfNode(name, leafPath) {
+  const count = leafPath ? (domainOfPath(leafPath) || { count: Infinity }).count : overview.names.length;
+  return count <= state.rowsAtOnce ? { domain: leafPath } : { node: name };
+}
+
+function initialScope() {
+  if (state.urlDomain !== null) return { domain: state.urlDomain };
+  const i = state.selected ? overview.names.indexOf(state.selected) : -1;
+  if (i >= 0) return scopeOfNode(state.selected, overview.leafOf[i]);
+  return !overview.domains.length && overview.names.length <= state.rowsAtOnce ? { domain: "" } : null;
+}
+
+function setScope(scope) {
+  state.scope = scope;
+  state.nodes = [];
+  state.total = 0;
+  renderNodes();
+  refreshRows().catch((err) => { document.getElementById("status").textContent = `refresh failed: ${err.message}`; });
+}
+
+function drill(path) { setScope({ domain: path }); }
+
+function drillToNode(name, leafPath) {
+  state.selected = name;
+  setScope(scopeOfNode(name, leafPath));
+}
+
+// The rows of the scope, in full.
+async function rowsOf(scope) {
+  if (scope.node !== undefined) {
+    const res = await fetch(`/api/v1/nodes/${encodeURIComponent(scope.node)}`, { cache: "no-store" });
+    if (res.status === 404) return { nodes: [], total: 0 };
+    if (!res.ok) throw new Error(`node: HTTP ${res.status}`);
+    return { nodes: [await res.json()], total: 1 };
+  }
+  const url = `/api/v1/ui/nodes?domain=${encodeURIComponent(scope.domain)}&limit=${state.rowsAtOnce}`;
+  const res = await fetch(url, { cache: "no-store" });
+  if (res.status === 404) return { nodes: [], total: 0 };  // The domain is gone: its nodes left.
+  if (!res.ok) throw new Error(`rows: HTTP ${res.status}`);
+  return res.json();
+}
+
+async function refreshRows() {
+  const scope = state.scope;
+  const rows = scope ? await rowsOf(scope) : { nodes: [], total: 0 };
+  if (scope !== state.scope) return;  // A click chose another scope meanwhile.
+  state.nodes = rows.nodes;
+  state.total = rows.total;
+  renderNodes();
+}
+
 async function refresh() {
+  if (state.busy) return;  // The last poll is still drawing: skip this one.
+  state.busy = true;
   try {
-    const res = await fetch("/api/v1/ui/nodes", { cache: "no-store" });
-    if (!res.ok) throw new Error(`HTTP ${res.status}`);
-    const body = await res.json();
-    state.nodes = body.nodes;
-    const gpus = state.nodes.reduce((s, n) => s + (n.usable || 0), 0);
-    const free = state.nodes.reduce((s, n) => s + (n.free || 0), 0);
-    document.getElementById("totals").textContent = `${state.nodes.length} nodes · ${free}/${gpus} GPUs free`;
+    await refreshOverview();
+    const first = state.scope === undefined;
+    if (first) state.scope = initialScope();
+    await refreshRows();
+    // A domain opened from the URL may be far down the overview: bring its box into sight once.
+    if (first) document.querySelector("#overview .domain.open")?.scrollIntoView({ block: "nearest" });
     document.getElementById("status").textContent = `updated ${new Date().toLocaleTimeString()}`;
-    renderNodes();
   } catch (err) {
     document.getElementById("status").textContent = `refresh failed: ${err.message}`;
+  } finally {
+    state.busy = false;
   }
 }
 
@@ -205,6 +294,9 @@ function start() {
   filter.value = params.get("filter") || "";
   state.filter = filter.value;
   state.selected = params.get("node");
+  state.urlDomain = params.get("domain");
+  if (Number(params.get("rows")) > 0) state.rowsAtOnce = Math.floor(Number(params.get("rows")));
+  document.getElementById("overview").addEventListener("click", onOverviewClick);
   filter.addEventListener("input", () => { state.filter = filter.value; renderNodes(); });
   document.getElementById("explain-btn").addEventListener("click", explain);
   if (params.has("explain")) {
