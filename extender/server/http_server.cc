@@ -155,6 +155,7 @@ Reply HttpServer::Ops(const HttpRequest& req) {
     if (path == "/api/v1/nodes") return query_->Nodes();
     if (path == "/api/v1/ui/nodes") return query_->UiNodes();
     if (path == "/api/v1/workload") return query_->Workload();
+    if (path == "/api/v1/groups") return query_->Groups();
     if (const UiAssetFile* file = UiAsset(path)) {
       Reply r;
       r.body = std::string(file->body);
