@@ -36,32 +36,23 @@ Status ClusterModel::ReserveHolds(std::span<const SlotHold> holds, Duration ttl)
 
 Status ClusterModel::HandOver(std::string_view from_uid, const PodRequest& pod, std::string_view node) {
   if (pod.uid.empty()) return Error{"pod has no UID"};
-  const TimePoint now = clock_->Now();
-  std::shared_lock lock(nodes_mu_);
-  auto it = nodes_.find(node);
-  if (it == nodes_.end()) return Error{fmt::format("unknown node {}", node)};
-  std::optional<PodLocation> old;
   {
-    std::lock_guard ilock(index_mu_);
-    if (auto p = pods_.find(pod.uid); p != pods_.end()) old = p->second;
-  }
-  if (old && old->node != node) {
-    auto other = nodes_.find(old->node);
-    if (other != nodes_.end()) {
-      auto h = other->second->Find(pod.uid);
-      if (h && h->kind == HoldingKind::kBound) return Error{fmt::format("pod is already bound to node {}", old->node)};
+    const TimePoint now = clock_->Now();
+    std::shared_lock lock(nodes_mu_);
+    auto it = nodes_.find(node);
+    if (it == nodes_.end()) return Error{fmt::format("unknown node {}", node)};
+    if (now >= it->second->next_expiry()) ExpireNode(*it->second, now);
+    if (!it->second->HandOver(from_uid, pod, now + options_.reservation_ttl)) {
+      return Error{fmt::format("the group's reservation {} on node {} is gone (expired or released)", from_uid, node)};
     }
-    DetachPodLocked(pod.uid, /*reservations_only=*/true);
+    const bool hold_gone = !it->second->Find(from_uid);  // Not when the pod held here already.
+    std::lock_guard ilock(index_mu_);
+    if (auto p = pods_.find(from_uid); hold_gone && p != pods_.end() && p->second.node == node) pods_.erase(p);
   }
-  if (now >= it->second->next_expiry()) ExpireNode(*it->second, now);
-  if (!it->second->HandOver(from_uid, pod, now + options_.reservation_ttl)) {
-    return Error{fmt::format("the group's reservation {} on node {} is gone (expired or released)", from_uid, node)};
-  }
-  const bool hold_gone = !it->second->Find(from_uid);  // Not when the pod held here already.
-  std::lock_guard ilock(index_mu_);
-  if (auto p = pods_.find(from_uid); hold_gone && p != pods_.end() && p->second.node == node) pods_.erase(p);
-  pods_.insert_or_assign(pod.uid, PodLocation{std::string(node), pod.key()});
-  uid_by_pod_.insert_or_assign(pod.key(), pod.uid);
+  // The pod holds the slot's GPUs on `node` now: Reserve finds them there (and releases a reservation
+  // the pod had on another node, or refuses a pod bound elsewhere), and indexes the pod.
+  auto held = Reserve(pod, node, [](const NodeState&, GpuSet) { return std::optional<GpuSet>(); });
+  if (!held) return Error{held.error()};
   return Status::Ok();
 }
 

@@ -89,8 +89,10 @@ GroupVerdict GroupCoordinator::Filter(const cluster::PodRequest& pod) {
     } else {
       const std::string before = LastReason(v.key);
       PlanGroup(**spec, pod, v);
-      if (!v.planned_now && !v.reason.empty() && v.reason != before) {
-        for (const cluster::GroupMember& m : members.Of(v.key))
+      const std::vector<cluster::GroupMember> seen = members.Of(v.key);
+      const bool complete = static_cast<int>(seen.size()) >= (*spec)->min_count;
+      if (!v.planned_now && complete && !v.reason.empty() && v.reason != before) {
+        for (const cluster::GroupMember& m : seen)
           if (!m.bound() && m.uid != pod.uid) v.requeue.push_back(m);
       }
     }

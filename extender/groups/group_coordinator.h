@@ -18,8 +18,9 @@
 //   Planning is serialised (one group at a time), so two groups wanting the last domain never split
 //   it: the first gets all of it, the second finds no room and waits whole. A planned group's other
 //   pending members come back in `requeue` (the caller asks kube-scheduler to try them now), and so do
-//   they when a held group's reason changes (the group is complete but has no plan: every member's
-//   event then says why); a reason repeated requeues nobody, so members never bounce each other.
+//   they when a complete group's reason changes (it has no plan: every member's event then says why);
+//   a reason repeated requeues nobody, so members never bounce each other, and members arriving one by
+//   one requeue nobody until the group is complete.
 // Bind(pod, node): the member's slot on `node` becomes its reservation (GroupReservations::HandOver);
 //   the caller's bind path then Confirms or Releases it as any bind's, and calls Bound after its write.
 // Groups(): every group seen, for GET /api/v1/groups, kubectl topofit groups and /metrics.

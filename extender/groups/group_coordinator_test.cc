@@ -80,12 +80,15 @@ TEST_CASE("group coordinator: held until its members are there, then planned who
 TEST_CASE("group coordinator: a group with no plan binds nothing, and every member says why") {
   Rig r(2, 2);
   r.Filter(Member("a", "big", 3));
-  r.Filter(Member("b", "big", 3));
+  CHECK(r.Filter(Member("b", "big", 3)).requeue.empty());  // not complete: nobody is asked to retry
   GroupVerdict v = r.Filter(Member("c", "big", 3));
   CHECK(v.node.empty());
   CHECK(v.reason == "group big: no block can take 3 members of 8 GPUs: the best, s1/b1, has room for 2");
+  CHECK(v.requeue.size() == 2);  // the reason changed: a and b are asked to retry, to say it too
   CHECK(r.model.Totals().reserved_gpus == 0);
-  CHECK(r.groups.Filter(cluster::MakePodRequest(Member("a", "big", 3))).reason == v.reason);
+  GroupVerdict a = r.groups.Filter(cluster::MakePodRequest(Member("a", "big", 3)));
+  CHECK(a.reason == v.reason);
+  CHECK(a.requeue.empty());  // the same reason: no bouncing
   auto e = r.groups.Explain(cluster::MakePodRequest(Member("a", "big", 3)));
   REQUIRE(e);
   CHECK(e->level == "block");
