@@ -6,6 +6,7 @@
 //   kubectl topofit nodes                     free GPUs and free NVLink sets of every node
 //   kubectl topofit explain POD [-n NS]       every node's verdict for a pod of the cluster, best first
 //   kubectl topofit pod POD [-n NS]           the GPUs topofit holds for a pod
+//   kubectl topofit groups                    every group of pods: state, members, domain, why it waits
 //
 // The service is topofit-system/topofit-metrics, port "metrics" (manifests/base/metrics-service.yaml);
 // --service NS/NAME:PORT names another. Exit status: 0 success, 1 the cluster or topofit failed, 2 usage.
@@ -105,6 +106,22 @@ std::string NodesTable(const json& j) {
   return Table(rows);
 }
 
+// For a group member: the group's state and plan, and every domain's room at its level.
+std::string GroupExplainLines(const json& g) {
+  std::string out = fmt::format("group {}/{}: {}, {} of {} members seen, {} bound", g.value("namespace", ""),
+                                g.value("name", ""), g.value("state", ""), g.value("membersSeen", 0),
+                                g.value("spec", json::object()).value("size", 0), g.value("membersBound", 0));
+  if (!g.value("domain", "").empty()) out += ", in " + g["domain"].get<std::string>();
+  out += "\n";
+  if (!g.value("reason", "").empty()) out += "  waits: " + g["reason"].get<std::string>() + "\n";
+  for (const auto& d : g.value("domains", json::array()))
+    out += fmt::format("  {} {}: room for {} members, {} free GPUs{}\n", g.value("level", ""), d.value("domain", ""),
+                       d.value("room", 0), d.value("freeGpus", 0), d.value("fits", false) ? " - fits" : "");
+  for (const auto& m : g.value("plan", json::array()))
+    out += fmt::format("  member on {}: GPUs {}\n", m.value("node", ""), Ints(m.value("gpus", json::array())));
+  return out;
+}
+
 std::string ExplainTable(const json& j) {
   std::string head = fmt::format("pod {}: {} GPUs, policy {}{}\n", j.value("pod", ""), j.value("gpus", 0),
                                  j.value("policy", ""), j.value("chosen", json()).is_string()
@@ -123,7 +140,25 @@ std::string ExplainTable(const json& j) {
                     Ints(n.value("set", json())), bw.is_number() && bw.get<double>() > 0 ? fmt::format("{:.1f}", bw.get<double>()) : "-",
                     links.empty() ? "-" : links, n.value("reason", "")});
   }
+  if (j.contains("group") && j["group"].is_object()) head += GroupExplainLines(j["group"]);
   return head + Table(rows);
+}
+
+std::string GroupsTable(const json& j) {
+  std::vector<std::vector<std::string>> rows{
+      {"NAMESPACE", "GROUP", "STATE", "MEMBERS", "BOUND", "GPUS", "LEVEL", "DOMAIN", "WAITING", "REASON"}};
+  for (const auto& g : j.value("groups", json::array())) {
+    const json spec = g.value("spec", json::object());
+    const json& sp = spec.is_object() ? spec : json::object();
+    rows.push_back({g.value("namespace", ""), g.value("name", ""), g.value("state", ""),
+                    fmt::format("{}/{}", g.value("membersSeen", 0), sp.value("size", 0)),
+                    std::to_string(g.value("membersBound", 0)), std::to_string(sp.value("gpus", 0)),
+                    fmt::format("{} {}", sp.value("policy", ""), sp.value("level", "")),
+                    g.value("domain", "").empty() ? "-" : g["domain"].get<std::string>(),
+                    fmt::format("{:.0f}s", g.value("waitingSeconds", 0.0)),
+                    g.value("reason", "").empty() ? "-" : g["reason"].get<std::string>()});
+  }
+  return Table(rows);
 }
 
 std::string PodTable(const json& j) {
@@ -168,6 +203,9 @@ int RunPlugin(const std::string& verb, const PluginFlags& f) {
   if (verb == "nodes") {
     reply = call("GET", proxy + "/api/v1/nodes", "");
     table = NodesTable;
+  } else if (verb == "groups") {
+    reply = call("GET", proxy + "/api/v1/groups", "");
+    table = GroupsTable;
   } else if (verb == "pod") {
     reply = call("GET", proxy + "/api/v1/pods/" + apiclient::UrlEncode(ns) + "/" + apiclient::UrlEncode(f.name), "");
     table = PodTable;
@@ -206,7 +244,8 @@ int RunKubectlPlugin(int argc, char** argv) {
   CLI::App* nodes = app.add_subcommand("nodes", "Free GPUs and free NVLink-connected sets of every node");
   CLI::App* explain = app.add_subcommand("explain", "Every node's verdict, set and score for a pod, best first");
   CLI::App* pod = app.add_subcommand("pod", "The GPUs topofit holds for a pod");
-  for (CLI::App* a : {nodes, explain, pod}) common(a);
+  CLI::App* groups = app.add_subcommand("groups", "Every group of pods: state, members, domain, why it waits");
+  for (CLI::App* a : {nodes, explain, pod, groups}) common(a);
   for (CLI::App* a : {explain, pod}) {
     a->add_option("POD", f.name, "The pod's name")->required();
     a->add_option("-n,--namespace", f.namespace_, "The pod's namespace (default: default)");
@@ -217,7 +256,7 @@ int RunKubectlPlugin(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
-  return RunPlugin(nodes->parsed() ? "nodes" : explain->parsed() ? "explain" : "pod", f);
+  return RunPlugin(nodes->parsed() ? "nodes" : explain->parsed() ? "explain" : groups->parsed() ? "groups" : "pod", f);
 }
 
 }  // namespace topofit::cli

@@ -21,11 +21,11 @@ testing::Run Plugin(const std::string& args) {
   return testing::RunBinary(link, args);
 }
 
-TEST_CASE("kubectl plugin: answers as kubectl topofit, with its three verbs") {
+TEST_CASE("kubectl plugin: answers as kubectl topofit, with its four verbs") {
   auto help = Plugin("--help");
   CHECK(help.status == 0);
   CHECK(help.out.find("Usage: kubectl topofit") != std::string::npos);
-  for (const char* verb : {"nodes", "explain", "pod"}) CHECK(help.out.find(verb) != std::string::npos);
+  for (const char* verb : {"nodes", "explain", "pod", "groups"}) CHECK(help.out.find(verb) != std::string::npos);
 }
 
 TEST_CASE("kubectl plugin: usage errors exit 2, a missing kubeconfig exits 1, each saying why") {

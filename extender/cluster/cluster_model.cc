@@ -63,7 +63,8 @@ ClusterModel::ClusterModel(ModelOptions options)
       options_(options),
       resolver_(&registry_),
       pending_(clock_, options.pending_capacity, options.pending_ttl),
-      waits_(clock_) {}
+      waits_(clock_),
+      group_members_(clock_, GroupMembers::kDefaultCapacity, options.pending_ttl) {}
 
 ClusterModel::~ClusterModel() = default;
 
@@ -167,6 +168,7 @@ void ClusterModel::ApplyPod(const k8s::PodObject& pod) {
     DeletePod(uid);
     return;
   }
+  NoteGroupMember(pod);
   if (pod.node_name.empty()) {
     pending_.Put(MakePodRequest(pod));
     return;
@@ -208,6 +210,7 @@ void ClusterModel::PutBoundLocked(const std::string& node, Holding h) {
 
 void ClusterModel::DeletePod(std::string_view uid) {
   pending_.Erase(uid);
+  group_members_.Erase(uid);
   waits_.Forget(uid);
   std::shared_lock lock(nodes_mu_);
   DetachPodLocked(std::string(uid), /*reservations_only=*/false);

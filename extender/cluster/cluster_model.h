@@ -19,8 +19,9 @@
 // Reservations expire lazily (a reader that finds a node past its next expiry sweeps that node) and
 // by ExpireReservations(), which the server may call periodically.
 //
-// Lock order: nodes_mu_ (shared or exclusive) -> NodeState::mu_ -> index_mu_. No GPU is ever given
-// to two pods: choosing and recording a reservation happen under one NodeState lock.
+// Lock order: nodes_mu_ (shared or exclusive) -> NodeState::mu_ -> index_mu_. Several NodeState::mu_
+// are held at once only by ReserveHolds, in address order. No GPU is ever given to two pods: choosing
+// and recording a reservation happen under the node's lock (a group's: under all its nodes' locks).
 // Thread-safe throughout.
 
 #include <atomic>
@@ -42,6 +43,7 @@
 #include "extender/cluster/clock.h"
 #include "extender/cluster/free_shapes.h"
 #include "extender/cluster/free_gpus.h"
+#include "extender/cluster/group_members.h"
 #include "extender/cluster/model_views.h"
 #include "extender/cluster/node_index.h"
 #include "extender/cluster/node_state.h"
@@ -90,6 +92,25 @@ class ClusterModel {
   Status Release(std::string_view uid);
   // Sweeps every node; returns how many reservations expired.
   size_t ExpireReservations();
+
+  // ---- A group's reservations (cluster_model_groups.cc; group_reservations.h keeps the groups) ----
+  struct SlotHold {
+    std::string uid;   // A placeholder uid, no pod's.
+    std::string pod;   // What views show as the holder.
+    std::string node;
+    GpuSet gpus;
+  };
+  // Every hold's exact GPUs on its node, reserved until now + ttl: all or none (NodeState::ReserveExact,
+  // the nodes' locks taken together). Errors: an unknown node, GPUs no longer free.
+  Status ReserveHolds(std::span<const SlotHold> holds, Duration ttl);
+  // At bind: the hold `from_uid` on `node` becomes `pod`'s reservation, with its GPUs, expiring no
+  // sooner than a bind's reservation (reservation_ttl); a reservation the pod had on another node is
+  // released first. Then Reserve/Confirm/Release work on it as on any bind's. OK when the pod already
+  // holds there; an Error when the hold is gone (expired or released) or the pod is bound elsewhere.
+  Status HandOver(std::string_view from_uid, const PodRequest& pod, std::string_view node);
+  // Moves each hold's expiry to now + ttl (holds already gone are skipped).
+  void ExtendHolds(std::span<const std::string> uids, Duration ttl);
+  const Clock& clock() const { return *clock_; }
 
   // ---- Readers ----
   // Holds the node map's shared lock while alive: keep it for one verb, not longer. Nodes found
@@ -150,6 +171,8 @@ class ClusterModel {
   PendingPods& pending() { return pending_; }
   const PendingPods& pending() const { return pending_; }
   CapacityWaits& waits() { return waits_; }
+  GroupMembers& group_members() { return group_members_; }
+  const GroupMembers& group_members() const { return group_members_; }
   FreeShapes ShapesOf(const NodeState& node) const;
 
  private:
@@ -169,6 +192,8 @@ class ClusterModel {
   // Records a bound pod's holding on `node`, or parks it there until the node arrives; a holding
   // the pod had on another node goes (nodes_mu_ held shared, index_mu_ not held).
   void PutBoundLocked(const std::string& node, Holding h);
+  // A pod carrying topofit.io/group into group_members_ (or out, when it is leaving).
+  void NoteGroupMember(const k8s::PodObject& pod);
 
   const Clock* clock_;
   const ModelOptions options_;
@@ -177,6 +202,7 @@ class ClusterModel {
   mutable FreeShapeCounter shapes_;
   PendingPods pending_;
   CapacityWaits waits_;
+  GroupMembers group_members_;
 
   mutable std::shared_mutex nodes_mu_;
   // Free GPUs by GPU model (product id), kept by the nodes (NodeState::AttachFreeCounter). Entries

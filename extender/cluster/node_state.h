@@ -20,6 +20,7 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -93,6 +94,25 @@ class alignas(64) NodeState {
   bool Confirm(std::string_view uid);
   // Drops uid's holding if it is a reservation or confirmation (never a bound pod): false otherwise.
   bool ReleaseReservation(std::string_view uid);
+
+  // ---- A group's reservations (node_state_groups.cc; ClusterModel::ReserveHolds) ----
+  struct ExactHold {
+    NodeState* node = nullptr;
+    std::string uid;  // A placeholder: no pod has it yet.
+    std::string pod;  // What views show as the holder.
+    GpuSet gpus;
+  };
+  // Records every hold as a kReserved holding of exactly its GPUs, expiring at `expires`: all or none.
+  // The nodes' locks are taken together, in address order (the only place two NodeState locks are held
+  // at once). Errors: a hold's GPUs are not free on its node (or given to an earlier hold of the list),
+  // empty GPUs, a uid that already holds there.
+  static Status ReserveExact(std::span<const ExactHold> holds, TimePoint expires);
+  // The reservation of `from_uid` becomes `pod`'s (uid, name, requests), keeping its GPUs; it expires at
+  // the later of its expiry and `expires`. True also when pod.uid already holds here (a retried bind).
+  // False when from_uid holds no reservation here (it expired or was released).
+  bool HandOver(std::string_view from_uid, const PodRequest& pod, TimePoint expires);
+  // Moves a reservation's expiry to `expires` when that is later; false when uid has none here.
+  bool Extend(std::string_view uid, TimePoint expires);
 
   // From Attach until Detach, *counter follows this node's free GPU count: Attach adds the count now,
   // every change adds its difference, Detach takes the count off. One counter at a time; the

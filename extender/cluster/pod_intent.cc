@@ -60,6 +60,13 @@ PodRequest MakePodRequest(const k8s::PodObject& pod) {
   r.memory_bytes = pod.memory_bytes;
   r.gpu_products = pod.gpu_products;
   r.containers = pod.gpu_containers;
+  const std::string_view group_key = k8s::kGroupAnnotation;  // topofit.io/group and topofit.io/group-*
+  for (auto it = pod.meta.annotations.lower_bound(k8s::kGroupAnnotation);
+       it != pod.meta.annotations.end() && it->first.starts_with(group_key); ++it) {
+    const std::string_view rest = std::string_view(it->first).substr(group_key.size());
+    if (rest.empty() || rest.front() == '-') r.group_annotations.insert(*it);
+  }
+  if (auto it = r.group_annotations.find(k8s::kGroupAnnotation); it != r.group_annotations.end()) r.group = it->second;
   auto intent = ParsePodIntent(pod.meta.annotations);
   if (intent.ok()) {
     r.intent = *intent;

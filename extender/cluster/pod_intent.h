@@ -74,6 +74,12 @@ struct PodRequest {
   std::vector<std::string> gpu_products;
   std::string error;       // Non-empty when the pod's annotations are invalid (see above).
   std::vector<k8s::ContainerGpus> containers;  // Its GPU containers, for the per-container plan.
+  // Group membership, read by extender/groups/ (group_lookup.h): the name in topofit.io/group ("" for
+  // a pod of no group) and the pod's topofit.io/group and topofit.io/group-* annotations as written.
+  std::string group;
+  std::map<std::string, std::string> group_annotations;
+
+  std::string group_key() const { return group.empty() ? std::string() : namespace_ + "/" + group; }
 
   bool wants_gpus() const { return gpus > 0; }
   std::string key() const { return namespace_ + "/" + name; }

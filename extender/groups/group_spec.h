@@ -34,10 +34,11 @@
 #include "base/status.h"
 #include "extender/cluster/pod_intent.h"
 #include "extender/groups/network_domains.h"
+#include "extender/k8s/objects.h"
 
 namespace topofit::groups {
 
-inline constexpr const char* kGroupAnnotation = "topofit.io/group";
+inline constexpr const char* kGroupAnnotation = k8s::kGroupAnnotation;
 inline constexpr const char* kGroupSizeAnnotation = "topofit.io/group-size";
 inline constexpr const char* kGroupMinCountAnnotation = "topofit.io/group-min-count";
 inline constexpr const char* kGroupLevelAnnotation = "topofit.io/group-level";

@@ -21,6 +21,9 @@ inline constexpr const char* kTopologyPolicyAnnotation = "topofit.io/topology-po
 inline constexpr const char* kMinLinkAnnotation = "topofit.io/min-link";            // pod
 // pod, by topofit: when it last asked kube-scheduler to try the pod again (KubeWriter::RequeuePod).
 inline constexpr const char* kRequeuedAtAnnotation = "topofit.io/requeued-at";      // RFC 3339 UTC
+// pod: the group (job of many pods) it is a member of; topofit.io/group-* say what the group asks
+// (extender/groups/group_spec.h).
+inline constexpr const char* kGroupAnnotation = "topofit.io/group";
 inline constexpr const char* kGfdProductLabel = "nvidia.com/gpu.product";
 inline constexpr const char* kGfdCountLabel = "nvidia.com/gpu.count";
 // Set by the cloud on managed clusters (EKS, GKE, AKS): the machine type, and GKE's GPU type.

@@ -112,6 +112,7 @@ Reply ExtenderVerbs::FilterImpl(std::string_view body, bool padded) {
   // When both NodeNames and Nodes come, both are answered.
   std::vector<std::string_view> full_names;
   const std::vector<std::string_view>& names = RequestNames(*args, full_names);
+  if (IsGroupMember(pod)) return GroupFilter(*args, pod, names);
   placement::FilterOutcome outcome = pipeline_->Filter(pod, std::span<const std::string_view>(names));
   if (outcome.passed.empty()) {  // Turned away everywhere: it waits where GPUs may free (requeue_rule.h).
     std::vector<std::string> capacity_failed;
@@ -161,8 +162,9 @@ Reply ExtenderVerbs::PrioritizeImpl(std::string_view body, bool padded, bool wit
   if (pod.wants_gpus() && !pod.uid.empty()) pipeline_->model().pending().Put(pod);
   std::vector<std::string_view> full_names;
   const std::vector<std::string_view>& names = RequestNames(*args, full_names);
-  auto scores = without_gpus ? pipeline_->Prioritize(pod, std::span<const std::string_view>(names), true)
-                             : pipeline_->Prioritize(pod, std::span<const std::string_view>(names));
+  auto scores = without_gpus        ? pipeline_->Prioritize(pod, std::span<const std::string_view>(names), true)
+                : IsGroupMember(pod) ? GroupScores(pod, names)
+                                     : pipeline_->Prioritize(pod, std::span<const std::string_view>(names));
 
   std::string out = protocol::EncodeHostPriorityList(names, scores);
   int best = -1;
@@ -206,8 +208,10 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
   }
   // What the pod's event will say, read before the reservation changes the node.
   const std::string node_name = args->node;
-  placement::Explanation why = placement::Explain(*pipeline_, *pod, std::span<const std::string>(&node_name, 1));
-  auto gpus = pipeline_->ReserveBest(*pod, args->node);
+  const bool member = IsGroupMember(*pod);  // Its slot's GPUs: nothing to explain or choose.
+  placement::Explanation why;
+  if (!member) why = placement::Explain(*pipeline_, *pod, std::span<const std::string>(&node_name, 1));
+  auto gpus = member ? groups_->Bind(*pod, args->node) : pipeline_->ReserveBest(*pod, args->node);
   if (!gpus) return fail(fmt::format("cannot reserve GPUs for {} on {}: {}", label, args->node, gpus.error()));
   std::string ids = gpus->ToString();
   std::string plan_note;
@@ -218,11 +222,13 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
     return fail(fmt::format("binding {} to {}: {}", label, args->node, bound.error()));
   }
   (void)pipeline_->Confirm(args->pod_uid);
+  if (member) groups_->Bound(*pod, args->node);
   pipeline_->model().pending().Erase(args->pod_uid);
   pipeline_->model().waits().Forget(args->pod_uid);
-  if (!why.nodes.empty()) {
+  if (member || !why.nodes.empty()) {
     writer_->RecordPodEvent({args->pod_namespace, args->pod_name, args->pod_uid, "Normal", "GPUsAssigned",
-                             placement::PlacementSummary(why.nodes.front(), *gpus)});
+                             member ? GroupBoundMessage(*pod, node_name, *gpus)
+                                    : placement::PlacementSummary(why.nodes.front(), *gpus)});
   }
   if (metrics_) metrics_->CountDecision(Verb::kBind, "bound");
   if (log_) {

@@ -23,13 +23,23 @@
 // waits on those in the model's CapacityWaits until the live watch sees GPUs freed there; bind ends
 // the wait.
 //
+// Groups of pods (SetGroups; extender/groups/group_coordinator.h, docs/groups.md): a member pod
+// (topofit.io/group) is held at filter - every node refused as unresolvable, with the group's reason -
+// until its group is planned and reserved whole; then filter passes only its slot's node, prioritize
+// scores that node 10 and the rest 0, and bind binds it with its slot's GPUs (the same annotations as any
+// bind). When a filter plans a group, its other waiting members are requeued (KubeWriter::RequeuePod).
+// A pod of no group takes exactly the paths above.
+//
 // Every decision logs one line (msg="decision" verb=...) through base/log.h. Thread-safe.
 
 #include <atomic>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "extender/groups/group_coordinator.h"
 #include "extender/k8s/kube_writer.h"
 #include "extender/placement/pipeline.h"
 #include "extender/protocol/extender_args.h"
@@ -57,6 +67,8 @@ class ExtenderVerbs {
   // mode, where the watch is the truth (a node the scheduler still lists after its deletion must not
   // come back). Off by default.
   void SetLearnNodes(bool on) { learn_nodes_.store(on, std::memory_order_relaxed); }
+  // Set before serving; null (the default): no groups, every pod is placed alone. Must outlive this.
+  void SetGroups(groups::GroupCoordinator* groups) { groups_ = groups; }
 
  private:
   Reply FilterImpl(std::string_view body, bool padded);
@@ -71,12 +83,21 @@ class ExtenderVerbs {
   // Decodes filter/prioritize args; with SetLearnNodes, applies the request's unknown Nodes.
   Result<protocol::ExtenderArgs> DecodeArgs(std::string_view body, bool padded);
 
+  // Group members (group_verbs.cc).
+  bool IsGroupMember(const cluster::PodRequest& pod) const;
+  Reply GroupFilter(const protocol::ExtenderArgs& args, const cluster::PodRequest& pod,
+                    std::span<const std::string_view> names);
+  std::vector<placement::NodeScore> GroupScores(const cluster::PodRequest& pod,
+                                                std::span<const std::string_view> names) const;
+  std::string GroupBoundMessage(const cluster::PodRequest& pod, const std::string& node, GpuSet gpus) const;
+
   placement::Pipeline* pipeline_;
   k8s::KubeWriter* writer_;
   Metrics* metrics_;
   Recorder* recorder_;
   bool log_;
   std::atomic<bool> learn_nodes_{false};
+  groups::GroupCoordinator* groups_ = nullptr;
 };
 
 }  // namespace topofit::server

@@ -156,6 +156,7 @@ Reply HttpServer::Ops(const HttpRequest& req) {
     if (path == "/api/v1/ui/nodes") return query_->UiNodes(req.QueryParam("domain"), req.QueryParam("limit"));
     if (path == "/api/v1/overview") return query_->Overview(req.QueryParam("layout"));
     if (path == "/api/v1/workload") return query_->Workload();
+    if (path == "/api/v1/groups") return query_->Groups();
     if (const UiAssetFile* file = UiAsset(path)) {
       Reply r;
       r.body = std::string(file->body);

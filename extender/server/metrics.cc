@@ -154,10 +154,34 @@ void Metrics::AppendDecisionsAndWatches(std::string& out) const {
   out += fmt::format("topofit_requeued_pods_total {}\n", requeued_.load(std::memory_order_relaxed));
 }
 
+void Metrics::SetGroupCounts(std::function<GroupCounts()> counts) {
+  std::lock_guard<std::mutex> lock(mu_);
+  group_counts_ = std::move(counts);
+}
+
+void Metrics::AppendGroups(std::string& out) const {
+  std::function<GroupCounts()> read;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    read = group_counts_;
+  }
+  const GroupCounts counts = read ? read() : GroupCounts{};
+  out += "# HELP topofit_groups Groups of pods (topofit.io/group) by state: waiting (for members, or for room), "
+         "planned (reserved whole, members binding), bound.\n"
+         "# TYPE topofit_groups gauge\n";
+  out += fmt::format("topofit_groups{{state=\"waiting\"}} {}\n", counts.waiting);
+  out += fmt::format("topofit_groups{{state=\"planned\"}} {}\n", counts.planned);
+  out += fmt::format("topofit_groups{{state=\"bound\"}} {}\n", counts.bound);
+  out += "# HELP topofit_group_time_to_place_seconds From a group's first member seen to its plan reserved whole.\n"
+         "# TYPE topofit_group_time_to_place_seconds histogram\n";
+  group_placed_.AppendTo(out, "topofit_group_time_to_place_seconds");
+}
+
 std::string Metrics::Render(const cluster::ClusterModel& model, const placement::ProductShortfall* shortfall) const {
   std::string out;
   AppendRequests(out);
   AppendDecisionsAndWatches(out);
+  AppendGroups(out);
   auto nodes = model.Nodes();
   auto totals = model.Totals();
   AppendNodes(out, nodes);

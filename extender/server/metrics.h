@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -49,6 +50,14 @@ class Metrics {
   void SetWatchConnected(std::string_view kind, bool connected);
   // Live mode: a pod turned away for GPUs was requeued once topofit saw them freed (capacity_waits.h).
   void CountRequeue() { requeued_.fetch_add(1, std::memory_order_relaxed); }
+  // Groups (extender/groups/group_coordinator.h): a group was planned and reserved `seconds` after its
+  // first member was seen; and where Render reads how many groups are in each state.
+  static constexpr std::array<double, 12> kGroupBuckets = {0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600};
+  void ObserveGroupPlaced(double seconds) { group_placed_.Observe(seconds); }
+  struct GroupCounts {
+    int waiting = 0, planned = 0, bound = 0;
+  };
+  void SetGroupCounts(std::function<GroupCounts()> counts);
 
   // shortfall: the model-bound demand against the free GPUs (QueryApi::Shortfall); null renders
   // no set and a shortfall of 0.
@@ -59,6 +68,7 @@ class Metrics {
   // the API watches and the requeued pods.
   void AppendRequests(std::string& out) const;
   void AppendDecisionsAndWatches(std::string& out) const;
+  void AppendGroups(std::string& out) const;
 
   struct VerbStats {
     Histogram latency{kBuckets};
@@ -69,6 +79,8 @@ class Metrics {
   std::map<std::pair<int, std::string>, uint64_t, std::less<>> decisions_;
   std::map<std::string, bool, std::less<>> watch_connected_{{"nodes", false}, {"pods", false}};
   std::atomic<uint64_t> requeued_{0};
+  Histogram group_placed_{kGroupBuckets};
+  std::function<GroupCounts()> group_counts_;  // Guarded by mu_.
 };
 
 }  // namespace topofit::server

@@ -231,6 +231,7 @@ Reply QueryApi::Explain(std::string_view body, std::string_view nodes) const {
                      {"parts", parts}});
   }
   out["nodes"] = items;
+  if (json group = GroupExplain(request); !group.is_null()) out["group"] = std::move(group);
   return Json(200, out);
 }
 

@@ -6,6 +6,22 @@
 
 namespace topofit::server {
 
+namespace {
+
+Metrics::GroupCounts CountGroups(const groups::GroupCoordinator& groups) {
+  Metrics::GroupCounts counts;
+  for (const groups::GroupStatus& g : groups.Groups()) {
+    switch (g.state) {
+      case groups::GroupState::kWaiting: ++counts.waiting; break;
+      case groups::GroupState::kPlanned: ++counts.planned; break;
+      case groups::GroupState::kBound: ++counts.bound; break;
+    }
+  }
+  return counts;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<ServeApp>> ServeApp::Create(const ServeConfig& config, const std::string& record_path,
                                                           std::unique_ptr<k8s::KubeWriter> writer, bool log_decisions) {
   Status valid = placement::Pipeline::Validate(config.pipeline);
@@ -20,9 +36,14 @@ Result<std::unique_ptr<ServeApp>> ServeApp::Create(const ServeConfig& config, co
     if (!rec) return Error{rec.error()};
     app->recorder_ = std::move(*rec);
   }
+  if (Status levels = config.group_levels.Validate(); !levels.ok()) return Error{"groupLevels: " + levels.error()};
+  app->group_lookup_ = std::make_unique<groups::GroupLookup>(config.group_levels);
+  app->groups_ = std::make_unique<groups::GroupCoordinator>(*app->pipeline_, *app->group_lookup_);
   app->verbs_ = std::make_unique<ExtenderVerbs>(app->pipeline_.get(), app->writer_.get(), app->metrics_.get(),
                                                 app->recorder_.get(), log_decisions);
-  app->query_ = std::make_unique<QueryApi>(app->pipeline_.get());
+  app->verbs_->SetGroups(app->groups_.get());
+  app->metrics_->SetGroupCounts([groups = app->groups_.get()] { return CountGroups(*groups); });
+  app->query_ = std::make_unique<QueryApi>(app->pipeline_.get(), app->groups_.get(), config.group_levels);
   std::shared_ptr<TlsCredentials> tls;
   if (config.server.tls.enabled()) {
     auto loaded = TlsCredentials::Load(config.server.tls, config.server.tls_reload_interval);

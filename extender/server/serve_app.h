@@ -46,6 +46,7 @@ class ServeApp {
   Metrics& metrics() { return *metrics_; }
   HttpServer& server() { return *server_; }
   k8s::KubeWriter& writer() { return *writer_; }
+  groups::GroupCoordinator& groups() { return *groups_; }
 
  private:
   ServeApp() = default;
@@ -54,6 +55,8 @@ class ServeApp {
   std::unique_ptr<k8s::KubeWriter> writer_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<Recorder> recorder_;
+  std::unique_ptr<groups::GroupLookup> group_lookup_;
+  std::unique_ptr<groups::GroupCoordinator> groups_;
   std::unique_ptr<ExtenderVerbs> verbs_;
   std::unique_ptr<QueryApi> query_;
   std::unique_ptr<HttpServer> server_;

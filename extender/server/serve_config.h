@@ -16,6 +16,7 @@
 
 #include "base/status.h"
 #include "extender/cluster/cluster_model.h"
+#include "extender/groups/network_domains.h"
 #include "extender/placement/pipeline_config.h"
 #include "extender/server/http_server.h"
 
@@ -25,6 +26,8 @@ struct ServeConfig {
   ServerOptions server;
   cluster::ModelOptions model;
   placement::PipelineConfig pipeline;
+  // The network levels groups of pods are placed over (extender/groups/network_domains.h), broadest first.
+  groups::DomainLevels group_levels = groups::DomainLevels::Defaults();
 };
 
 // Splits "ADDR:PORT" (ADDR may be empty for all interfaces, or [v6]).

@@ -1,6 +1,7 @@
 #include "extender/server/serve_settings.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include "base/duration.h"
@@ -72,6 +73,29 @@ Status ReadHalfLife(const Node& v, std::string_view where, Settings& s) {
   if (!(h >= 1)) return Error{fmt::format("{}: {} is not a pod count >= 1", where, h)};
   s.config.pipeline.workload.half_life = h;
   return Status::Ok();
+}
+
+// groupLevels: [{name: block, labels: [network.topology.nvidia.com/block, ...]}, ...], broadest first.
+Status ReadGroupLevels(const Node& v, std::string_view where, Settings& s) {
+  if (!v.IsSequence()) return Error{fmt::format("{}: expected a list of {{name: LEVEL, labels: [KEY, ...]}}", where)};
+  groups::DomainLevels levels;
+  for (const auto& l : v) {
+    if (!l.IsMap() || !l["name"] || !l["labels"] || !l["labels"].IsSequence() || l.size() != 2)
+      return Error{fmt::format("{}: every level is {{name: LEVEL, labels: [KEY, ...]}}", where)};
+    groups::DomainLevel level{l["name"].as<std::string>(), {}};
+    for (const auto& key : l["labels"]) level.keys.push_back(key.as<std::string>());
+    levels.levels.push_back(std::move(level));
+  }
+  if (Status valid = levels.Validate(); !valid.ok()) return Error{fmt::format("{}: {}", where, valid.error())};
+  s.config.group_levels = std::move(levels);
+  return Status::Ok();
+}
+
+std::string ShowGroupLevels(const Settings& s) {
+  std::string out;
+  for (const groups::DomainLevel& l : s.config.group_levels.levels)
+    out += fmt::format("{}{{name: {}, labels: [{}]}}", out.empty() ? "" : ", ", l.name, fmt::join(l.keys, ", "));
+  return "[" + out + "]";
 }
 
 // `read` and `show` of the settings that are one field of their type, read as YAML reads it.
@@ -159,6 +183,10 @@ constexpr ServeSetting kSettings[] = {
        return s.config.model.reservation_ttl = std::chrono::duration_cast<cluster::Duration>(*d), Status::Ok();
      },
      [](const Settings& s) { return FormatDuration(s.config.model.reservation_ttl); }},
+    {"groupLevels", "", "LIST",
+     "The network levels groups of pods are placed in, broadest first, each with the node labels that name "
+     "its domains, tried in order (extender/groups/network_domains.h, docs/groups.md)",
+     ReadGroupLevels, ShowGroupLevels},
     {"scoring.weights", "", "MAP",
      "Score plugin -> weight: SetQuality, FragmentationGradient (and the older Packing, Fragmentation, "
      "Stranding); replaces the whole map, so a plugin left out is off",

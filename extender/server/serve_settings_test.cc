@@ -39,6 +39,7 @@ const std::map<std::string, std::string, std::less<>> kExamples = {
     {"--in-cluster", "true"},
     {"tlsReloadInterval", "250ms"},
     {"reservationTTL", "45s"},
+    {"groupLevels", "[{name: rack, labels: [example.com/rack]}, {name: host, labels: [kubernetes.io/hostname]}]"},
     {"scoring.weights", "{Packing: 0.5, SetQuality: 2}"},
     {"scoring.levels", "absolute"},
     {"scoring.tieBreak", "pack"},
@@ -116,7 +117,7 @@ TEST_CASE("serve settings: the nine shared by a flag and a key, and what each ha
   CHECK(flag_only == std::vector<std::string>{"--snapshot", "--record", "--config", "--kubeconfig", "--context",
                                               "--kube-api-qps", "--kube-api-burst", "--kube-api-list-limit",
                                               "--in-cluster"});
-  CHECK(key_only == std::vector<std::string>{"tlsReloadInterval", "reservationTTL", "scoring.weights",
+  CHECK(key_only == std::vector<std::string>{"tlsReloadInterval", "reservationTTL", "groupLevels", "scoring.weights",
                                              "scoring.levels", "scoring.tieBreak", "scoring.workloadHalfLife",
                                              "scoring.podsWithoutGpus", "scoring.requestMix"});
 }
@@ -246,6 +247,33 @@ TEST_CASE("serve settings: the README lists the table as it is") {
   CHECK_MESSAGE(readme->find(table) != std::string::npos,
                 "README.md's table of serve settings differs from ServeSettingsMarkdown(); put this in it:\n"
                     << table);
+}
+
+}  // namespace
+}  // namespace topofit::server
+
+namespace topofit::server {
+namespace {
+
+TEST_CASE("serve settings: groupLevels names the network levels groups are placed in, checked as a hierarchy") {
+  ServeConfig cfg;
+  CHECK(cfg.group_levels == groups::DomainLevels::Defaults());
+  const ServeSetting* row = FindServeKey("groupLevels");
+  REQUIRE(row != nullptr);
+  CHECK(row->show(ServeSettings{}).starts_with("[{name: datacenter, labels: [network.topology.nvidia.com/datacenter"));
+  REQUIRE(ApplyConfigYaml("groupLevels:\n- {name: rack, labels: [example.com/rack]}\n"
+                          "- {name: host, labels: [kubernetes.io/hostname]}\n", cfg).ok());
+  REQUIRE(cfg.group_levels.size() == 2);
+  CHECK(cfg.group_levels.levels[0].name == "rack");
+  CHECK(cfg.group_levels.levels[0].keys == std::vector<std::string>{"example.com/rack"});
+  // What is shown reads back to the same levels.
+  ServeConfig again;
+  REQUIRE(ApplyConfigYaml("groupLevels: " + row->show(ServeSettings{cfg, {}}) + "\n", again).ok());
+  CHECK(again.group_levels == cfg.group_levels);
+  CHECK(ApplyConfigYaml("groupLevels: [{name: rack}]\n", cfg).error() ==
+        "config groupLevels: every level is {name: LEVEL, labels: [KEY, ...]}");
+  CHECK_FALSE(ApplyConfigYaml("groupLevels: [{name: a, labels: [x]}, {name: a, labels: [y]}]\n", cfg).ok());
+  CHECK_FALSE(ApplyConfigYaml("groupLevels: block\n", cfg).ok());
 }
 
 }  // namespace

@@ -172,4 +172,21 @@ func TestTopofitKubectlPlugin(t *testing.T) {
 	if !strings.Contains(explain, "\nworkload: ") || !strings.Contains(explain, "4 GPUs") {
 		t.Errorf("explain output lacks the workload estimate the scores used")
 	}
+
+	// A member of a group of pods: explain adds its group (every host's room, the plan it would get),
+	// and `kubectl topofit groups` lists the groups (none filtered by this topofit yet: the header).
+	member := harness.GPUPod("member", 8)
+	member.Annotations = map[string]string{"topofit.io/group": "job", "topofit.io/group-size": "1"}
+	if _, err := c.CreatePod(ctx, member); err != nil {
+		t.Fatal(err)
+	}
+	grouped := kubectl("explain", "member", "-n", c.Namespace)
+	t.Logf("kubectl topofit explain member:\n%s", grouped)
+	if !strings.Contains(grouped, "group "+c.Namespace+"/job: waiting") || !strings.Contains(grouped, ": room for 1 members, 8 free GPUs - fits") ||
+		!strings.Contains(grouped, "member on ") || !strings.Contains(grouped, ": GPUs 0,1,2,3,4,5,6,7") {
+		t.Errorf("explain of a group member lacks its group, a host's room or the plan")
+	}
+	if groups := kubectl("groups"); !strings.HasPrefix(groups, "NAMESPACE  GROUP  STATE  MEMBERS") {
+		t.Errorf("kubectl topofit groups: %q, want the table's header", groups)
+	}
 }

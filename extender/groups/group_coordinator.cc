@@ -1,0 +1,195 @@
+#include "extender/groups/group_coordinator.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace topofit::groups {
+
+std::string_view ToString(GroupState state) {
+  switch (state) {
+    case GroupState::kWaiting: return "waiting";
+    case GroupState::kPlanned: return "planned";
+    case GroupState::kBound: return "bound";
+  }
+  return "?";
+}
+
+namespace {
+
+// "group train-7: 6 of 8 pods created", naming the min-count when it is less than the size.
+std::string Created(const GroupSpec& spec, size_t seen) {
+  if (spec.min_count == spec.size) return fmt::format("group {}: {} of {} pods created", spec.name, seen, spec.size);
+  return fmt::format("group {}: {} of {} pods created (it starts with {})", spec.name, seen, spec.size,
+                     spec.min_count);
+}
+
+// "block s1/b2": the deepest domain holding every node of `names`; "node n1" when they are one node,
+// "the cluster" when no level holds them all.
+std::string DomainOfNodes(const DomainMap& map, const std::vector<std::string>& names) {
+  std::vector<size_t> nodes;
+  for (const std::string& n : names)
+    if (auto i = map.Find(n)) nodes.push_back(*i);
+  if (nodes.empty()) return "the cluster";
+  if (std::all_of(nodes.begin(), nodes.end(), [&](size_t i) { return i == nodes[0]; }))
+    return "node " + map.name(nodes[0]);
+  for (int l = map.levels().size() - 1; l >= 0; --l) {
+    if (!map.used(l)) continue;
+    const uint32_t id = map.id(nodes[0], l);
+    if (std::all_of(nodes.begin(), nodes.end(), [&](size_t i) { return map.id(i, l) == id; }))
+      return map.levels().levels[l].name + " " + map.domain_name(l, id);
+  }
+  return "the cluster";
+}
+
+// Zeroes the free GPUs of every node outside the deepest domain - at `level` or broader - that holds
+// every fixed node; false when there is none (nothing is changed).
+bool KeepDomainOf(const DomainMap& map, const std::vector<std::string>& fixed_nodes, int level, GroupNodes& nodes) {
+  std::vector<size_t> fixed;
+  for (const std::string& n : fixed_nodes)
+    if (auto i = map.Find(n)) fixed.push_back(*i);
+  if (fixed.empty()) return false;
+  for (int l = std::min(level, map.levels().size() - 1); l >= 0; --l) {
+    const uint32_t id = map.id(fixed[0], l);
+    if (!std::all_of(fixed.begin(), fixed.end(), [&](size_t i) { return map.id(i, l) == id; })) continue;
+    for (size_t j = 0; j < nodes.nodes.size(); ++j)
+      if (map.id(j, l) != id) nodes.nodes[j].free = GpuSet();
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+GroupCoordinator::GroupCoordinator(placement::Pipeline& pipeline, const GroupLookup& lookup, cluster::Duration ttl)
+    : pipeline_(pipeline), lookup_(lookup), planner_(pipeline.placer()), reservations_(pipeline.model(), ttl) {}
+
+GroupVerdict GroupCoordinator::Filter(const cluster::PodRequest& pod) {
+  GroupVerdict v;
+  if (!lookup_.IsMember(pod)) return v;
+  v.member = true;
+  v.key = lookup_.KeyOf(pod);
+  cluster::GroupMembers& members = pipeline_.model().group_members();
+  if (!v.key.empty() && !pod.uid.empty()) members.Put(v.key, cluster::GroupMember{pod.uid, pod.name, ""});
+  auto spec = lookup_.SpecOf(pod, static_cast<int>(members.Of(v.key).size()));
+  if (!spec.ok() || !*spec) {
+    v.reason = fmt::format("group {}: {}", pod.group.empty() ? "(unnamed)" : pod.group,
+                           spec.ok() ? std::string("the pod names no group") : spec.error());
+    if (!v.key.empty()) Track(v.key, std::nullopt, v);
+    return v;
+  }
+  if (auto slot = SlotFor(v.key, pod)) {
+    v.node = slot->node;
+    v.gpus = slot->gpus;
+  } else {
+    std::lock_guard lock(plan_mu_);
+    if (auto again = SlotFor(v.key, pod)) {  // Another member planned the group meanwhile.
+      v.node = again->node;
+      v.gpus = again->gpus;
+    } else {
+      const std::string before = LastReason(v.key);
+      PlanGroup(**spec, pod, v);
+      const std::vector<cluster::GroupMember> seen = members.Of(v.key);
+      const bool complete = static_cast<int>(seen.size()) >= (*spec)->min_count;
+      if (!v.planned_now && complete && !v.reason.empty() && v.reason != before) {
+        for (const cluster::GroupMember& m : seen)
+          if (!m.bound() && m.uid != pod.uid) v.requeue.push_back(m);
+      }
+    }
+  }
+  Track(v.key, **spec, v);
+  return v;
+}
+
+std::optional<cluster::GroupSlot> GroupCoordinator::SlotFor(const std::string& key, const cluster::PodRequest& pod) {
+  const cluster::GroupMembers& members = pipeline_.model().group_members();
+  return reservations_.Assign(key, pod.uid, [&members](std::string_view uid) { return members.Has(uid); });
+}
+
+std::optional<cluster::GroupSlot> GroupCoordinator::SlotOf(const cluster::PodRequest& pod) const {
+  if (!lookup_.IsMember(pod)) return std::nullopt;
+  return reservations_.SlotOf(lookup_.KeyOf(pod), pod.uid);
+}
+
+void GroupCoordinator::PlanGroup(const GroupSpec& spec, const cluster::PodRequest& pod, GroupVerdict& v) {
+  const cluster::GroupMembers& members = pipeline_.model().group_members();
+  for (int attempt = 0; attempt < kMaxPlanTries; ++attempt) {
+    const std::vector<cluster::GroupMember> seen = members.Of(v.key);
+    std::map<std::string, std::string> fixed;  // uid -> node: bound, or its bind took a slot.
+    for (const cluster::GroupMember& m : seen)
+      if (m.bound()) fixed.emplace(m.uid, m.node);
+    if (auto r = reservations_.Get(v.key)) {
+      if (!r->all_handed()) {
+        v.reason = fmt::format("group {}: all {} slots of its plan are taken by other members", spec.name,
+                               r->slots.size());
+        return;
+      }
+      for (const cluster::GroupSlot& s : r->slots)
+        if (members.Has(s.member_uid)) fixed.emplace(s.member_uid, s.node);
+    }
+    if (static_cast<int>(seen.size()) < spec.min_count) {
+      v.reason = Created(spec, seen.size());
+      return;
+    }
+    if (static_cast<int>(fixed.size()) >= spec.size) {
+      v.reason = fmt::format("group {}: all {} members are placed; this pod is one more", spec.name, spec.size);
+      return;
+    }
+    std::vector<std::string> fixed_nodes;
+    for (const auto& [uid, node] : fixed) fixed_nodes.push_back(node);
+    std::string domain;
+    GroupPlan plan = PlanRest(spec, fixed_nodes, &domain);
+    if (!plan.ok) {
+      v.reason = fmt::format("group {}: {}", spec.name, plan.reason);
+      return;
+    }
+    std::vector<cluster::GroupReservations::SlotRequest> slots;
+    for (const MemberPlan& m : plan.members) slots.push_back({m.node_name, m.gpus});
+    reservations_.Release(v.key);  // A record whose slots were all handed over: they are fixed above.
+    if (!reservations_.Reserve(v.key, slots).ok()) continue;  // A bind took some of its GPUs: plan again.
+    auto slot = SlotFor(v.key, pod);
+    if (!slot) continue;
+    v.node = slot->node;
+    v.gpus = slot->gpus;
+    v.domain = domain;
+    v.planned_now = true;
+    v.waited_seconds = WaitedSeconds(v.key);
+    for (const cluster::GroupMember& m : seen)
+      if (!m.bound() && m.uid != pod.uid && !fixed.count(m.uid)) v.requeue.push_back(m);
+    return;
+  }
+  v.reason = fmt::format("group {}: its plan's GPUs were taken while reserving it; it is planned again on the "
+                         "next try", spec.name);
+}
+
+GroupPlan GroupCoordinator::PlanRest(const GroupSpec& spec, const std::vector<std::string>& fixed_nodes,
+                                     std::string* domain) const {
+  const DomainMap map = DomainMap::FromModel(pipeline_.model(), lookup_.levels());
+  const GroupNodes all = ReadGroupNodes(pipeline_.model(), map);
+  GroupSpec rest = spec;
+  rest.size = spec.size - static_cast<int>(fixed_nodes.size());
+  rest.min_count = std::clamp(spec.min_count - static_cast<int>(fixed_nodes.size()), 1, rest.size);
+  GroupNodes near = all;
+  GroupPlan plan;
+  if (!KeepDomainOf(map, fixed_nodes, spec.level, near)) {
+    plan = planner_.Plan(all, rest);
+  } else {
+    plan = planner_.Plan(near, rest);
+    if (!plan.ok && spec.policy == LevelPolicy::kPreferred) plan = planner_.Plan(all, rest);
+  }
+  std::vector<std::string> every = fixed_nodes;
+  for (const MemberPlan& m : plan.members) every.push_back(m.node_name);
+  *domain = DomainOfNodes(map, every);
+  return plan;
+}
+
+Result<GpuSet> GroupCoordinator::Bind(const cluster::PodRequest& pod, std::string_view node) {
+  return reservations_.HandOver(lookup_.KeyOf(pod), pod, node);
+}
+
+void GroupCoordinator::Bound(const cluster::PodRequest& pod, std::string_view node) {
+  const std::string key = lookup_.KeyOf(pod);
+  if (!key.empty()) pipeline_.model().group_members().Put(key, cluster::GroupMember{pod.uid, pod.name, std::string(node)});
+}
+
+}  // namespace topofit::groups

@@ -1,0 +1,147 @@
+#pragma once
+// GroupCoordinator: a group of pods through kube-scheduler's one-pod-at-a-time verbs - held at filter
+// until its members are there, planned in one step (GroupPlanner), reserved whole (GroupReservations),
+// then each member led to its slot's node and bound with its slot's exact GPUs.
+//
+// Filter(pod), for a group member (GroupLookup::IsMember; a pod of no group gets member == false and is
+// placed exactly as before):
+//   1. the group has a live reservation: the member's slot (assigned by UID on its first filter, the
+//      same one on every later call) - its node is the one node that passes;
+//   2. else, fewer than min-count members seen (the model's group members: pending and bound):
+//      held - "group train-7: 6 of 8 pods created";
+//   3. else planned: members already bound (or whose bind took a slot) are fixed; the rest are planned
+//      inside the deepest domain, at the group's level or broader, holding every fixed member (a
+//      re-created member goes back to its group's rack; after a restart the bound members are learnt
+//      from their annotations and only the rest is planned). A plan is reserved whole; a reservation
+//      that lost a race with another bind is re-planned (kMaxPlanTries). No plan: held, with the
+//      planner's reason ("group train-7: no block can take 8 members of 8 GPUs: ...").
+//   Planning is serialised (one group at a time), so two groups wanting the last domain never split
+//   it: the first gets all of it, the second finds no room and waits whole. A planned group's other
+//   pending members come back in `requeue` (the caller asks kube-scheduler to try them now), and so do
+//   they when a complete group's reason changes (it has no plan: every member's event then says why);
+//   a reason repeated requeues nobody, so members never bounce each other, and members arriving one by
+//   one requeue nobody until the group is complete.
+// Bind(pod, node): the member's slot on `node` becomes its reservation (GroupReservations::HandOver);
+//   the caller's bind path then Confirms or Releases it as any bind's, and calls Bound after its write.
+// Groups(): every group seen, for GET /api/v1/groups, kubectl topofit groups and /metrics.
+// Explain(pod): the group's verdict per domain, its plan or why not, for explain.
+// Errors are reasons, never thrown; bad annotations hold the member with the annotation's error.
+// Thread-safe.
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "extender/cluster/group_reservations.h"
+#include "extender/groups/group_lookup.h"
+#include "extender/groups/group_planner.h"
+#include "extender/placement/pipeline.h"
+
+namespace topofit::groups {
+
+struct GroupVerdict {
+  bool member = false;        // false: a pod of no group, nothing below applies.
+  std::string key;            // "namespace/group"
+  std::string node;           // The member's slot node; "" while it is held.
+  GpuSet gpus;                // The slot's GPUs.
+  std::string reason;         // Why it is held (what kube-scheduler's FailedScheduling event shows).
+  std::string domain;         // The plan's domain (the deepest holding every member).
+  bool planned_now = false;   // This call planned and reserved the group.
+  double waited_seconds = 0;  // planned_now: from the first member seen to the plan.
+  std::vector<cluster::GroupMember> requeue;  // planned_now: the other members waiting.
+};
+
+enum class GroupState : uint8_t { kWaiting, kPlanned, kBound };
+std::string_view ToString(GroupState state);  // "waiting", "planned", "bound"
+
+struct GroupStatus {
+  std::string key;
+  std::optional<GroupSpec> spec;  // As the last member filtered stated it.
+  GroupState state = GroupState::kWaiting;
+  int members_seen = 0;
+  int members_bound = 0;
+  std::string domain;
+  std::string reason;             // Why it waits ("" when planned or bound).
+  std::vector<std::string> notes; // The plan's notes.
+  double waiting_seconds = 0;     // Since its first member was seen, until planned (then: how long it took).
+};
+
+// One domain's verdict for a group's members, for explain.
+struct DomainVerdict {
+  std::string domain;
+  int room = 0;       // Members it can take.
+  int free_gpus = 0;
+  bool fits = false;  // room >= the members planned.
+};
+
+struct GroupExplanation {
+  GroupStatus status;
+  std::string level;                     // The level compared ("block"); "" when none is named.
+  std::vector<DomainVerdict> domains;    // At the group's level, best first (BestFitLess order).
+  std::vector<MemberPlan> plan;          // The reservation's slots (or the plan it would make now).
+  std::string slot_node;                 // This pod's slot, if it has one.
+};
+
+class GroupCoordinator {
+ public:
+  // At most this many plans per filter call when reserving loses a race.
+  static constexpr int kMaxPlanTries = 3;
+  // Groups kept in the status table (the least recently seen go first).
+  static constexpr size_t kMaxGroups = 10000;
+
+  // `pipeline` (its model and Placer) and `lookup` must outlive this.
+  GroupCoordinator(placement::Pipeline& pipeline, const GroupLookup& lookup,
+                   cluster::Duration ttl = cluster::GroupReservations::kTtl);
+
+  bool IsMember(const cluster::PodRequest& pod) const { return lookup_.IsMember(pod); }
+  GroupVerdict Filter(const cluster::PodRequest& pod);
+  // The member's slot, without assigning one (prioritize).
+  std::optional<cluster::GroupSlot> SlotOf(const cluster::PodRequest& pod) const;
+  Result<GpuSet> Bind(const cluster::PodRequest& pod, std::string_view node);
+  // After the bind's API write succeeded: the member counts as bound on `node` before the watch says so
+  // (and without a watch, in snapshot mode).
+  void Bound(const cluster::PodRequest& pod, std::string_view node);
+  std::vector<GroupStatus> Groups() const;
+  std::optional<GroupExplanation> Explain(const cluster::PodRequest& pod) const;
+
+  const GroupLookup& lookup() const { return lookup_; }
+  cluster::GroupReservations& reservations() { return reservations_; }
+
+ private:
+  struct Tracked {
+    std::optional<GroupSpec> spec;
+    cluster::TimePoint first_seen{};
+    cluster::TimePoint last_seen{};
+    std::optional<cluster::TimePoint> planned_at;
+    std::string domain;
+    std::string reason;
+    std::vector<std::string> notes;
+  };
+  // The member's slot of a live reservation (assigning one); nullopt when there is none to have.
+  std::optional<cluster::GroupSlot> SlotFor(const std::string& key, const cluster::PodRequest& pod);
+  // Steps 2 and 3 of Filter, under plan_mu_.
+  void PlanGroup(const GroupSpec& spec, const cluster::PodRequest& pod, GroupVerdict& out);
+  // The members to plan now, inside the domain of the fixed ones: a plan or why not; `domain`: the
+  // deepest domain holding the fixed members and the plan's ("block s1/b2", "node n1").
+  GroupPlan PlanRest(const GroupSpec& spec, const std::vector<std::string>& fixed_nodes, std::string* domain) const;
+  // The group's reason before this call ("" when none), for requeueing its members when it changes.
+  std::string LastReason(const std::string& key) const;
+  // Records the verdict in the status table.
+  void Track(const std::string& key, const std::optional<GroupSpec>& spec, const GroupVerdict& v);
+  double WaitedSeconds(const std::string& key) const;
+
+  placement::Pipeline& pipeline_;
+  const GroupLookup& lookup_;
+  GroupPlanner planner_;
+  cluster::GroupReservations reservations_;
+  std::mutex plan_mu_;  // One group planned at a time; taken before reservations_' and the model's locks.
+  mutable std::mutex status_mu_;  // A leaf.
+  std::map<std::string, Tracked, std::less<>> status_;
+};
+
+}  // namespace topofit::groups

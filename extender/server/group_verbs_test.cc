@@ -1,0 +1,120 @@
+// A group of pods through the verbs over HTTP: held at filter with the reason, planned whole, each
+// member led to its slot (filter, prioritize), bound with its slot's GPUs, the bind event naming the
+// domain; GET /api/v1/groups, explain and /metrics show it. A pod of no group beside it is placed as before.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "extender/cluster/testing/builders.h"
+#include "extender/server/server_test_util.h"
+
+namespace topofit::server {
+namespace {
+using nlohmann::json;
+using testing::GpuPod;
+using testing::LiveServer;
+
+// Two blocks of two 8-GPU nodes (network.topology.nvidia.com/block).
+k8s::Snapshot TwoBlocks() {
+  k8s::Snapshot s;
+  for (const char* b : {"b1", "b2"})
+    for (int n = 1; n <= 2; ++n)
+      s.nodes.push_back(cluster::testing::MakeNode(fmt::format("{}-n{}", b, n), 8, "hgx-h100-8",
+                                                   {{"network.topology.nvidia.com/block", b}}));
+  return s;
+}
+
+const char* kNames = R"(["b1-n1","b1-n2","b2-n1","b2-n2"])";
+const char* kMember = R"({"topofit.io/group":"tr","topofit.io/group-size":"2","topofit.io/group-level":"block",
+                          "topofit.io/group-policy":"required"})";
+
+json Call(LiveServer& srv, const std::string& verb, const std::string& pod) {
+  auto res = srv.Post("/scheduler/" + verb, R"({"Pod":)" + pod + R"(,"NodeNames":)" + kNames + "}");
+  REQUIRE(res);
+  REQUIRE(res->status == 200);
+  return json::parse(res->body);
+}
+
+TEST_CASE("group verbs: held with the reason, then each member led to its slot and bound with its GPUs") {
+  LiveServer srv(ServeConfig{}, TwoBlocks());
+  json held = Call(srv, "filter", GpuPod("a", 8, kMember));
+  CHECK(held["NodeNames"].empty());
+  REQUIRE(held["FailedAndUnresolvableNodes"].size() == 4);
+  CHECK(held["FailedAndUnresolvableNodes"]["b1-n1"] == "group tr: 1 of 2 pods created");
+
+  json b = Call(srv, "filter", GpuPod("b", 8, kMember));
+  REQUIRE(b["NodeNames"].size() == 1);
+  const std::string b_node = b["NodeNames"][0];
+  json a = Call(srv, "filter", GpuPod("a", 8, kMember));
+  REQUIRE(a["NodeNames"].size() == 1);
+  const std::string a_node = a["NodeNames"][0];
+  CHECK(a_node != b_node);
+  CHECK(a_node.substr(0, 2) == b_node.substr(0, 2));  // one block
+  CHECK(a["FailedAndUnresolvableNodes"][b_node].get<std::string>().find("reserved on node " + a_node) !=
+        std::string::npos);
+
+  json scores = Call(srv, "prioritize", GpuPod("a", 8, kMember));
+  for (const auto& s : scores) CHECK(s["Score"] == (s["Host"] == a_node ? 10 : 0));
+
+  // A pod of no group beside them: the other block, as a single pod.
+  json solo = Call(srv, "filter", GpuPod("solo", 8));
+  CHECK(solo["NodeNames"].size() == 2);
+
+  auto planned = srv.client->Get("/api/v1/groups");
+  REQUIRE(planned);
+  CHECK(json::parse(planned->body)["groups"][0]["state"] == "planned");
+
+  for (const auto& [name, node] : std::vector<std::pair<std::string, std::string>>{{"a", a_node}, {"b", b_node}}) {
+    auto res = srv.Post("/scheduler/bind", fmt::format(R"({{"PodName":"{}","PodNamespace":"t","PodUID":"uid-{}","Node":"{}"}})",
+                                                       name, name, node));
+    REQUIRE(res);
+    CHECK(res->body == R"({"Error":""})");
+  }
+  auto& writer = dynamic_cast<k8s::InMemoryKubeWriter&>(srv.app->writer());
+  CHECK(writer.Pods()["t/a"].annotations["topofit.io/gpu-ids"] == "0,1,2,3,4,5,6,7");
+  CHECK(writer.Pods()["t/a"].node == a_node);
+  auto events = writer.Events();
+  REQUIRE(events.size() == 2);
+  CHECK(events[0].message.find("a member of group tr (2 members), planned whole in block " + a_node.substr(0, 2)) !=
+        std::string::npos);
+
+  auto groups = srv.client->Get("/api/v1/groups");
+  REQUIRE(groups);
+  json g = json::parse(groups->body)["groups"];
+  REQUIRE(g.size() == 1);
+  CHECK(g[0]["name"] == "tr");
+  CHECK(g[0]["namespace"] == "t");
+  CHECK(g[0]["state"] == "bound");  // both binds written (no watch here to report them)
+  CHECK(g[0]["membersSeen"] == 2);
+  CHECK(g[0]["membersBound"] == 2);
+  CHECK(g[0]["spec"]["level"] == "block");
+  CHECK(g[0]["domain"] == "block " + a_node.substr(0, 2));
+
+  auto metrics = srv.client->Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(metrics->body.find("topofit_groups{state=\"bound\"} 1") != std::string::npos);
+  CHECK(metrics->body.find("topofit_group_time_to_place_seconds_count 1") != std::string::npos);
+}
+
+TEST_CASE("group verbs: explain of a member shows every block's room and why there is no plan") {
+  LiveServer srv(ServeConfig{}, TwoBlocks());
+  const std::string big = R"({"topofit.io/group":"big","topofit.io/group-size":"3","topofit.io/group-level":"block",
+                              "topofit.io/group-policy":"required"})";
+  for (const char* name : {"x", "y"}) (void)Call(srv, "filter", GpuPod(name, 8, big));
+  json z = Call(srv, "filter", GpuPod("z", 8, big));
+  CHECK(z["FailedAndUnresolvableNodes"]["b2-n2"] == "group big: no block can take 3 members of 8 GPUs: the best, b1, has room for 2");
+  auto res = srv.client->Post("/api/v1/explain", GpuPod("x", 8, big), "application/json");
+  REQUIRE(res);
+  json e = json::parse(res->body);
+  REQUIRE(e.contains("group"));
+  CHECK(e["group"]["state"] == "waiting");
+  CHECK(e["group"]["level"] == "block");
+  REQUIRE(e["group"]["domains"].size() == 2);
+  CHECK(e["group"]["domains"][0]["room"] == 2);
+  CHECK(e["group"]["domains"][0]["fits"] == false);
+  CHECK(e["group"]["reason"].get<std::string>().find("no block can take 3 members") != std::string::npos);
+  CHECK(srv.app->model().Totals().reserved_gpus == 0);
+}
+
+}  // namespace
+}  // namespace topofit::server
