@@ -15,6 +15,8 @@
 
 namespace topofit::placement::testing {
 
+using cluster::testing::AddNode;
+using cluster::testing::kGiB;
 using cluster::testing::MakeNode;
 using cluster::testing::MakePod;
 using cluster::testing::Request;
