@@ -63,6 +63,16 @@ std::string_view ToString(LogLevel level) {
 
 void SetLogFormat(LogFormat format) { g_format.store(format); }
 void SetLogLevel(LogLevel level) { g_level.store(level); }
+
+Status ConfigureLog(std::string_view format_text, std::string_view level_text) {
+  auto format = ParseLogFormat(format_text);
+  auto level = ParseLogLevel(level_text);
+  if (!format) return Error{format.error()};
+  if (!level) return Error{level.error()};
+  SetLogFormat(*format);
+  SetLogLevel(*level);
+  return Status::Ok();
+}
 void SetLogStream(std::FILE* stream) { g_stream.store(stream); }
 bool LogEnabled(LogLevel level) { return level >= g_level.load(std::memory_order_relaxed); }
 

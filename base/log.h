@@ -37,6 +37,9 @@ std::string_view ToString(LogLevel level);
 
 void SetLogFormat(LogFormat format);
 void SetLogLevel(LogLevel level);
+// The --log-format and --log-level of a command: parses both and sets both; an Error (the format's
+// first) sets neither.
+Status ConfigureLog(std::string_view format, std::string_view level);
 // Where lines go (stderr by default); tests point it at a temporary file.
 void SetLogStream(std::FILE* stream);
 bool LogEnabled(LogLevel level);

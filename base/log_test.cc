@@ -79,4 +79,16 @@ TEST_CASE("levels below the configured one are dropped, and formats and levels p
   CHECK(ParseLogLevel("verbose").error() == "log level 'verbose': expected debug, info, warn or error");
 }
 
+TEST_CASE("log: ConfigureLog sets format and level together, or neither") {
+  REQUIRE(ConfigureLog("logfmt", "warn").ok());
+  CHECK_FALSE(LogEnabled(LogLevel::kInfo));
+  CHECK(LogEnabled(LogLevel::kWarn));
+  CHECK(ConfigureLog("text", "debug").error() == "log format 'text': expected logfmt or json");
+  CHECK(ConfigureLog("text", "verbose").error() == "log format 'text': expected logfmt or json");
+  CHECK(ConfigureLog("json", "verbose").error() == "log level 'verbose': expected debug, info, warn or error");
+  CHECK_FALSE(LogEnabled(LogLevel::kInfo));  // Still warn: a refused call sets nothing.
+  REQUIRE(ConfigureLog("logfmt", "info").ok());
+  CHECK(LogEnabled(LogLevel::kInfo));
+}
+
 }  // namespace topofit

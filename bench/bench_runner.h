@@ -10,6 +10,7 @@
 
 #include "base/status.h"
 #include "bench/policy.h"
+#include "bench/synthetic.h"
 
 namespace topofit::bench {
 
@@ -45,14 +46,11 @@ struct ReplayArgs {
 };
 
 struct SyntheticArgs {
+  SyntheticArgs() { spec.pods = 2000; }
   CommonArgs common;
-  std::string family;    // synthetic.h: "" (plain), gpu-model, multi-gpu, cpu-heavy
-  std::string node_mix;  // profile:count; "" = the family's
-  std::string size_mix;  // gpus:weight; "" = the family's
-  int pods = 2000;
-  uint64_t seed = 42;
+  // What to generate (synthetic.h); `with_time`: arrivals and departures, replayed in time.
+  SyntheticSpec spec;
   std::string seeds = "42-51";
-  bool time_ordered = false;
 };
 
 int RunOpenbBench(const OpenbArgs& args);

@@ -51,11 +51,8 @@ Result<GpuModelMap> GpuModelMap::Parse(std::string_view text, std::string base_d
 }
 
 Result<GpuModelMap> GpuModelMap::Load(const std::string& path) {
-  auto text = ReadFile(path);
-  if (!text) return Error{text.error()};
-  auto map = Parse(*text, std::filesystem::path(path).parent_path().string());
-  if (!map) return Error{path + ": " + map.error()};
-  return map;
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return ParseFile(path, [&](std::string_view text) { return Parse(text, dir); });
 }
 
 std::string GpuModelMap::DefaultPath() {

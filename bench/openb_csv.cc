@@ -148,20 +148,8 @@ Result<std::vector<PodSpec>> ParseOpenbPods(std::string_view csv_text) {
   return out;
 }
 
-Result<std::vector<NodeSpec>> ReadOpenbNodes(const std::string& path) {
-  auto text = ReadFile(path);
-  if (!text) return Error{text.error()};
-  auto r = ParseOpenbNodes(*text);
-  if (!r) return Error{path + ": " + r.error()};
-  return r;
-}
+Result<std::vector<NodeSpec>> ReadOpenbNodes(const std::string& path) { return ParseFile(path, ParseOpenbNodes); }
 
-Result<std::vector<PodSpec>> ReadOpenbPods(const std::string& path) {
-  auto text = ReadFile(path);
-  if (!text) return Error{text.error()};
-  auto r = ParseOpenbPods(*text);
-  if (!r) return Error{path + ": " + r.error()};
-  return r;
-}
+Result<std::vector<PodSpec>> ReadOpenbPods(const std::string& path) { return ParseFile(path, ParseOpenbPods); }
 
 }  // namespace topofit::bench

@@ -94,12 +94,6 @@ Result<std::vector<PodSpec>> ParseRecordedTrace(std::string_view text) {
   return pods;
 }
 
-Result<std::vector<PodSpec>> ReadRecordedTrace(const std::string& path) {
-  auto text = ReadFile(path);
-  if (!text) return Error{text.error()};
-  auto r = ParseRecordedTrace(*text);
-  if (!r) return Error{path + ": " + r.error()};
-  return r;
-}
+Result<std::vector<PodSpec>> ReadRecordedTrace(const std::string& path) { return ParseFile(path, ParseRecordedTrace); }
 
 }  // namespace topofit::bench

@@ -81,13 +81,7 @@ int RunReplayBench(const ReplayArgs& a) {
 }
 
 int RunSyntheticBench(const SyntheticArgs& a) {
-  SyntheticSpec spec;
-  spec.node_mix = a.node_mix;
-  spec.size_mix = a.size_mix;
-  spec.pods = a.pods;
-  spec.seed = a.seed;
-  spec.with_time = a.time_ordered;
-  spec.family = a.family;
+  const SyntheticSpec& spec = a.spec;
   auto w = GenerateSynthetic(spec);
   auto seeds = ParseSeeds(a.seeds);
   if (!w || !seeds) {
@@ -100,7 +94,8 @@ int RunSyntheticBench(const SyntheticArgs& a) {
     Log(LogLevel::kError, "bench failed", {{"error", cluster.error()}});
     return 2;
   }
-  return RunCommon("synthetic-" + (a.family.empty() ? std::string() : a.family + "-") + std::to_string(a.seed), **cluster, w->pods, a.common, *seeds, a.time_ordered, 1.3);
+  return RunCommon("synthetic-" + (spec.family.empty() ? std::string() : spec.family + "-") + std::to_string(spec.seed),
+                   **cluster, w->pods, a.common, *seeds, spec.with_time, 1.3);
 }
 
 }  // namespace topofit::bench

@@ -98,8 +98,8 @@ double Percentile(std::vector<double>& v, double q) {
 }
 
 std::string LoadAverage() {
-  std::string s = bench::SlurpFile("/proc/loadavg");
-  return s.substr(0, s.find(' '));
+  auto s = ReadFile("/proc/loadavg");
+  return s ? s->substr(0, s->find(' ')) : std::string();
 }
 
 std::string PodJson(const std::string& name, int gpus) {

@@ -18,11 +18,7 @@ ReflectorOptions WatchOptions(const LiveOptions& o, const char* kind, const char
   r.kind = kind;
   r.path = path;
   r.field_selector = selector;
-  r.page_size = o.page_size;
-  r.backoff_initial = o.backoff_initial;
-  r.backoff_max = o.backoff_max;
-  r.watch_timeout_min = o.watch_timeout_min;
-  r.read_slack = o.read_slack;
+  r.timings = o.watch;
   LogFn log = OrLog(o.log);
   r.log = [log, kind = std::string(kind)](const std::string& msg) { log("watch " + kind + ": " + msg); };
   if (o.on_watch_state) {

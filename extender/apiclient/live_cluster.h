@@ -35,12 +35,7 @@ struct LiveOptions {
   std::string secrets_dir = kServiceAccountDir;  // In-cluster service account mount.
 
   ApiClientOptions api;
-  // Watch timings (tests shorten them).
-  std::chrono::milliseconds backoff_initial{500};
-  std::chrono::milliseconds backoff_max{10000};
-  std::chrono::seconds watch_timeout_min{300};
-  std::chrono::milliseconds read_slack{30000};
-  int page_size = 500;
+  WatchTimings watch;  // Both watches' (tests shorten them).
   LogFn log;  // nullptr: stderr.
   // Called once, from a watch thread, when ready() turns true (e.g. the server's SetReady).
   std::function<void()> on_ready;

@@ -37,11 +37,11 @@ struct Fixture {
     o.kubeconfig = testing::WriteTempFile(
         "live.kubeconfig",
         testing::KubeconfigYaml(server.url(), testing::GetTestPki().ca_pem, "    tokenFile: " + token_file + "\n"));
-    o.backoff_initial = std::chrono::milliseconds(20);
-    o.backoff_max = std::chrono::milliseconds(200);
-    o.watch_timeout_min = std::chrono::seconds(1);
-    o.read_slack = std::chrono::milliseconds(2000);
-    o.page_size = 2;  // Exercise continue tokens.
+    o.watch.backoff_initial = std::chrono::milliseconds(20);
+    o.watch.backoff_max = std::chrono::milliseconds(200);
+    o.watch.watch_timeout_min = std::chrono::seconds(1);
+    o.watch.read_slack = std::chrono::milliseconds(2000);
+    o.watch.page_size = 2;  // Exercise continue tokens.
     o.api.request_timeout = std::chrono::milliseconds(2000);
     o.log = [this](const std::string& m) {
       std::lock_guard<std::mutex> lock(logs_mu);

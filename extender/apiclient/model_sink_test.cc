@@ -22,8 +22,8 @@ LiveOptions OptionsFor(const FakeApiServer& server, std::atomic<int>* ready_call
   LiveOptions o;
   o.kubeconfig = testing::WriteTempFile(
       "model.kubeconfig", testing::KubeconfigYaml(server.url(), testing::GetTestPki().ca_pem, "    token: t\n"));
-  o.backoff_initial = std::chrono::milliseconds(20);
-  o.watch_timeout_min = std::chrono::seconds(1);
+  o.watch.backoff_initial = std::chrono::milliseconds(20);
+  o.watch.watch_timeout_min = std::chrono::seconds(1);
   o.on_ready = [ready_calls] { ready_calls->fetch_add(1); };
   o.log = [](const std::string&) {};
   return o;

@@ -14,95 +14,59 @@ std::string MetaField(const nlohmann::json& object, const char* field) {
 
 }  // namespace
 
-bool NodeStore::Apply(std::string_view json, std::string* name) {
-  auto node = k8s::DecodeNode(json);
-  if (!node.ok()) {
-    log_("node skipped: " + node.error());
-    return false;
+void ObjectStore::Record(Applied applied, bool listing) {
+  if (applied.held) {
+    // Known at once: a list that fails later must still be able to delete it.
+    known_.insert(*applied.held);
+    if (listing) listed_.insert(std::move(*applied.held));
+  } else if (!applied.read.empty()) {
+    known_.erase(applied.read);
   }
-  sink_.ApplyNode(*node);
-  *name = node->meta.name;
-  return true;
 }
 
-void NodeStore::ListItem(std::string_view json) {
-  std::string name;
-  if (!Apply(json, &name)) return;
-  known_.insert(name);  // Known at once: a list that fails later must still be able to delete it.
-  listed_.insert(std::move(name));
-}
+void ObjectStore::ListItem(std::string_view json) { Record(Apply(json), true); }
 
-void NodeStore::EndList() {
-  for (const auto& name : known_) {
-    if (!listed_.count(name)) sink_.DeleteNode(name);  // Deleted while we were not watching.
+void ObjectStore::EndList() {
+  for (const auto& key : known_) {
+    if (!listed_.count(key)) Delete(key);  // Deleted while we were not watching.
   }
   known_ = std::move(listed_);
   listed_.clear();
 }
 
-void NodeStore::Upsert(const nlohmann::json& object) {
-  std::string name;
-  if (Apply(object.dump(), &name)) known_.insert(std::move(name));
+void ObjectStore::Upsert(const nlohmann::json& object) { Record(Apply(object.dump()), false); }
+
+void ObjectStore::Remove(const nlohmann::json& object) {
+  std::string key = MetaField(object, key_field_);
+  if (key.empty()) return;
+  Delete(key);
+  known_.erase(key);
 }
 
-void NodeStore::Remove(const nlohmann::json& object) {
-  std::string name = MetaField(object, "name");
-  if (name.empty()) return;
-  sink_.DeleteNode(name);
-  known_.erase(name);
+ObjectStore::Applied NodeStore::Apply(std::string_view json) {
+  auto node = k8s::DecodeNode(json);
+  if (!node.ok()) {
+    log_("node skipped: " + node.error());
+    return {};
+  }
+  sink_.ApplyNode(*node);
+  return {node->meta.name, node->meta.name};
 }
 
-std::string PodStore::Apply(std::string_view json, std::string* uid_read) {
+ObjectStore::Applied PodStore::Apply(std::string_view json) {
   auto pod = k8s::DecodePod(json);
-  uid_read->clear();
   if (!pod.ok()) {
     log_("pod skipped: " + pod.error());
     return {};
   }
   const std::string& uid = pod->meta.uid;
-  *uid_read = uid;
   if (pod->gpus <= 0 || pod->terminated()) {
-    if (known_.count(uid)) sink_.DeletePod(uid);  // Finished: its GPUs are free.
-    return {};
+    if (Known(uid)) sink_.DeletePod(uid);  // Finished: its GPUs are free.
+    return {std::nullopt, uid};
   }
   sink_.ApplyPod(*pod);
-  return uid;
-}
-
-void PodStore::ListItem(std::string_view json) {
-  std::string uid_read;
-  std::string uid = Apply(json, &uid_read);
-  if (!uid.empty()) {
-    known_.insert(uid);
-    listed_.insert(std::move(uid));
-  } else if (!uid_read.empty()) {
-    known_.erase(uid_read);
-  }
-}
-
-void PodStore::EndList() {
-  for (const auto& uid : known_) {
-    if (!listed_.count(uid)) sink_.DeletePod(uid);
-  }
-  known_ = std::move(listed_);
-  listed_.clear();
-}
-
-void PodStore::Upsert(const nlohmann::json& object) {
-  std::string uid_read;
-  std::string uid = Apply(object.dump(), &uid_read);
-  if (!uid.empty()) {
-    known_.insert(std::move(uid));
-  } else if (!uid_read.empty()) {
-    known_.erase(uid_read);
-  }
-}
-
-void PodStore::Remove(const nlohmann::json& object) {
-  std::string uid = MetaField(object, "uid");
-  if (uid.empty()) return;
-  sink_.DeletePod(uid);
-  known_.erase(uid);
+  if (uid.empty()) return {};
+  return {uid, uid};
 }
 
 }  // namespace topofit::apiclient

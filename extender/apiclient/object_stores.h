@@ -2,14 +2,18 @@
 // NodeStore and PodStore: the ReflectorStores of the live cluster. They decode API JSON with the
 // k8s/ decoders and forward to a ClusterSink, remembering which objects they forwarded so that a
 // re-list deletes from the sink whatever the new list no longer has (nothing leaks across a 410).
+// ObjectStore is that bookkeeping, once for both: each object is known by one key (a node's name, a
+// pod's uid), and a store says only how an object is applied and how a key is deleted.
 //
 // PodStore forwards only pods that request GPUs; a pod that turns Succeeded or Failed is deleted
 // from the sink (its GPUs are free) even before the field selector's DELETED event arrives.
+// An object that does not decode is logged and skipped, never an error; an unreadable update leaves
+// the last good state in place.
 // Each store is used by one reflector thread; the sink must outlive it.
 
 #include <functional>
+#include <optional>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "extender/apiclient/cluster_sink.h"
@@ -19,43 +23,56 @@ namespace topofit::apiclient {
 
 using LogFn = std::function<void(const std::string&)>;
 
-class NodeStore final : public ReflectorStore {
+class ObjectStore : public ReflectorStore {
  public:
-  NodeStore(ClusterSink& sink, LogFn log) : sink_(sink), log_(std::move(log)) {}
-  void BeginList() override { listed_.clear(); }
-  void ListItem(std::string_view json) override;
-  void EndList() override;
-  void Upsert(const nlohmann::json& object) override;
-  void Remove(const nlohmann::json& object) override;
+  void BeginList() final { listed_.clear(); }
+  void ListItem(std::string_view json) final;
+  void EndList() final;
+  void Upsert(const nlohmann::json& object) final;
+  void Remove(const nlohmann::json& object) final;
   size_t size() const { return known_.size(); }
 
- private:
-  bool Apply(std::string_view json, std::string* name);
+ protected:
+  // `key_field`: the metadata field that names an object ("name", "uid").
+  ObjectStore(ClusterSink& sink, LogFn log, const char* key_field)
+      : sink_(sink), log_(std::move(log)), key_field_(key_field) {}
+  // What Apply did: `held` is the key when the object is now held in the sink, none otherwise; then
+  // `read` is its key when the object was readable at all (it is no longer known), "" if not.
+  struct Applied {
+    std::optional<std::string> held;
+    std::string read;
+  };
+  virtual Applied Apply(std::string_view json) = 0;
+  virtual void Delete(const std::string& key) = 0;
+  bool Known(const std::string& key) const { return known_.count(key) > 0; }
+
   ClusterSink& sink_;
   LogFn log_;
-  std::unordered_set<std::string> known_;   // Node names forwarded.
-  std::unordered_set<std::string> listed_;  // Names the list in progress has had.
+
+ private:
+  void Record(Applied applied, bool listing);
+
+  const char* key_field_;
+  std::unordered_set<std::string> known_;   // Keys forwarded and not deleted.
+  std::unordered_set<std::string> listed_;  // Keys the list in progress holds in the sink.
 };
 
-class PodStore final : public ReflectorStore {
+class NodeStore final : public ObjectStore {
  public:
-  PodStore(ClusterSink& sink, LogFn log) : sink_(sink), log_(std::move(log)) {}
-  void BeginList() override { listed_.clear(); }
-  void ListItem(std::string_view json) override;
-  void EndList() override;
-  void Upsert(const nlohmann::json& object) override;
-  void Remove(const nlohmann::json& object) override;
-  size_t size() const { return known_.size(); }
+  NodeStore(ClusterSink& sink, LogFn log) : ObjectStore(sink, std::move(log), "name") {}
 
  private:
-  // Returns the uid if the pod is now held in the sink, "" otherwise (then *uid_read is the pod's
-  // uid when the object was readable at all, "" if not; an unreadable update leaves the last good
-  // state in place).
-  std::string Apply(std::string_view json, std::string* uid_read);
-  ClusterSink& sink_;
-  LogFn log_;
-  std::unordered_set<std::string> known_;   // Pod uids forwarded and not deleted.
-  std::unordered_set<std::string> listed_;  // Uids the list in progress holds in the sink.
+  Applied Apply(std::string_view json) override;
+  void Delete(const std::string& name) override { sink_.DeleteNode(name); }
+};
+
+class PodStore final : public ObjectStore {
+ public:
+  PodStore(ClusterSink& sink, LogFn log) : ObjectStore(sink, std::move(log), "uid") {}
+
+ private:
+  Applied Apply(std::string_view json) override;
+  void Delete(const std::string& uid) override { sink_.DeletePod(uid); }
 };
 
 }  // namespace topofit::apiclient

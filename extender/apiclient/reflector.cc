@@ -52,7 +52,7 @@ void Reflector::Run(const Reflector* gate) {
   while (gate && !gate->synced()) {
     if (!Sleep(std::chrono::milliseconds(20))) return;
   }
-  Backoff backoff(options_.backoff_initial, options_.backoff_max);
+  Backoff backoff(options_.timings.backoff_initial, options_.timings.backoff_max);
   std::string rv;
   while (!handle_.aborted()) {
     if (rv.empty()) {
@@ -89,10 +89,10 @@ void Reflector::Run(const Reflector* gate) {
 Result<std::string> Reflector::List() {
   store_.BeginList();
   std::string cont, rv;
-  bool paged = options_.page_size > 0;
+  bool paged = options_.timings.page_size > 0;
   for (;;) {
     std::string path = options_.path + "?";
-    if (paged) path += "limit=" + std::to_string(options_.page_size) + "&";
+    if (paged) path += "limit=" + std::to_string(options_.timings.page_size) + "&";
     if (!options_.field_selector.empty()) path += "fieldSelector=" + UrlEncode(options_.field_selector) + "&";
     if (!cont.empty()) path += "continue=" + UrlEncode(cont) + "&";
     path.pop_back();
@@ -107,7 +107,7 @@ Result<std::string> Reflector::List() {
           parsed = page.Feed(std::string_view(d, n));
           return parsed.ok();
         },
-        options_.list_timeout, &handle_);
+        options_.timings.list_timeout, &handle_);
     if (!parsed.ok()) return Error{"list: " + parsed.error()};
     if (!res.ok()) return Error{res.error()};
     if (res->status == 410 && !cont.empty()) {
@@ -147,7 +147,7 @@ Result<std::string> Reflector::List() {
 
 Reflector::WatchEnd Reflector::Watch(std::string& rv, bool* got_event) {
   static thread_local std::mt19937 rng(std::random_device{}());
-  int64_t min_s = options_.watch_timeout_min.count();
+  int64_t min_s = options_.timings.watch_timeout_min.count();
   int64_t timeout_s = std::uniform_int_distribution<int64_t>(min_s, 2 * min_s)(rng);
   const std::string path = WatchPath(rv, timeout_s);
   LineSplitter lines;
@@ -155,7 +155,7 @@ Reflector::WatchEnd Reflector::Watch(std::string& rv, bool* got_event) {
   std::string failure;
   auto on_line = [&](std::string_view line) { return ApplyWatchLine(line, rv, got_event, end, failure); };
   auto read_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::seconds(timeout_s)) +
-                      options_.read_slack;
+                      options_.timings.read_slack;
   auto res = api_.Stream(
       path, [&](const char* d, size_t n) { return lines.Feed(std::string_view(d, n), on_line); },
       read_timeout, &handle_);

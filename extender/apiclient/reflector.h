@@ -49,11 +49,9 @@ class ReflectorStore {
   virtual void Remove(const nlohmann::json& object) = 0;
 };
 
-struct ReflectorOptions {
-  std::string kind;             // "nodes", "pods": for messages.
-  std::string path;             // "/api/v1/nodes"
-  std::string field_selector;   // "" for none.
-  int page_size = 500;
+// How a reflector pages its lists, backs off and times its requests (tests shorten them).
+struct WatchTimings {
+  int page_size = 500;  // Objects per list page; 0: one unpaged list.
   std::chrono::milliseconds backoff_initial{500};
   std::chrono::milliseconds backoff_max{10000};
   // Server-side watch timeoutSeconds is drawn from [min, 2*min] so that watches do not all end together.
@@ -61,6 +59,13 @@ struct ReflectorOptions {
   // Added to the watch timeout to give the read timeout: silence that long means a dead connection.
   std::chrono::milliseconds read_slack{30000};
   std::chrono::milliseconds list_timeout{60000};  // Read timeout while listing.
+};
+
+struct ReflectorOptions {
+  std::string kind;             // "nodes", "pods": for messages.
+  std::string path;             // "/api/v1/nodes"
+  std::string field_selector;   // "" for none.
+  WatchTimings timings;
   std::function<void(const std::string&)> log;    // nullptr: stderr.
   // Called from the reflector's thread each time connected() changes (e.g. for a metric).
   std::function<void(bool connected)> on_connection;

@@ -53,12 +53,6 @@ inline Run TopofitNodeTesting(const std::string& args, const std::string& prefix
   return RunBinary(TOPOFIT_NODE_TESTING_BINARY, args, prefix);
 }
 
-// The file's text, "" when it cannot be read (yet).
-inline std::string Slurp(const std::string& path) {
-  Result<std::string> text = ReadFile(path);
-  return text.ok() ? *text : std::string();
-}
-
 // `topofit-node-testing node --ops-listen 127.0.0.1:0` (`topofit node`'s test build) with the fake
 // backend (`topo`), no pods (an empty --pods-file) and no kubelet or PodResources, in a temporary
 // device-plugin directory (under /tmp: unix socket paths are short); the ops port comes from its log

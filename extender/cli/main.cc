@@ -63,14 +63,10 @@ int main(int argc, char** argv) {
     std::printf("topofit %s (git %s)\n", TOPOFIT_VERSION, TOPOFIT_GIT_REVISION);
     return 0;
   }
-  auto format = ParseLogFormat(log_format);
-  auto level = ParseLogLevel(log_level);
-  if (!format || !level) {
-    std::fprintf(stderr, "topofit: %s\n", (!format ? format.error() : level.error()).c_str());
+  if (Status logging = ConfigureLog(log_format, log_level); !logging.ok()) {
+    std::fprintf(stderr, "topofit: %s\n", logging.error().c_str());
     return 2;
   }
-  SetLogFormat(*format);
-  SetLogLevel(*level);
   for (auto& [sub, run] : runs) {
     if (sub->parsed()) return run();
   }

@@ -65,7 +65,7 @@ apiclient::LiveOptions LiveOptionsOf(const server::ServeSource& src) {
   live.context = src.context;
   live.api.qps = src.kube_api_qps;
   live.api.burst = src.kube_api_burst;
-  live.page_size = src.kube_api_list_limit;
+  live.watch.page_size = src.kube_api_list_limit;
   live.in_cluster =
       src.in_cluster || (src.kubeconfig.empty() && src.snapshot.empty() && std::getenv("KUBERNETES_SERVICE_HOST"));
   return live;

@@ -97,7 +97,7 @@ TEST_CASE("serve flags: the API client's defaults are apiclient's") {
   const apiclient::LiveOptions live;
   CHECK(source.kube_api_qps == live.api.qps);
   CHECK(source.kube_api_burst == live.api.burst);
-  CHECK(source.kube_api_list_limit == live.page_size);
+  CHECK(source.kube_api_list_limit == live.watch.page_size);
 }
 
 }  // namespace

@@ -61,6 +61,17 @@ void ParseLevel(const std::map<std::string, std::string>& a, const DomainLevels&
   }
 }
 
+// The annotation `key` as a member count 1..kMaxGroupSize; nullopt when it is absent or invalid (then
+// an error is added).
+std::optional<int> GroupCount(const std::map<std::string, std::string>& a, const char* key,
+                              std::vector<std::string>* errors) {
+  const std::string* v = Get(a, key);
+  if (!v) return std::nullopt;
+  if (auto n = WholeNumber(*v, 1, kMaxGroupSize)) return n;
+  errors->push_back(fmt::format("invalid {} '{}': expected a whole number 1..{}", key, *v, kMaxGroupSize));
+  return std::nullopt;
+}
+
 Status Joined(const std::vector<std::string>& errors) {
   if (errors.empty()) return Status::Ok();
   return Error{fmt::format("{}", fmt::join(errors, "; "))};
@@ -83,22 +94,8 @@ Result<std::optional<GroupAnnotations>> ParseGroupAnnotations(const std::map<std
   std::vector<std::string> errors;
   g.name = std::string(Trim(*name));
   if (g.name.empty()) errors.push_back(fmt::format("invalid {} '{}': expected a group name", kGroupAnnotation, *name));
-  if (const std::string* v = Get(a, kGroupSizeAnnotation)) {
-    if (auto n = WholeNumber(*v, 1, kMaxGroupSize)) {
-      g.size = *n;
-    } else {
-      errors.push_back(fmt::format("invalid {} '{}': expected a whole number 1..{}", kGroupSizeAnnotation, *v,
-                                   kMaxGroupSize));
-    }
-  }
-  if (const std::string* v = Get(a, kGroupMinCountAnnotation)) {
-    if (auto n = WholeNumber(*v, 1, kMaxGroupSize)) {
-      g.min_count = *n;
-    } else {
-      errors.push_back(fmt::format("invalid {} '{}': expected a whole number 1..{}", kGroupMinCountAnnotation, *v,
-                                   kMaxGroupSize));
-    }
-  }
+  if (auto size = GroupCount(a, kGroupSizeAnnotation, &errors)) g.size = *size;
+  g.min_count = GroupCount(a, kGroupMinCountAnnotation, &errors);
   if (g.min_count && *g.min_count > g.size) {
     errors.push_back(fmt::format("invalid {} '{}': more than the group's size {}", kGroupMinCountAnnotation,
                                  *g.min_count, g.size));

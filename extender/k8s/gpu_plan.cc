@@ -31,14 +31,33 @@ void CheckVersion(dom::element v, const Path& path) {
   if (json::Int(v, path) != 1) json::Fail(path, fmt::format("version {} is not supported (only 1)", json::Int(v, path)));
 }
 
-template <typename T, typename F>
-Result<T> Decode(std::string_view text, F&& body) {
+// A record {"v": 1, "t": <unix seconds>, ...}: checks "v" (required) and reads "t" into
+// unix_seconds; `field(record, key_value, path)` reads every other field, and `finish(top)` then
+// fails on what is missing (after a missing "v").
+template <typename T, typename Field, typename Finish>
+Result<T> DecodeRecord(std::string_view text, Field&& field, Finish&& finish) {
   simdjson::padded_string padded(text);
   dom::parser parser;
   return CatchDecode<T>([&]() -> Result<T> {
     dom::element root = json::Parse(parser, padded);
     if (root.type() != dom::element_type::OBJECT) json::Fail(Path{}, "expected an object");
-    return body(root);
+    T record;
+    bool version = false;
+    Path top;
+    for (dom::key_value_pair kv : dom::object(root)) {
+      Path p = top.Field(kv.key);
+      if (kv.key == "v") {
+        CheckVersion(kv.value, p);
+        version = true;
+      } else if (kv.key == "t") {
+        record.unix_seconds = json::Int(kv.value, p);
+      } else {
+        field(record, kv, p);
+      }
+    }
+    if (!version) json::Fail(top.Field("v"), "missing (expected 1)");
+    finish(top);
+    return record;
   });
 }
 
@@ -68,44 +87,34 @@ const std::vector<std::string>* GpuAssignment::Find(std::string_view container) 
 }
 
 Result<GpuAssignment> ParseGpuAssignment(std::string_view text) {
-  return Decode<GpuAssignment>(text, [](dom::element root) {
-    GpuAssignment a;
-    bool version = false, node = false, containers = false;
-    Path top;
-    for (dom::key_value_pair field : dom::object(root)) {
-      Path p = top.Field(field.key);
-      if (field.key == "v") {
-        CheckVersion(field.value, p);
-        version = true;
-      } else if (field.key == "node") {
-        if (field.value.type() != dom::element_type::STRING) json::Fail(p, "expected a string");
-        a.node = std::string(field.value.get_string().value());
-        node = !a.node.empty();
-      } else if (field.key == "t") {
-        a.unix_seconds = json::Int(field.value, p);
-      } else if (field.key == "containers") {
-        containers = true;
-        if (field.value.type() != dom::element_type::OBJECT) json::Fail(p, "expected an object");
-        for (dom::key_value_pair c : dom::object(field.value)) {
-          Path cp = p.Field(c.key);
-          if (c.key.empty()) json::Fail(cp, "empty container name");
-          if (c.value.type() != dom::element_type::ARRAY) json::Fail(cp, "expected an array of GPU UUIDs");
-          std::vector<std::string> uuids;
-          json::ForEachElement(c.value, cp, [&](int i, dom::element u) {
-            std::string id = Uuid(u, cp.Index(i));
-            if (std::find(uuids.begin(), uuids.end(), id) != uuids.end()) {
-              json::Fail(cp.Index(i), fmt::format("{} repeats", id));
-            }
-            uuids.push_back(std::move(id));
-          });
-          a.containers.emplace_back(std::string(c.key), std::move(uuids));
-        }
+  bool node = false, containers = false;
+  auto field = [&](GpuAssignment& a, dom::key_value_pair kv, const Path& p) {
+    if (kv.key == "node") {
+      if (kv.value.type() != dom::element_type::STRING) json::Fail(p, "expected a string");
+      a.node = std::string(kv.value.get_string().value());
+      node = !a.node.empty();
+    } else if (kv.key == "containers") {
+      containers = true;
+      if (kv.value.type() != dom::element_type::OBJECT) json::Fail(p, "expected an object");
+      for (dom::key_value_pair c : dom::object(kv.value)) {
+        Path cp = p.Field(c.key);
+        if (c.key.empty()) json::Fail(cp, "empty container name");
+        if (c.value.type() != dom::element_type::ARRAY) json::Fail(cp, "expected an array of GPU UUIDs");
+        std::vector<std::string> uuids;
+        json::ForEachElement(c.value, cp, [&](int i, dom::element u) {
+          std::string id = Uuid(u, cp.Index(i));
+          if (std::find(uuids.begin(), uuids.end(), id) != uuids.end()) {
+            json::Fail(cp.Index(i), fmt::format("{} repeats", id));
+          }
+          uuids.push_back(std::move(id));
+        });
+        a.containers.emplace_back(std::string(c.key), std::move(uuids));
       }
     }
-    if (!version) json::Fail(top.Field("v"), "missing (expected 1)");
+  };
+  return DecodeRecord<GpuAssignment>(text, field, [&](const Path& top) {
     if (!node) json::Fail(top.Field("node"), "missing or empty");
     if (!containers) json::Fail(top.Field("containers"), "missing");
-    return a;
   });
 }
 
@@ -124,26 +133,15 @@ std::string EncodeGpuAssignment(const GpuAssignment& a) {
 }
 
 Result<GpuHealthReport> ParseGpuHealth(std::string_view text) {
-  return Decode<GpuHealthReport>(text, [](dom::element root) {
-    GpuHealthReport r;
-    bool version = false, unhealthy = false;
-    Path top;
-    for (dom::key_value_pair field : dom::object(root)) {
-      Path p = top.Field(field.key);
-      if (field.key == "v") {
-        CheckVersion(field.value, p);
-        version = true;
-      } else if (field.key == "t") {
-        r.unix_seconds = json::Int(field.value, p);
-      } else if (field.key == "unhealthy") {
-        unhealthy = true;
-        if (field.value.type() != dom::element_type::ARRAY) json::Fail(p, "expected an array of GPU UUIDs");
-        json::ForEachElement(field.value, p, [&](int i, dom::element u) { r.unhealthy.push_back(Uuid(u, p.Index(i))); });
-      }
-    }
-    if (!version) json::Fail(top.Field("v"), "missing (expected 1)");
+  bool unhealthy = false;
+  auto field = [&](GpuHealthReport& r, dom::key_value_pair kv, const Path& p) {
+    if (kv.key != "unhealthy") return;
+    unhealthy = true;
+    if (kv.value.type() != dom::element_type::ARRAY) json::Fail(p, "expected an array of GPU UUIDs");
+    json::ForEachElement(kv.value, p, [&](int i, dom::element u) { r.unhealthy.push_back(Uuid(u, p.Index(i))); });
+  };
+  return DecodeRecord<GpuHealthReport>(text, field, [&](const Path& top) {
     if (!unhealthy) json::Fail(top.Field("unhealthy"), "missing");
-    return r;
   });
 }
 

@@ -10,19 +10,8 @@ namespace {
 
 constexpr size_t kNpos = std::string_view::npos;
 
-size_t SkipSpace(std::string_view t, size_t i) {
-  while (i < t.size() && (t[i] == ' ' || t[i] == '\n' || t[i] == '\r' || t[i] == '\t')) ++i;
-  return i;
-}
-
-// t[i] is an opening quote: the index past the closing one, or npos when it has not arrived.
-size_t StringEnd(std::string_view t, size_t i) {
-  for (++i; i < t.size(); ++i) {
-    if (t[i] == '"') return i + 1;
-    if (t[i] == '\\') ++i;
-  }
-  return kNpos;
-}
+using json::SkipSpace;
+using json::StringEnd;  // npos: the closing quote has not arrived.
 
 // A key as written (quotes included) decoded into *out; false when it is not a valid JSON string.
 // Plain ASCII is taken as written; escapes, control bytes and UTF-8 go through simdjson, which checks them.

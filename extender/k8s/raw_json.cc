@@ -1,5 +1,6 @@
 #include "extender/k8s/raw_json.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -13,19 +14,8 @@
 namespace topofit::k8s::json {
 namespace {
 
-size_t SkipSpace(std::string_view t, size_t i) {
-  while (i < t.size() && (t[i] == ' ' || t[i] == '\n' || t[i] == '\r' || t[i] == '\t')) ++i;
-  return i;
-}
-
-// t[i] is an opening quote; returns the index past the closing one.
-size_t SkipString(std::string_view t, size_t i) {
-  for (++i; i < t.size(); ++i) {
-    if (t[i] == '"') return i + 1;
-    if (t[i] == '\\') ++i;  // Escapes the next byte (\uXXXX's digits need no care).
-  }
-  return t.size();
-}
+// t[i] is an opening quote; returns the index past the closing one (the end of an unterminated text).
+size_t SkipString(std::string_view t, size_t i) { return std::min(StringEnd(t, i), t.size()); }
 
 #if defined(__SSE2__)
 // The bytes of a 64-byte block that matter to SkipContainer, one bit each (bit k: byte k).

@@ -26,4 +26,20 @@ std::optional<std::vector<std::string_view>> RawArrayElements(std::string_view t
 // Index just past the JSON value that starts at or after `i` (leading whitespace skipped).
 size_t SkipValue(std::string_view text, size_t i);
 
+// The lexing both scanners of JSON text share (this one and list_stream.h's), inline for their loops:
+// the index of the first byte at or after `i` that is not JSON whitespace (text.size() if none);
+inline size_t SkipSpace(std::string_view text, size_t i) {
+  while (i < text.size() && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t')) ++i;
+  return i;
+}
+// text[i] being an opening quote, the index just past its closing quote, or npos when the text ends
+// first (a backslash escapes the next byte; \uXXXX's digits need no care).
+inline size_t StringEnd(std::string_view text, size_t i) {
+  for (++i; i < text.size(); ++i) {
+    if (text[i] == '"') return i + 1;
+    if (text[i] == '\\') ++i;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace topofit::k8s::json

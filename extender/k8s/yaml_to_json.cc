@@ -12,49 +12,10 @@
 
 #include "base/json_writer.h"
 #include "base/work_deadline.h"
+#include "extender/k8s/yaml_scalar.h"
 
 namespace topofit::k8s {
 namespace {
-
-// The JSON number grammar: -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?
-bool IsJsonNumber(std::string_view s) {
-  size_t i = 0, n = s.size();
-  auto digits = [&] {
-    size_t start = i;
-    while (i < n && s[i] >= '0' && s[i] <= '9') ++i;
-    return i > start;
-  };
-  if (i < n && s[i] == '-') ++i;
-  if (i < n && s[i] == '0') ++i;
-  else if (!digits()) return false;
-  if (i < n && s[i] == '.') {
-    ++i;
-    if (!digits()) return false;
-  }
-  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
-    if (!digits()) return false;
-  }
-  return i == n;
-}
-
-// A scalar's JSON; yaml-cpp's parser has already turned plain ~, null and empty scalars into nulls.
-void AppendScalar(std::string& out, const std::string& tag, const std::string& s) {
-  if (tag != "?") {  // Quoted or explicitly tagged: a string.
-    AppendJsonString(out, s);
-  } else if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") {
-    out += "null";
-  } else if (s == "true" || s == "True" || s == "TRUE") {
-    out += "true";
-  } else if (s == "false" || s == "False" || s == "FALSE") {
-    out += "false";
-  } else if (IsJsonNumber(s)) {
-    out += s;
-  } else {
-    AppendJsonString(out, s);
-  }
-}
 
 // The text as an istream without a copy.
 struct ViewBuf : std::streambuf {
@@ -84,7 +45,7 @@ class JsonBuilder final : public YAML::EventHandler {
       AppendJsonString(out_, value);
       out_ += ':';
     } else {
-      AppendScalar(out_, tag, value);
+      AppendYamlScalar(out_, tag, value);
     }
     ++nodes_;
     if (anchor) {
@@ -207,7 +168,7 @@ void JsonBuilder::OnAlias(const YAML::Mark& mark, YAML::anchor_t id) {
     } else if (a.kind == Anchor::kNull) {
       out_ += "null";
     } else {
-      AppendScalar(out_, a.tag, a.raw);
+      AppendYamlScalar(out_, a.tag, a.raw);
     }
     Spend(mark, 1, out_.size() - before);  // At most one scalar past the limit.
     ++nodes_;

@@ -1,13 +1,13 @@
 // YamlToJson on yaml-cpp's events: the same JSON as a walk of YAML::Load's tree (the converter it
-// replaced, kept here as the oracle) on ordinary documents, and bounded work on hostile ones - alias
-// bombs, aliases inside their own anchor, deep nesting, a deadline that passes.
+// replaced, kept as the oracle: testing/yaml_tree_oracle.h) on ordinary documents, and bounded work
+// on hostile ones - alias bombs, aliases inside their own anchor, deep nesting, a deadline that
+// passes. Both read scalars by yaml_scalar.h, which yaml_scalar_test.cc checks on its own.
 #include "extender/k8s/yaml_to_json.h"
 
 #include <doctest/doctest.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <yaml-cpp/yaml.h>
 
 #include <chrono>
 #include <string>
@@ -15,84 +15,10 @@
 #include "base/json_writer.h"
 #include "base/work_deadline.h"
 #include "extender/k8s/demo_cluster.h"
+#include "extender/k8s/testing/yaml_tree_oracle.h"
 
 namespace topofit::k8s {
 namespace {
-
-// The converter before: YAML::Load, then a recursive walk that expands every alias.
-bool IsJsonNumber(std::string_view s) {
-  size_t i = 0, n = s.size();
-  auto digits = [&] {
-    size_t start = i;
-    while (i < n && s[i] >= '0' && s[i] <= '9') ++i;
-    return i > start;
-  };
-  if (i < n && s[i] == '-') ++i;
-  if (i < n && s[i] == '0') ++i;
-  else if (!digits()) return false;
-  if (i < n && s[i] == '.') {
-    ++i;
-    if (!digits()) return false;
-  }
-  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
-    if (!digits()) return false;
-  }
-  return i == n;
-}
-
-void OracleScalar(std::string& out, const YAML::Node& node) {
-  const std::string& s = node.Scalar();
-  if (node.Tag() != "?") AppendJsonString(out, s);
-  else if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") out += "null";
-  else if (s == "true" || s == "True" || s == "TRUE") out += "true";
-  else if (s == "false" || s == "False" || s == "FALSE") out += "false";
-  else if (IsJsonNumber(s)) out += s;
-  else AppendJsonString(out, s);
-}
-
-void OracleAppend(std::string& out, const YAML::Node& node, int depth) {
-  if (depth > 200) throw YAML::Exception(node.Mark(), "nesting too deep");
-  switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null: out += "null"; break;
-    case YAML::NodeType::Scalar: OracleScalar(out, node); break;
-    case YAML::NodeType::Sequence: {
-      out += '[';
-      for (size_t i = 0; i < node.size(); ++i) {
-        if (i) out += ',';
-        OracleAppend(out, node[i], depth + 1);
-      }
-      out += ']';
-      break;
-    }
-    case YAML::NodeType::Map: {
-      out += '{';
-      bool first = true;
-      for (const auto& kv : node) {
-        if (!first) out += ',';
-        first = false;
-        if (!kv.first.IsScalar()) throw YAML::Exception(kv.first.Mark(), "mapping keys must be scalars");
-        AppendJsonString(out, kv.first.Scalar());
-        out += ':';
-        OracleAppend(out, kv.second, depth + 1);
-      }
-      out += '}';
-      break;
-    }
-  }
-}
-
-Result<std::string> Oracle(const std::string& yaml) {
-  try {
-    std::string out;
-    OracleAppend(out, YAML::Load(yaml), 0);
-    return out;
-  } catch (const YAML::Exception& e) {
-    return Error{e.msg};
-  }
-}
 
 // Nine levels, each a list of nine references to the one before: 9^9 strings once expanded.
 std::string BillionLaughs(int levels = 9) {
@@ -128,7 +54,7 @@ TEST_CASE("yaml to json: the same JSON as YAML::Load's tree on ordinary document
   for (const std::string& doc : docs) {
     CAPTURE(doc);
     auto got = YamlToJson(doc);
-    auto want = Oracle(doc);
+    auto want = testing::YamlTreeToJson(doc);
     REQUIRE_MESSAGE(got.ok(), (got.ok() ? "" : got.error()));
     REQUIRE(want.ok());
     CHECK(*got == *want);
@@ -136,6 +62,8 @@ TEST_CASE("yaml to json: the same JSON as YAML::Load's tree on ordinary document
   CHECK(*YamlToJson("") == "null");
   CHECK(*YamlToJson("# only a comment\n") == "null");
   CHECK(*YamlToJson("base: &b {x: 1}\nd: [*b, *b]\n") == R"({"base":{"x":1},"d":[{"x":1},{"x":1}]})");
+  CHECK(*YamlToJson("[a, {b: c}, [1, 2.5, -3], ~, '', \"q\", True, FALSE, Null, 01, -0, 1., !!str 7, '8']") ==
+        R"(["a",{"b":"c"},[1,2.5,-3],null,"","q",true,false,null,"01",-0,"1.","7","8"])");
 }
 
 TEST_CASE("yaml to json: what neither converter accepts") {

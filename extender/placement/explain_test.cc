@@ -3,24 +3,16 @@
 
 #include <doctest/doctest.h>
 
-#include "extender/cluster/cluster_model.h"
-#include "extender/cluster/testing/builders.h"
+#include "extender/placement/testing/placement_fixture.h"
 
 namespace topofit::placement {
 namespace {
 
-using cluster::testing::MakeNode;
-using cluster::testing::MakePod;
-using cluster::testing::Request;
-using cluster::testing::Required;
+using namespace testing;
 
 TEST_CASE("explain: verdicts - sets - bandwidth and links for every node - best first") {
-  cluster::ClusterModel model;
-  Pipeline pipeline(&model);
-  model.ApplyNode(MakeNode("dgx", 8, "dgx1-v100"));
-  model.ApplyNode(MakeNode("pcie", 8, "pcie-8-dual-socket"));
-  model.ApplyNode(MakeNode("small", 2, "phb-2-workstation"));
-  Explanation e = Explain(pipeline, Request("p", 4));
+  PlacementFixture f({{"dgx", 8, "dgx1-v100"}, {"pcie", 8, "pcie-8-dual-socket"}, {"small", 2, "phb-2-workstation"}});
+  Explanation e = Explain(f.pipeline, Request("p", 4));
   CHECK(e.pod == "default/pod-p");
   CHECK(e.gpus == 4);
   CHECK(e.policy == "best-effort");
@@ -40,9 +32,9 @@ TEST_CASE("explain: verdicts - sets - bandwidth and links for every node - best 
   CHECK(dgx.parts[1].plugin == "FragmentationGradient");
   // Explain scores with the estimate as prioritize would (the pod counted) but observes nothing.
   CHECK(e.workload == "1 GPU pod seen (half-life 2000): 4 GPUs 100%");
-  CHECK(pipeline.workload().Snapshot()->observed == 0);
-  pipeline.workload().Observe(Request("seen", 8));
-  CHECK(Explain(pipeline, Request("p", 4)).workload == "2 GPU pods seen (half-life 2000): 4 GPUs 50%, 8 GPUs 50%");
+  CHECK(f.pipeline.workload().Snapshot()->observed == 0);
+  f.pipeline.workload().Observe(Request("seen", 8));
+  CHECK(Explain(f.pipeline, Request("p", 4)).workload == "2 GPU pods seen (half-life 2000): 4 GPUs 50%, 8 GPUs 50%");
   CHECK(dgx.score > e.nodes[1].score);
   const NodeExplanation& small = e.nodes[2];
   CHECK(small.node == "small");
@@ -53,45 +45,38 @@ TEST_CASE("explain: verdicts - sets - bandwidth and links for every node - best 
 }
 
 TEST_CASE("explain: a given node list - unknown names and annotation errors") {
-  cluster::ClusterModel model;
-  Pipeline pipeline(&model);
-  model.ApplyNode(MakeNode("pcie", 4, "pcie-4-single-socket"));
+  PlacementFixture f({{"pcie", 4, "pcie-4-single-socket"}});
   std::vector<std::string> names{"pcie", "ghost"};
-  Explanation e = Explain(pipeline, Request("p", 2, Required()), names);
+  Explanation e = Explain(f.pipeline, Request("p", 2, Required()), names);
   CHECK(e.policy == "required");
   CHECK(e.min_link == "NV");
   REQUIRE(e.nodes.size() == 2);
   CHECK(e.nodes[0].reason == "unknown node");  // Sorted by name among failures.
   CHECK(e.nodes[1].reason == "required: no NVLink-connected set of 2 on this node");
   CHECK_FALSE(e.chosen);
-  Explanation bad = Explain(pipeline, Request("p", 2, {{k8s::kMinLinkAnnotation, "fast"}}), names);
+  Explanation bad = Explain(f.pipeline, Request("p", 2, {{k8s::kMinLinkAnnotation, "fast"}}), names);
   CHECK(bad.error == "invalid topofit.io/min-link 'fast': expected NV, PIX, PXB, PHB, NODE or SYS");
   for (const auto& n : bad.nodes) CHECK(n.code == FilterCode::kUnresolvable);
 }
 
 TEST_CASE("explain: does not change the model") {
-  cluster::ClusterModel model;
-  Pipeline pipeline(&model);
-  model.ApplyNode(MakeNode("dgx", 8, "dgx1-v100"));
-  model.ApplyPod(MakePod("a", 2, "dgx", "0,1"));
-  uint64_t version = model.Read().Find("dgx")->version();
-  auto before = model.Node("dgx");
-  for (int k = 1; k <= 8; ++k) (void)Explain(pipeline, Request("p" + std::to_string(k), k));
-  auto after = model.Node("dgx");
+  PlacementFixture f({{"dgx", 8, "dgx1-v100"}});
+  f.model.ApplyPod(MakePod("a", 2, "dgx", "0,1"));
+  uint64_t version = f.model.Read().Find("dgx")->version();
+  auto before = f.model.Node("dgx");
+  for (int k = 1; k <= 8; ++k) (void)Explain(f.pipeline, Request("p" + std::to_string(k), k));
+  auto after = f.model.Node("dgx");
   CHECK(after->free == before->free);
   CHECK(after->pods.size() == 1);
-  CHECK(model.Read().Find("dgx")->version() == version);
-  CHECK(model.Totals().reserved_gpus == 0);
-  CHECK_FALSE(model.PodByUid("p4"));
+  CHECK(f.model.Read().Find("dgx")->version() == version);
+  CHECK(f.model.Totals().reserved_gpus == 0);
+  CHECK_FALSE(f.model.PodByUid("p4"));
 }
 
 TEST_CASE("placement summary: GPUs, links, bandwidth, then the node's score parts without SetQuality") {
-  cluster::ClusterModel model;
-  Pipeline pipeline(&model);
-  model.ApplyNode(MakeNode("dgx", 8, "dgx1-v100"));
-  model.ApplyNode(MakeNode("one", 1, "generic-pcie-1"));
+  PlacementFixture f({{"dgx", 8, "dgx1-v100"}, {"one", 1, "generic-pcie-1"}});
   std::vector<std::string> dgx{"dgx"};
-  Explanation e = Explain(pipeline, Request("p", 4), dgx);
+  Explanation e = Explain(f.pipeline, Request("p", 4), dgx);
   REQUIRE(e.nodes.size() == 1);
   REQUIRE(e.nodes[0].set);
   const GpuSet set = *e.nodes[0].set;
@@ -104,7 +89,7 @@ TEST_CASE("placement summary: GPUs, links, bandwidth, then the node's score part
   CHECK(s.find("FragmentationGradient") != std::string::npos);
 
   std::vector<std::string> one{"one"};
-  Explanation single = Explain(pipeline, Request("q", 1), one);
+  Explanation single = Explain(f.pipeline, Request("q", 1), one);
   REQUIRE(single.nodes[0].set);
   std::string t = PlacementSummary(single.nodes[0], *single.nodes[0].set);
   CHECK(t.starts_with("GPU 0 on one; node scores: "));

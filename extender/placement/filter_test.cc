@@ -1,30 +1,22 @@
 // Filter: pass, resolvable and unresolvable, with the exact reasons users see.
 #include <doctest/doctest.h>
 
-#include "extender/cluster/cluster_model.h"
-#include "extender/cluster/testing/builders.h"
 #include "extender/placement/pipeline.h"
+#include "extender/placement/testing/placement_fixture.h"
 
 namespace topofit::placement {
 namespace {
 
-using cluster::testing::MakeNode;
-using cluster::testing::MakePod;
-using cluster::testing::Request;
-using cluster::testing::Required;
+using namespace testing;
 
 struct Verdict {
   FilterCode code;
   std::string reason;
 };
 
-class FilterFixture {
+class FilterFixture : public PlacementFixture {
  public:
-  FilterFixture() : pipeline(&model) {
-    model.ApplyNode(MakeNode("dgx", 8, "dgx1-v100"));
-    model.ApplyNode(MakeNode("pcie4", 4, "pcie-4-single-socket"));
-    model.ApplyNode(MakeNode("cpu", 0));
-  }
+  FilterFixture() : PlacementFixture({{"dgx", 8, "dgx1-v100"}, {"pcie4", 4, "pcie-4-single-socket"}, {"cpu", 0, ""}}) {}
   Verdict On(const cluster::PodRequest& pod, const std::string& node) {
     std::vector<std::string> names{node};
     FilterOutcome out = pipeline.Filter(pod, names);
@@ -33,8 +25,6 @@ class FilterFixture {
     REQUIRE(out.unresolvable.size() == 1);
     return {FilterCode::kUnresolvable, out.unresolvable[0].reason};
   }
-  cluster::ClusterModel model;
-  Pipeline pipeline;
 };
 
 TEST_CASE("filter: not enough free GPUs is resolvable and lists the free ones") {

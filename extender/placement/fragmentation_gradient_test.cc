@@ -8,20 +8,16 @@
 #include <string>
 #include <vector>
 
-#include "extender/cluster/cluster_model.h"
 #include "extender/placement/explain.h"
-#include "extender/cluster/testing/builders.h"
-#include "extender/placement/testing/scores.h"
 #include "extender/placement/pipeline.h"
 #include "extender/placement/score_plugins.h"
+#include "extender/placement/testing/placement_fixture.h"
+#include "extender/placement/testing/scores.h"
 
 namespace topofit::placement {
 namespace {
 
-using cluster::testing::AddNode;
-using cluster::testing::kGiB;
-using cluster::testing::MakePod;
-using testing::Scores;
+using namespace testing;
 
 PipelineConfig OldScoring() {
   PipelineConfig c;

@@ -3,86 +3,75 @@
 
 #include <map>
 
-#include "extender/cluster/cluster_model.h"
-#include "extender/cluster/testing/builders.h"
 #include "extender/placement/pipeline.h"
+#include "extender/placement/testing/placement_fixture.h"
 
 namespace topofit::placement {
 namespace {
 
-using cluster::testing::MakeNode;
-using cluster::testing::MakePod;
-using cluster::testing::Request;
+using namespace testing;
 
 TEST_CASE("nodes: a node with a broken topology annotation schedules - and readers see the warning") {
-  cluster::ClusterModel model;
-  Pipeline pipeline(&model);
-  model.ApplyNode(MakeNode("n", 4, "not-a-profile"));
-  auto info = model.Node("n");
+  PlacementFixture f({{"n", 4, "not-a-profile"}});
+  auto info = f.model.Node("n");
   REQUIRE(info);
   CHECK(info->source == cluster::TopologySource::kGenericFallback);
   CHECK(info->profile == "generic-pcie-4");
   REQUIRE(info->warnings.size() == 1);
   CHECK(info->warnings[0].rfind("topofit.io/gpu-topology 'not-a-profile': unknown profile", 0) == 0);
-  CHECK(model.Totals().nodes_with_warnings == 1);
+  CHECK(f.model.Totals().nodes_with_warnings == 1);
   std::vector<std::string> names{"n"};
-  CHECK(pipeline.Filter(Request("p", 2), names).passed.size() == 1);
-  CHECK(pipeline.ReserveBest(Request("p", 2), "n").ok());
+  CHECK(f.pipeline.Filter(Request("p", 2), names).passed.size() == 1);
+  CHECK(f.pipeline.ReserveBest(Request("p", 2), "n").ok());
 }
 
 TEST_CASE("nodes: fewer allocatable GPUs than the topology - only the first ones are granted") {
-  cluster::ClusterModel model;
-  Pipeline pipeline(&model);
-  model.ApplyNode(MakeNode("n", 6, "dgx1-v100"));
-  auto info = model.Node("n");
+  PlacementFixture f({{"n", 6, "dgx1-v100"}});
+  auto info = f.model.Node("n");
   CHECK(info->gpu_count == 8);
   CHECK(info->usable == GpuSet::FirstN(6));
   CHECK(info->free == GpuSet::FirstN(6));
   std::vector<std::string> names{"n"};
-  auto out = pipeline.Filter(Request("p", 8), names);
+  auto out = f.pipeline.Filter(Request("p", 8), names);
   REQUIRE(out.unresolvable.size() == 1);
   CHECK(out.unresolvable[0].reason == "8 GPUs requested, node has 6");
-  auto r = pipeline.ReserveBest(Request("q", 6), "n");
+  auto r = f.pipeline.ReserveBest(Request("q", 6), "n");
   REQUIRE(r.ok());
   CHECK(*r == GpuSet::FirstN(6));
 }
 
 TEST_CASE("nodes: best-effort min-link picks a set meeting it when one is free - else the best other") {
-  cluster::ClusterModel model;
-  Pipeline pipeline(&model);
-  model.ApplyNode(MakeNode("n", 8, "dgx1-v100"));
+  PlacementFixture f({{"n", 8, "dgx1-v100"}});
   auto nv = Request("p", 2, {{k8s::kMinLinkAnnotation, "NV"}});
-  auto r = pipeline.ReserveBest(nv, "n");
+  auto r = f.pipeline.ReserveBest(nv, "n");
   REQUIRE(r.ok());
-  auto topo = model.Node("n")->topology;
+  auto topo = f.model.Node("n")->topology;
   auto idx = r->Indices();
   CHECK(topo->link(idx[0], idx[1]).cls == LinkClass::Nv);
-  REQUIRE(pipeline.Release("p").ok());
+  REQUIRE(f.pipeline.Release("p").ok());
   // Leave only GPUs 0 and 7 free: SYS between them. Best-effort still places the pod there.
-  model.ApplyPod(MakePod("a", 6, "n", "1,2,3,4,5,6"));
-  auto fallback = pipeline.ReserveBest(nv, "n");
+  f.model.ApplyPod(MakePod("a", 6, "n", "1,2,3,4,5,6"));
+  auto fallback = f.pipeline.ReserveBest(nv, "n");
   REQUIRE(fallback.ok());
   CHECK(*fallback == GpuSet::Of({0, 7}));
   std::vector<std::string_view> names{"n"};
-  REQUIRE(pipeline.Release("p").ok());
-  auto eval = pipeline.Evaluate(nv, names);
+  REQUIRE(f.pipeline.Release("p").ok());
+  auto eval = f.pipeline.Evaluate(nv, names);
   CHECK_FALSE(eval[0].candidate.meets_min_link);
   CHECK(eval[0].parts[0].value == doctest::Approx(0.5));  // Only node, but it misses the min-link.
 }
 
 TEST_CASE("nodes: deleting a node drops its reservations but remembers its bound pods") {
-  cluster::ClusterModel model;
-  Pipeline pipeline(&model);
-  model.ApplyNode(MakeNode("n", 4, "pcie-4-single-socket"));
-  model.ApplyPod(MakePod("bound", 1, "n", "0"));
-  REQUIRE(pipeline.ReserveBest(Request("res", 1), "n").ok());
-  model.DeleteNode("n");
-  CHECK_FALSE(model.PodByUid("res"));
-  CHECK(model.PodByUid("bound"));
+  PlacementFixture f({{"n", 4, "pcie-4-single-socket"}});
+  f.model.ApplyPod(MakePod("bound", 1, "n", "0"));
+  REQUIRE(f.pipeline.ReserveBest(Request("res", 1), "n").ok());
+  f.model.DeleteNode("n");
+  CHECK_FALSE(f.model.PodByUid("res"));
+  CHECK(f.model.PodByUid("bound"));
   std::vector<std::string> names{"n"};
-  CHECK(pipeline.Filter(Request("p", 1), names).unresolvable[0].reason == "unknown node");
-  model.ApplyNode(MakeNode("n", 4, "pcie-4-single-socket"));
-  CHECK(model.Node("n")->free == GpuSet::Of({1, 2, 3}));
+  CHECK(f.pipeline.Filter(Request("p", 1), names).unresolvable[0].reason == "unknown node");
+  f.model.ApplyNode(MakeNode("n", 4, "pcie-4-single-socket"));
+  CHECK(f.model.Node("n")->free == GpuSet::Of({1, 2, 3}));
 }
 
 }  // namespace

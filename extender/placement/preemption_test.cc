@@ -5,21 +5,15 @@
 
 #include <algorithm>
 
-#include "extender/cluster/cluster_model.h"
-#include "extender/cluster/testing/builders.h"
+#include "extender/placement/testing/placement_fixture.h"
 
 namespace topofit::placement {
 namespace {
 
-using cluster::testing::MakeNode;
-using cluster::testing::MakePod;
-using cluster::testing::Request;
-using cluster::testing::Required;
+using namespace testing;
 
-struct Fixture {
-  Fixture() : pipeline(&model) {
-    model.ApplyNode(MakeNode("dgx", 8, "dgx1-v100"));
-    model.ApplyNode(MakeNode("pcie", 4, "pcie-4-single-socket"));
+struct Fixture : PlacementFixture {
+  Fixture() : PlacementFixture({{"dgx", 8, "dgx1-v100"}, {"pcie", 4, "pcie-4-single-socket"}}) {
     model.ApplyPod(MakePod("v1", 2, "dgx", "0,1", 1));
     model.ApplyPod(MakePod("v2", 2, "dgx", "2,3", 5));
     model.ApplyPod(MakePod("v3", 2, "dgx", "4,5", 1));
@@ -27,8 +21,6 @@ struct Fixture {
     model.ApplyPod(MakePod("w1", 4, "pcie", "0,1,2,3", 1));
   }
   std::vector<VictimCandidate> All() { return {{"v1", 1}, {"v2", 5}, {"v3", 1}, {"v4", 10}}; }
-  cluster::ClusterModel model;
-  Pipeline pipeline;
 };
 
 TEST_CASE("preempt: one low-priority victim is enough for 2 GPUs") {

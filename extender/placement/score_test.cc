@@ -4,29 +4,22 @@
 #include <cmath>
 #include <map>
 
-#include "extender/cluster/cluster_model.h"
-#include "extender/cluster/testing/builders.h"
-#include "extender/placement/testing/scores.h"
 #include "extender/placement/pipeline.h"
+#include "extender/placement/testing/placement_fixture.h"
+#include "extender/placement/testing/scores.h"
 
 namespace topofit::placement {
 namespace {
 
-using cluster::testing::MakeNode;
-using cluster::testing::MakePod;
-using cluster::testing::Request;
-using testing::Scores;
+using namespace testing;
 
 TEST_CASE("score: a 1-GPU pod prefers the half-used DGX-1 over an empty one (packing)") {
-  cluster::ClusterModel model;
-  Pipeline pipeline(&model);
-  model.ApplyNode(MakeNode("half", 8, "dgx1-v100"));
-  model.ApplyNode(MakeNode("empty", 8, "dgx1-v100"));
-  model.ApplyPod(MakePod("a", 4, "half", "0,1,2,3"));
+  PlacementFixture f({{"half", 8, "dgx1-v100"}, {"empty", 8, "dgx1-v100"}});
+  f.model.ApplyPod(MakePod("a", 4, "half", "0,1,2,3"));
   // Packing follows from the workload: once an 8-GPU pod has been seen, opening the empty node costs
   // it its 8 free GPUs. (With 1-GPU pods alone, every free GPU stays usable and both nodes tie.)
-  pipeline.workload().Observe(Request("eight", 8));
-  auto s = Scores(pipeline, Request("p", 1), {"half", "empty"});
+  f.pipeline.workload().Observe(Request("eight", 8));
+  auto s = Scores(f.pipeline, Request("p", 1), {"half", "empty"});
   CHECK(s["half"] > s["empty"]);
   for (auto [name, score] : s) {
     CHECK(score >= 0);
@@ -35,29 +28,22 @@ TEST_CASE("score: a 1-GPU pod prefers the half-used DGX-1 over an empty one (pac
 }
 
 TEST_CASE("score: a 4-GPU pod prefers a node offering an NVLink quad") {
-  cluster::ClusterModel model;
-  Pipeline pipeline(&model);
-  model.ApplyNode(MakeNode("quad", 8, "dgx1-v100"));
-  model.ApplyNode(MakeNode("broken", 8, "dgx1-v100"));
-  model.ApplyNode(MakeNode("pcie", 8, "pcie-8-dual-socket"));
-  model.ApplyPod(MakePod("a", 4, "quad", "0,1,2,3"));     // Free 4-7: a fully meshed quad.
-  model.ApplyPod(MakePod("b", 4, "broken", "2,3,4,5"));   // Free 0,1,6,7: two NVLink pairs joined by SYS.
-  auto s = Scores(pipeline, Request("p", 4), {"quad", "broken", "pcie"});
+  PlacementFixture f({{"quad", 8, "dgx1-v100"}, {"broken", 8, "dgx1-v100"}, {"pcie", 8, "pcie-8-dual-socket"}});
+  f.model.ApplyPod(MakePod("a", 4, "quad", "0,1,2,3"));     // Free 4-7: a fully meshed quad.
+  f.model.ApplyPod(MakePod("b", 4, "broken", "2,3,4,5"));   // Free 0,1,6,7: two NVLink pairs joined by SYS.
+  auto s = Scores(f.pipeline, Request("p", 4), {"quad", "broken", "pcie"});
   CHECK(s["quad"] > s["broken"]);
   CHECK(s["quad"] > s["pcie"]);
 }
 
 TEST_CASE("score: failing and unknown nodes score 0 - pods without GPUs score 0 everywhere") {
-  cluster::ClusterModel model;
-  Pipeline pipeline(&model);
-  model.ApplyNode(MakeNode("full", 2, "phb-2-workstation"));
-  model.ApplyNode(MakeNode("free", 2, "phb-2-workstation"));
-  model.ApplyPod(MakePod("a", 2, "full", "0,1"));
-  auto s = Scores(pipeline, Request("p", 1), {"full", "free", "ghost"});
+  PlacementFixture f({{"full", 2, "phb-2-workstation"}, {"free", 2, "phb-2-workstation"}});
+  f.model.ApplyPod(MakePod("a", 2, "full", "0,1"));
+  auto s = Scores(f.pipeline, Request("p", 1), {"full", "free", "ghost"});
   CHECK(s["full"] == 0);
   CHECK(s["ghost"] == 0);
   CHECK(s["free"] > 0);
-  auto none = Scores(pipeline, Request("q", 0), {"full", "free"});
+  auto none = Scores(f.pipeline, Request("q", 0), {"full", "free"});
   CHECK(none["full"] == 0);
   CHECK(none["free"] == 0);
 }
@@ -116,15 +102,12 @@ TEST_CASE("score: weights are configurable and validated") {
 }
 
 TEST_CASE("score: policy none ignores set quality") {
-  cluster::ClusterModel model;
-  Pipeline pipeline(&model);
-  model.ApplyNode(MakeNode("nv", 8, "hgx-a100-8"));
-  model.ApplyNode(MakeNode("pcie", 8, "pcie-8-dual-socket"));
+  PlacementFixture f({{"nv", 8, "hgx-a100-8"}, {"pcie", 8, "pcie-8-dual-socket"}});
   std::vector<std::string_view> names{"nv", "pcie"};
-  auto evals = pipeline.Evaluate(Request("p", 2, {{k8s::kTopologyPolicyAnnotation, "none"}}), names);
+  auto evals = f.pipeline.Evaluate(Request("p", 2, {{k8s::kTopologyPolicyAnnotation, "none"}}), names);
   CHECK(evals[0].parts[0].value == doctest::Approx(1.0));
   CHECK(evals[1].parts[0].value == doctest::Approx(1.0));
-  auto be = pipeline.Evaluate(Request("p", 2), names);
+  auto be = f.pipeline.Evaluate(Request("p", 2), names);
   CHECK(be[1].parts[0].value < 1.0);
 }
 

@@ -5,17 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "extender/cluster/cluster_model.h"
-#include "extender/cluster/testing/builders.h"
 #include "extender/placement/pipeline.h"
+#include "extender/placement/testing/placement_fixture.h"
 
 namespace topofit::placement {
 namespace {
 
-using cluster::testing::AddNode;
-using cluster::testing::kGiB;
-using cluster::testing::MakePod;
-using cluster::testing::Request;
+using namespace testing;
 
 // A bound pod without GPUs taking CPU and memory on `node`.
 void AddCpuPod(cluster::ClusterModel& model, const std::string& uid, const std::string& node, int64_t cores, int64_t mem_gib) {

@@ -7,19 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "extender/cluster/cluster_model.h"
-#include "extender/cluster/testing/builders.h"
-#include "extender/placement/testing/scores.h"
 #include "extender/placement/pipeline.h"
+#include "extender/placement/testing/placement_fixture.h"
+#include "extender/placement/testing/scores.h"
 #include "extender/placement/tie_break.h"
 
 namespace topofit::placement {
 namespace {
 
-using cluster::testing::AddNode;
-using cluster::testing::kGiB;
-using cluster::testing::MakePod;
-using testing::Scores;
+using namespace testing;
 
 // A bound pod holding `gpus` GPUs (ids "0,1,...") and `cores` cores on `node`.
 void Hold(cluster::ClusterModel& model, const std::string& uid, const std::string& node, int gpus, int64_t cores) {

@@ -43,64 +43,14 @@ struct Running : testing::RunningListener {
   explicit Running(ListenerOptions o = {}) : RunningListener(std::move(o), Echo) {}
 };
 
-// A raw TCP client: what is sent is exactly what the test wrote.
-struct Conn {
-  int fd;
-  explicit Conn(int port) {
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  }
-  ~Conn() { close(fd); }
-  void Send(std::string_view s) {
-    while (!s.empty()) {
-      ssize_t n = send(fd, s.data(), s.size(), MSG_NOSIGNAL);
-      REQUIRE(n > 0);
-      s.remove_prefix(static_cast<size_t>(n));
-    }
-  }
-  // Reads until `count` complete responses arrived (framed by Content-Length) or the peer closed
-  // or 5 s passed; returns all bytes read.
-  std::string Read(int count, bool* closed = nullptr) {
-    std::string in;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    if (closed) *closed = false;
-    while (Complete(in) < count && std::chrono::steady_clock::now() < deadline) {
-      pollfd p{fd, POLLIN, 0};
-      if (poll(&p, 1, 100) <= 0) continue;
-      char buf[65536];
-      ssize_t n = recv(fd, buf, sizeof buf, 0);
-      if (n <= 0) {
-        if (closed) *closed = true;
-        break;
-      }
-      in.append(buf, static_cast<size_t>(n));
-    }
-    return in;
-  }
+// testing::RawConn whose failures to connect or send fail the test case.
+struct Conn : testing::RawConn {
+  explicit Conn(int port) : RawConn(port) { REQUIRE(ok()); }
+  void Send(std::string_view s) { REQUIRE(RawConn::Send(s)); }
+  // Reads until `count` whole replies arrived, the peer closed, or 5 s passed; returns all bytes read.
+  std::string Read(int count, bool* closed = nullptr) { return ReadReplies(count, std::chrono::seconds(5), closed); }
   // True when the server closes the connection within 5 s (reading and dropping anything sent).
-  bool ClosedByPeer() {
-    bool closed = false;
-    Read(1 << 20, &closed);
-    return closed;
-  }
-  static int Complete(const std::string& in) {
-    int done = 0;
-    size_t at = 0;
-    for (;;) {
-      size_t head_end = in.find("\r\n\r\n", at);
-      if (head_end == std::string::npos) return done;
-      size_t cl = in.find("Content-Length: ", at);
-      if (cl == std::string::npos || cl > head_end) return done;
-      size_t length = std::stoul(in.substr(cl + 16, 20));  // Not the whole rest: Read calls this per recv.
-      if (in.size() < head_end + 4 + length) return done;
-      at = head_end + 4 + length;
-      ++done;
-    }
-  }
+  bool ClosedByPeer() { return ClosedWithin(std::chrono::seconds(5)); }
 };
 
 std::string Post(std::string_view path, std::string_view body, std::string_view extra = "") {
@@ -118,7 +68,7 @@ TEST_CASE("http listener: keep-alive, pipelined requests, a multi-megabyte body 
   // Three requests in one write: the second's bytes arrive with the first's.
   c.Send(Post("/one", "1") + Post("/two?q=a%20b+c", "22") + Post("/big", big));
   std::string in = c.Read(3);
-  REQUIRE(Conn::Complete(in) == 3);
+  REQUIRE(Conn::Replies(in) == 3);
   CHECK(in.find("HTTP/1.1 200 OK\r\n") == 0);
   CHECK(in.find("POST /one|q=|1") != std::string::npos);
   CHECK(in.find("POST /two|q=a b c|22") != std::string::npos);
@@ -134,7 +84,7 @@ TEST_CASE("http listener: a Content-Length body is followed by zero padding, als
   Conn c(s.listener.port());
   // One connection, one worker, one body buffer: the second body lands where x's were.
   c.Send(Post("/big", std::string(100000, 'x')));
-  REQUIRE(Conn::Complete(c.Read(1)) == 1);
+  REQUIRE(Conn::Replies(c.Read(1)) == 1);
   c.Send(Post("/padding", std::string(1000, 'y')));
   std::string in = c.Read(1);
   CHECK(in.find("\r\n\r\npadded") != std::string::npos);
@@ -222,7 +172,7 @@ TEST_CASE("http listener: StopAccepting closes idle keep-alive connections at on
   Running s(o);
   Conn idle(s.listener.port());
   idle.Send(Post("/a", "1"));
-  REQUIRE(Conn::Complete(idle.Read(1)) == 1);
+  REQUIRE(Conn::Replies(idle.Read(1)) == 1);
   auto start = std::chrono::steady_clock::now();
   s.listener.StopAccepting();
   CHECK(idle.ClosedByPeer());

@@ -80,10 +80,14 @@ struct RawConn {
   // Reads until one whole reply (framed by Content-Length) arrived, the peer closed, or `limit`
   // passed; returns the bytes read.
   std::string ReadReply(std::chrono::milliseconds limit = std::chrono::seconds(5), bool* closed = nullptr) {
+    return ReadReplies(1, limit, closed);
+  }
+  // The same until `count` whole replies arrived.
+  std::string ReadReplies(int count, std::chrono::milliseconds limit = std::chrono::seconds(5), bool* closed = nullptr) {
     std::string in;
     if (closed) *closed = false;
     auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!Complete(in) && std::chrono::steady_clock::now() < deadline) {
+    while (Replies(in) < count && std::chrono::steady_clock::now() < deadline) {
       pollfd p{fd, POLLIN, 0};
       if (poll(&p, 1, 20) <= 0) continue;
       char buf[65536];
@@ -107,12 +111,20 @@ struct RawConn {
     }
     return false;
   }
-  static bool Complete(const std::string& in) {
-    size_t head_end = in.find("\r\n\r\n");
-    if (head_end == std::string::npos) return false;
-    size_t cl = in.find("Content-Length: ");
-    if (cl == std::string::npos || cl > head_end) return false;
-    return in.size() >= head_end + 4 + std::stoul(in.substr(cl + 16, 20));
+  // How many whole replies (framed by Content-Length) `in` holds.
+  static int Replies(const std::string& in) {
+    int done = 0;
+    size_t at = 0;
+    for (;;) {
+      size_t head_end = in.find("\r\n\r\n", at);
+      if (head_end == std::string::npos) return done;
+      size_t cl = in.find("Content-Length: ", at);
+      if (cl == std::string::npos || cl > head_end) return done;
+      size_t length = std::stoul(in.substr(cl + 16, 20));  // Not the whole rest: called per recv.
+      if (in.size() < head_end + 4 + length) return done;
+      at = head_end + 4 + length;
+      ++done;
+    }
   }
 };
 

@@ -94,7 +94,7 @@ void AppendGpuStates(std::string& out, const std::vector<cluster::NodeInfo>& nod
     out += fmt::format("topofit_gpus{{state=\"{}\"}} {}\n", cluster::ToString(st), count[static_cast<size_t>(st)]);
 }
 
-// Model-bound demand (model_shortfall.h): per set of GPU models, the GPUs its pods will want over
+// Model-bound demand (placement/product_shortfall.h): per set of GPU models, the GPUs its pods will want over
 // the horizon of the free GPUs and the GPUs free there; in all, what the free GPUs cannot give.
 void AppendShortfall(std::string& out, const placement::ProductShortfall* shortfall) {
   out += "# HELP topofit_gpu_model_wanted_gpus GPUs that pods bound to a set of GPU models (best_ring: multi-GPU pods "

@@ -48,12 +48,8 @@ struct BlockingQueryServer {
 
   explicit BlockingQueryServer(int max_queries) {
     ServeConfig cfg;
-    cfg.server.host = "127.0.0.1";
-    cfg.server.port = 0;
-    cfg.server.threads = 8;
-    cfg.server.keep_alive_seconds = 2;
     cfg.server.max_concurrent_queries = max_queries;
-    auto created = ServeApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
+    auto created = ServeApp::Create(testing::OnLoopback(cfg, 8), "", nullptr, /*log_decisions=*/false);
     REQUIRE(created);
     app = std::move(*created);
     app->Load(*k8s::LoadDemoCluster());

@@ -1,5 +1,6 @@
 #pragma once
-// Test fixture: the demo cluster (or a given one) behind a real server on 127.0.0.1, an ephemeral port.
+// Test fixtures: OnLoopback, a ServeConfig for a test's server on 127.0.0.1; LiveServer, the demo
+// cluster (or a given one) behind a real server there, on an ephemeral port.
 #include <httplib.h>
 
 #include <memory>
@@ -10,6 +11,16 @@
 
 namespace topofit::server::testing {
 
+// `cfg` served on 127.0.0.1, an ephemeral port, with `threads` workers and a 2 s keep-alive (Stop()
+// joins workers idling on keep-alive connections; keep that wait short in tests).
+inline ServeConfig OnLoopback(ServeConfig cfg, int threads) {
+  cfg.server.host = "127.0.0.1";
+  cfg.server.port = 0;
+  cfg.server.threads = threads;
+  cfg.server.keep_alive_seconds = 2;
+  return cfg;
+}
+
 struct LiveServer {
   std::unique_ptr<ServeApp> app;
   std::unique_ptr<httplib::Client> client;
@@ -17,12 +28,7 @@ struct LiveServer {
   explicit LiveServer(ServeConfig cfg = {}, std::string record = "") : LiveServer(cfg, *k8s::LoadDemoCluster(), record) {}
   // The same server on the given cluster instead of the demo.
   LiveServer(ServeConfig cfg, const k8s::Snapshot& cluster, std::string record = "") {
-    cfg.server.host = "127.0.0.1";
-    cfg.server.port = 0;
-    cfg.server.threads = 16;
-    // Stop() joins workers idling on keep-alive connections; keep that wait short in tests.
-    cfg.server.keep_alive_seconds = 2;
-    auto created = ServeApp::Create(cfg, record, nullptr, /*log_decisions=*/false);
+    auto created = ServeApp::Create(OnLoopback(std::move(cfg), 16), record, nullptr, /*log_decisions=*/false);
     if (!created) throw std::runtime_error(created.error());
     app = std::move(*created);
     app->Load(cluster);

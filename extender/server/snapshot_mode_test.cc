@@ -22,12 +22,7 @@ struct Served {
   std::unique_ptr<ServeApp> app;
   std::unique_ptr<httplib::Client> client;
   explicit Served(const std::function<void(ServeApp&)>& load) {
-    ServeConfig cfg;
-    cfg.server.host = "127.0.0.1";
-    cfg.server.port = 0;
-    cfg.server.threads = 4;
-    cfg.server.keep_alive_seconds = 2;
-    auto created = ServeApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
+    auto created = ServeApp::Create(testing::OnLoopback({}, 4), "", nullptr, /*log_decisions=*/false);
     REQUIRE(created.ok());
     app = std::move(*created);
     load(*app);
@@ -139,11 +134,7 @@ TEST_CASE("snapshot mode: DELETE /api/v1/pods frees the pod's GPUs and lets its 
 }
 
 TEST_CASE("snapshot mode: without a snapshot (live mode) DELETE /api/v1/pods is refused") {
-  ServeConfig cfg;
-  cfg.server.host = "127.0.0.1";
-  cfg.server.port = 0;
-  cfg.server.keep_alive_seconds = 2;
-  auto app = ServeApp::Create(cfg, "", nullptr, false);
+  auto app = ServeApp::Create(testing::OnLoopback({}, ServeConfig{}.server.threads), "", nullptr, false);
   REQUIRE(app.ok());
   REQUIRE((*app)->server().Start().ok());
   {

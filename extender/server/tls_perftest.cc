@@ -28,6 +28,7 @@
 #include "base/log.h"
 #include "extender/server/http_listener.h"
 #include "extender/server/listener_test_util.h"
+#include "test/util/temp_dir.h"
 #include "extender/server/tls_credentials.h"
 #include "test/util/pki.h"
 #include "test/util/tls_client.h"
@@ -113,12 +114,8 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--iterations") == 0) iterations = std::atoi(argv[i + 1]);
   topofit::SetLogLevel(topofit::LogLevel::kError);
 
-  auto dir = std::filesystem::temp_directory_path() / ("topofit-tls-perf-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  auto write = [&](const std::string& name, const std::string& text) {
-    std::ofstream(dir / name, std::ios::binary) << text;
-    return (dir / name).string();
-  };
+  topofit::testing::TempDir dir("topofit-tls-perf");
+  auto write = [&](const std::string& name, const std::string& text) { return dir.Write(name, text); };
   pki::Key ca_key = pki::NewKey();
   pki::Cert ca = pki::Issue(ca_key.get(), pki::CertSpec("perf-ca").Ca());
   pki::Key ec_key = pki::NewKey();
@@ -173,6 +170,5 @@ int main(int argc, char** argv) {
     std::string title = "keep-alive: one request, " + std::to_string(size >> 10) + " KB in and out";
     Group(title.c_str(), iterations, {{"plain HTTP", on(p)}, {"TLS (client certificate)", on(t)}});
   }
-  std::filesystem::remove_all(dir);
   return 0;
 }

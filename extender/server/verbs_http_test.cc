@@ -225,12 +225,7 @@ TEST_CASE("preempt: meta victims and full victims answer NodeNameToMetaVictims")
 // model has dgx-v100-1 with all 8 GPUs free although ml/train-llm-0 holds 4 of them: a filter or bind
 // answered then would hand those out again. Every verb is refused until the server is ready.
 TEST_CASE("verbs are refused until the model is loaded: nodes without their pods give nothing away") {
-  ServeConfig cfg;
-  cfg.server.host = "127.0.0.1";
-  cfg.server.port = 0;
-  cfg.server.threads = 4;
-  cfg.server.keep_alive_seconds = 2;
-  auto created = ServeApp::Create(cfg, "", nullptr, /*log_decisions=*/false);
+  auto created = ServeApp::Create(testing::OnLoopback({}, 4), "", nullptr, /*log_decisions=*/false);
   REQUIRE(created);
   ServeApp& app = **created;
   auto demo = k8s::LoadDemoCluster();

@@ -3,7 +3,8 @@
 #   - every path the Layout names exists, and every top-level folder and every part of extender/ (a folder
 #     with a CMakeLists.txt) has its row;
 #   - the docs/ row names every document in docs/;
-#   - every docs/<name>.md named in the README, in docs/ or in a source comment is a file of docs/.
+#   - every docs/<file> named in the README, in docs/ or in a source comment is a file of docs/;
+#   - every relative Markdown link of the README and of docs/ (an image too) leads to a file.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rows=$(awk '/^## Layout/{on=1; next} on && /^## /{exit} on && /^\| `/{print}' README.md)
@@ -27,6 +28,15 @@ count=0
 while IFS=: read -r file ref; do
   count=$((count + 1))
   [ -f "$ref" ] || { echo "$file: names $ref, which is not in the repository"; fail=1; }
-done < <(git ls-files | grep -vE '^(\.|test/e2e/go\.sum)' | xargs grep -oE 'docs/[A-Za-z0-9_.-]+\.md' 2>/dev/null | sort -u)
-echo "checked $(echo "$paths" | wc -w) Layout rows and $count links into docs/"
+done < <(git ls-files | grep -vE '^(\.|test/e2e/go\.sum)' |
+         xargs grep -oE 'docs/[A-Za-z0-9_.-]+\.(md|png|svg|jpg|csv|txt|json)' 2>/dev/null | sort -u)
+links=0
+while IFS=: read -r file link; do
+  links=$((links + 1))
+  target=${link#*](}
+  target=${target%)}
+  target=${target%%#*}
+  [ -e "$(dirname "$file")/$target" ] || { echo "$file: links to $target, which is not there"; fail=1; }
+done < <(grep -oE '\]\([^)#:[:space:]][^):[:space:]]*\)' README.md docs/*.md /dev/null | sort -u)
+echo "checked $(echo "$paths" | wc -w) Layout rows, $count links into docs/ and $links relative Markdown links"
 exit $fail

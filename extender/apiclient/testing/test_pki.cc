@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "test/util/pki.h"
+#include "test/util/temp_dir.h"
 
 namespace topofit::apiclient::testing {
 namespace {
@@ -68,14 +69,8 @@ std::string KubeconfigYaml(const std::string& server, const std::string& ca_pem,
 }
 
 std::string WriteTempFile(const std::string& name, const std::string& content) {
-  static const std::filesystem::path dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("topofit-kube-test-" + std::to_string(getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  auto path = dir / name;
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
-  return path.string();
+  static const topofit::testing::TempDir dir("topofit-kube-test");
+  return dir.Write(name, content);
 }
 
 }  // namespace topofit::apiclient::testing

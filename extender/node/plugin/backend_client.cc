@@ -117,35 +117,43 @@ std::shared_ptr<v1beta1::DevicePlugin::Stub> BackendClient::stub() const {
   return stub_;
 }
 
+namespace {
+
+// `rpc(stub, ctx)` on the backend, with the deadline set and, for `wait_for_ready`, riding out a
+// backend restart up to it; UNAVAILABLE without a call when no backend registered.
+template <typename Rpc>
+grpc::Status CallBackend(const std::shared_ptr<v1beta1::DevicePlugin::Stub>& stub,
+                         std::chrono::system_clock::time_point deadline, bool wait_for_ready, Rpc&& rpc) {
+  if (!stub) return {grpc::StatusCode::UNAVAILABLE, "no backend registered"};
+  grpc::ClientContext ctx;
+  ctx.set_deadline(deadline);
+  if (wait_for_ready) ctx.set_wait_for_ready(true);
+  return rpc(*stub, ctx);
+}
+
+}  // namespace
+
 grpc::Status BackendClient::GetPreferredAllocation(const v1beta1::PreferredAllocationRequest& req,
                                                    v1beta1::PreferredAllocationResponse* resp,
                                                    std::chrono::system_clock::time_point deadline) {
-  auto s = stub();
-  if (!s) return {grpc::StatusCode::UNAVAILABLE, "no backend registered"};
-  grpc::ClientContext ctx;
-  ctx.set_deadline(deadline);
-  return s->GetPreferredAllocation(&ctx, req, resp);
+  return CallBackend(stub(), deadline, false, [&](v1beta1::DevicePlugin::Stub& s, grpc::ClientContext& ctx) {
+    return s.GetPreferredAllocation(&ctx, req, resp);
+  });
 }
 
 grpc::Status BackendClient::Allocate(const v1beta1::AllocateRequest& req, v1beta1::AllocateResponse* resp,
                                      std::chrono::system_clock::time_point deadline) {
-  auto s = stub();
-  if (!s) return {grpc::StatusCode::UNAVAILABLE, "no backend registered"};
-  grpc::ClientContext ctx;
-  ctx.set_deadline(deadline);
-  ctx.set_wait_for_ready(true);  // Rides out a backend restart up to the deadline.
-  return s->Allocate(&ctx, req, resp);
+  return CallBackend(stub(), deadline, true, [&](v1beta1::DevicePlugin::Stub& s, grpc::ClientContext& ctx) {
+    return s.Allocate(&ctx, req, resp);
+  });
 }
 
 grpc::Status BackendClient::PreStartContainer(const v1beta1::PreStartContainerRequest& req,
                                               v1beta1::PreStartContainerResponse* resp,
                                               std::chrono::system_clock::time_point deadline) {
-  auto s = stub();
-  if (!s) return {grpc::StatusCode::UNAVAILABLE, "no backend registered"};
-  grpc::ClientContext ctx;
-  ctx.set_deadline(deadline);
-  ctx.set_wait_for_ready(true);
-  return s->PreStartContainer(&ctx, req, resp);
+  return CallBackend(stub(), deadline, true, [&](v1beta1::DevicePlugin::Stub& s, grpc::ClientContext& ctx) {
+    return s.PreStartContainer(&ctx, req, resp);
+  });
 }
 
 }  // namespace topofit::node

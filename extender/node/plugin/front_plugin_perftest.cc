@@ -32,6 +32,7 @@
 #include "extender/node/plugin/podresources_client.h"
 #include "extender/node/plugin/testing/fake_kubelet.h"
 #include "extender/node/plugin/testing/pod_json.h"
+#include "test/util/temp_dir.h"
 
 namespace topofit::node {
 namespace {
@@ -74,8 +75,8 @@ double ProcessCpuUs() {
 // `parts`: time the empty RPC and the Gets instead of GetPreferredAllocation, same rig.
 void BM_OverSockets(benchmark::State& state, bool parts) {
   SetLogLevel(LogLevel::kWarn);
-  char tmpl[] = "/tmp/tfb-XXXXXX";
-  std::string root = ::mkdtemp(tmpl);
+  topofit::testing::TempDir temp("tfb", "/tmp");  // Short: unix socket paths.
+  const std::string& root = temp.path();
   std::string dir = root + "/device-plugins", pr = root + "/pod-resources/kubelet.sock";
   std::filesystem::create_directories(dir);
   std::filesystem::create_directories(root + "/pod-resources");
@@ -158,7 +159,6 @@ void BM_OverSockets(benchmark::State& state, bool parts) {
     (*backend)->Stop();
     kubelet.Stop();
   }
-  std::filesystem::remove_all(root);
 }
 void BM_GetPreferredAllocationOverSockets(benchmark::State& state) { BM_OverSockets(state, false); }
 BENCHMARK(BM_GetPreferredAllocationOverSockets)->Unit(benchmark::kMicrosecond)->Iterations(2000);

@@ -8,6 +8,7 @@
 
 #include "base/log.h"
 #include "extender/node/plugin/front_plugin.h"
+#include "extender/node/plugin/preferred_request_wire.h"
 
 namespace topofit::node {
 namespace {
@@ -106,10 +107,7 @@ class FrontPlugin::PreferredCall {
       return std::nullopt;
     }
     v1beta1::PreferredAllocationRequest breq;
-    auto* c = breq.add_container_requests();
-    for (const auto& id : b.available) c->add_available_deviceids(id);
-    for (const auto& id : b.must_include) c->add_must_include_deviceids(id);
-    c->set_allocation_size(b.size);
+    AddContainerRequest(breq, b);
     v1beta1::PreferredAllocationResponse bresp;
     grpc::Status st = front_.backend_.GetPreferredAllocation(breq, &bresp, deadline_);
     if (!st.ok() || bresp.container_responses_size() == 0) {
@@ -134,9 +132,7 @@ class FrontPlugin::PreferredCall {
 
 DeviceList FrontPlugin::Preferred(const v1beta1::ContainerPreferredAllocationRequest& req) {
   PreferredCall call(*this);
-  PreferredRequest r{{req.available_deviceids().begin(), req.available_deviceids().end()},
-                     {req.must_include_deviceids().begin(), req.must_include_deviceids().end()},
-                     req.allocation_size()};
+  PreferredRequest r = PreferredRequestOf(req);
   auto pods = pods_.Snapshot();
   Ledger ledger = LedgerCopy();
   ViewsFn views = [&call](const std::vector<const Candidate*>& wave) { return call.Views(wave); };

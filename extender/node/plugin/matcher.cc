@@ -54,6 +54,23 @@ DeviceList Offer(const PreferredRequest& request, const DeviceList& keep, const 
   return all;
 }
 
+// The decision follows the earliest of `among` (tentative when others match too): it names that pod
+// and container and answers the request's must-include devices, then the planned ones `keep` allows.
+template <typename Keep>
+void FollowEarliest(Decision& d, Decision::Kind kind, const std::vector<Candidate>& among,
+                    const PreferredRequest& request, Keep keep) {
+  const Candidate& c = Earliest(among);
+  d.kind = kind;
+  d.pod_uid = c.pod->uid;
+  d.pod_key = c.pod->key();
+  d.container = c.container;
+  d.tentative = among.size() > 1;
+  for (const auto& m : request.must_include) d.answer.push_back(m);
+  for (const auto& id : c.planned) {
+    if (!Contains(d.answer, id) && keep(id)) d.answer.push_back(id);
+  }
+}
+
 }  // namespace
 
 // Kubelet admits a pod's containers in that order in one pass, so every container before an
@@ -113,29 +130,12 @@ Decision Decide(const PreferredRequest& request, const std::vector<Candidate>& e
   Decision d;
   d.size = request.size;
   if (!exact.empty()) {
-    const Candidate& c = Earliest(exact);
-    d.kind = Decision::Kind::kPlanned;
-    d.pod_uid = c.pod->uid;
-    d.pod_key = c.pod->key();
-    d.container = c.container;
-    d.tentative = exact.size() > 1;
-    for (const auto& m : request.must_include) d.answer.push_back(m);
-    for (const auto& id : c.planned) {
-      if (!Contains(d.answer, id)) d.answer.push_back(id);
-    }
+    FollowEarliest(d, Decision::Kind::kPlanned, exact, request, [](const std::string&) { return true; });
     return d;
   }
   if (!partial.empty()) {
-    const Candidate& c = Earliest(partial);
-    d.kind = Decision::Kind::kPartial;
-    d.pod_uid = c.pod->uid;
-    d.pod_key = c.pod->key();
-    d.container = c.container;
-    d.tentative = partial.size() > 1;
-    for (const auto& m : request.must_include) d.answer.push_back(m);
-    for (const auto& id : c.planned) {
-      if (!Contains(d.answer, id) && Contains(request.available, id)) d.answer.push_back(id);
-    }
+    FollowEarliest(d, Decision::Kind::kPartial, partial, request,
+                   [&](const std::string& id) { return Contains(request.available, id); });
     if (static_cast<int>(d.answer.size()) > request.size) d.answer.resize(request.size);
   } else {
     d.answer = request.must_include;

@@ -206,29 +206,31 @@ struct NodeService::Impl {
     }
   }
 
-  void ReconcileLoop() {
+  // Until Stop: a heartbeat on `heartbeat`, `work()` (without mu), then a wait of `period()` (read
+  // under mu) that Stop cuts short.
+  template <typename Work, typename Period>
+  void RunUntilStopped(std::atomic<int64_t>& heartbeat, Work work, Period period) {
     std::unique_lock lock(mu);
     while (!stopping) {
       lock.unlock();
-      Beat(reconciler_beat);
-      Reconcile();
+      Beat(heartbeat);
+      work();
       lock.lock();
-      cv.wait_for(lock, options.reconcile_interval, [&] { return stopping; });
+      cv.wait_for(lock, period(), [&] { return stopping; });
     }
   }
 
+  void ReconcileLoop() {
+    RunUntilStopped(reconciler_beat, [this] { Reconcile(); },
+                    [this]() -> std::chrono::milliseconds { return options.reconcile_interval; });
+  }
+
+  // A kubelet restart opens an admission window that closes when topofit registers again: look every
+  // 50 ms (a few stat calls), and every 20 ms while not registered, so that topofit registers within
+  // that of the backend's device list.
   void Supervise() {
-    std::unique_lock lock(mu);
-    while (!stopping) {
-      lock.unlock();
-      Beat(supervisor_beat);
-      Tick();
-      lock.lock();
-      // A kubelet restart opens an admission window that closes when topofit registers again: look
-      // every 50 ms (a few stat calls), and every 20 ms while not registered, so that topofit
-      // registers within that of the backend's device list.
-      cv.wait_for(lock, std::chrono::milliseconds(registered ? 50 : 20), [&] { return stopping; });
-    }
+    RunUntilStopped(supervisor_beat, [this] { Tick(); },
+                    [this] { return std::chrono::milliseconds(registered ? 50 : 20); });
   }
 
   void Tick() {

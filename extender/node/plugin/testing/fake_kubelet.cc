@@ -11,6 +11,7 @@
 
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
 #include "extender/node/plugin/grpc_util.h"
+#include "extender/node/plugin/preferred_request_wire.h"
 #include "podresources/v1/api.grpc.pb.h"
 
 namespace topofit::node::testing {
@@ -261,10 +262,7 @@ Status FakeKubelet::Admit(const NodePod& pod) {
   auto preferred = [&](const PreferredRequest& r) -> std::optional<DeviceList> {
     if (!preferred_available) return DeviceList{};
     v1beta1::PreferredAllocationRequest req;
-    auto* c = req.add_container_requests();
-    for (const auto& id : r.available) c->add_available_deviceids(id);
-    for (const auto& id : r.must_include) c->add_must_include_deviceids(id);
-    c->set_allocation_size(r.size);
+    AddContainerRequest(req, r);
     v1beta1::PreferredAllocationResponse resp;
     lock.unlock();
     grpc::ClientContext ctx;  // Kubelet sets no deadline; the test bounds it.

@@ -43,7 +43,6 @@ class KubeletModel {
   explicit KubeletModel(uint64_t seed) : rng_(seed) {}
 
   void SetDevices(std::map<std::string, bool> healthy) { healthy_ = std::move(healthy); }
-  void SetHealth(const std::string& id, bool healthy) { healthy_[id] = healthy; }
 
   // The pod becomes known (kubelet's pod manager adds it just before admitting it).
   void Know(const NodePod& pod) { known_[pod.key()] = pod.uid; }

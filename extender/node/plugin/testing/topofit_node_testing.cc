@@ -76,13 +76,9 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
-  auto format = ParseLogFormat(log_format);
-  auto level = ParseLogLevel(log_level);
-  if (!format || !level) {
-    std::fprintf(stderr, "topofit-node-testing: %s\n", (!format ? format.error() : level.error()).c_str());
+  if (Status logging = ConfigureLog(log_format, log_level); !logging.ok()) {
+    std::fprintf(stderr, "topofit-node-testing: %s\n", logging.error().c_str());
     return 2;
   }
-  SetLogFormat(*format);
-  SetLogLevel(*level);
   return run();
 }
