@@ -2,7 +2,7 @@
 // published are listed; docs/cloud-machine-types.md gives the source of each fact and says which
 // entries rest on an inference (e.g. how a PCIe machine's GPUs split over its sockets). Machine types
 // that carve a few GPUs out of a larger NVSwitch board (a2-highgpu-4g, p5.4xlarge) are left out: no
-// built-in profile describes such a slice, and the agent's matrix does.
+// built-in profile describes such a slice, and the matrix `topofit node` publishes does.
 
 #include "topology/machine_types.h"
 

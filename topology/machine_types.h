@@ -5,7 +5,7 @@
 // Nodes there carry labels rather than nvidia-smi text: node.kubernetes.io/instance-type on all three
 // (the EC2 instance type, the Compute Engine machine type, the Azure VM size) and, on GKE,
 // cloud.google.com/gke-accelerator (the GPU type of the node pool). A machine type names a fixed
-// GPU board, so it pins the profile without the node agent. docs/cloud-machine-types.md lists every
+// GPU board, so it pins the profile without `topofit node`. docs/cloud-machine-types.md lists every
 // entry with the sources of its facts; an instance type that is not listed resolves by the other
 // sources (GPU Feature Discovery labels, then generic-pcie-N).
 

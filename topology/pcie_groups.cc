@@ -31,8 +31,6 @@ bool SameNumaByAffinity(const TopoMatrix& m, int a, int b) {
 
 }  // namespace
 
-LinkClass PcieLevelClass(int level) { return kLevelClass[level]; }
-
 Link DeviceLink(const TopoMatrix& m, int a, int b) {
   const int g = m.gpu_count();
   if (a < g && b < g) return m.gpu_links[a][b];

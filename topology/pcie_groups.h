@@ -22,9 +22,6 @@ namespace topofit {
 constexpr int kPcieLevels = 4;  // PIX, PXB, PHB, NODE groups, finest first.
 constexpr int kNumaLevel = 3;
 
-// The weakest class that puts two devices in one group of each level.
-LinkClass PcieLevelClass(int level);
-
 // Link between devices a and b; their name ("GPU0", "mlx5_3").
 Link DeviceLink(const TopoMatrix& m, int a, int b);
 std::string DeviceName(const TopoMatrix& m, int d);

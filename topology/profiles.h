@@ -2,7 +2,7 @@
 // Built-in topology profiles: machines people run, selectable by name.
 //
 // Each profile is the `nvidia-smi topo -m` text such a machine prints (checked against the real
-// fixture where one exists), so a profile and an agent-published matrix go through the same parser
+// fixture where one exists), so a profile and a matrix `topofit node` published go through the same parser
 // and model. Names are lower-case, e.g. "dgx1-v100", "hgx-a100-8", "hgx-h100-8", "pcie-8-dual-socket",
 // "pcie-4-single-socket", "phb-2-workstation", and "generic-pcie-N" for any N >= 1.
 

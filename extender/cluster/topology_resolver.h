@@ -3,7 +3,7 @@
 //
 // Sources, in order; the first that yields a usable topology wins:
 //   1. annotation topofit.io/gpu-topology: a built-in profile name (e.g. "dgx1-v100"), or the raw
-//      `nvidia-smi topo -m` text a node agent publishes (anything containing a newline or "GPU0" is
+//      `nvidia-smi topo -m` text `topofit node` publishes (anything containing a newline or "GPU0" is
 //      treated as matrix text).
 //   2. the cloud's machine type: label node.kubernetes.io/instance-type (EKS, GKE, AKS) found in
 //      topology/machine_types.h. On GKE the label cloud.google.com/gke-accelerator, when present,

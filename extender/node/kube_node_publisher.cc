@@ -55,7 +55,7 @@ Status KubeNodePublisher::CreateNodeEvent(const std::string& node, const NodeEve
   spec.type = event.type;
   spec.reason = event.reason;
   spec.message = event.message;
-  spec.component = "topofit-agent";
+  spec.component = "topofit-node";
   spec.host = node;
   return apiclient::CreateEvent(api_, spec);
 }

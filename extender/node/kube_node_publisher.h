@@ -3,7 +3,7 @@
 //
 // GET /api/v1/nodes/{name} for the annotations (remembering the node's uid for events), a JSON
 // merge patch on the same path for annotations (only the given keys change), and a core/v1 Event in
-// namespace "default" (where events about cluster-scoped objects go) from component topofit-agent
+// namespace "default" (where events about cluster-scoped objects go) from component topofit-node
 // (the subcommand that published the topology before `topofit node` took it over; kept, as Events are
 // what operators and their tooling filter on).
 // Errors carry the API server's message ("403: nodes \"n\" is forbidden: ..."). Borrows the
