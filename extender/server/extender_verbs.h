@@ -27,10 +27,13 @@
 
 #include <atomic>
 #include <map>
+#include <chrono>
 #include <string>
 #include <string_view>
 
+#include "extender/cluster/dra_cluster.h"
 #include "extender/k8s/kube_writer.h"
+#include "extender/placement/dra_prediction.h"
 #include "extender/placement/pipeline.h"
 #include "extender/protocol/extender_args.h"
 #include "extender/server/metrics.h"
@@ -57,6 +60,13 @@ class ExtenderVerbs {
   // mode, where the watch is the truth (a node the scheduler still lists after its deletion must not
   // come back). Off by default.
   void SetLearnNodes(bool on) { learn_nodes_.store(on, std::memory_order_relaxed); }
+  // Where bind reads a pod's DRA claim (docs/dra.md): on a DRA node it waits up to `claim_wait` for
+  // the claim kube-scheduler allocated in PreBind to reach the model, and says in the GPUsAssigned
+  // event whether it got the GPUs topofit predicted. Null (the default): bind does not wait.
+  void SetDra(const cluster::DraCluster* dra, std::chrono::milliseconds claim_wait = std::chrono::seconds(2)) {
+    dra_ = dra;
+    claim_wait_ = claim_wait;
+  }
 
  private:
   Reply FilterImpl(std::string_view body, bool padded);
@@ -67,6 +77,8 @@ class ExtenderVerbs {
   // where it can be made (else index-only, gpu-ids alone, and `plan_note` says why).
   std::map<std::string, std::string> BindAnnotations(const cluster::PodRequest& pod, const std::string& node,
                                                      GpuSet gpus, std::string& plan_note) const;
+  // The DRA view of a bind (dra_prediction.h), after waiting for the pod's claim on a DRA node.
+  placement::DraBindView DraView(const cluster::PodRequest& pod, const std::string& node) const;
   Reply PreemptImpl(std::string_view body);
   // Decodes filter/prioritize args; with SetLearnNodes, applies the request's unknown Nodes.
   Result<protocol::ExtenderArgs> DecodeArgs(std::string_view body, bool padded);
@@ -77,6 +89,8 @@ class ExtenderVerbs {
   Recorder* recorder_;
   bool log_;
   std::atomic<bool> learn_nodes_{false};
+  const cluster::DraCluster* dra_ = nullptr;
+  std::chrono::milliseconds claim_wait_{0};
 };
 
 }  // namespace topofit::server

@@ -1,0 +1,179 @@
+#include "extender/cluster/dra_cluster.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "extender/k8s/dra_decoder.h"
+#include "extender/k8s/object_decoder.h"
+
+namespace topofit::cluster {
+namespace {
+
+const char* kGpuClass = R"({"metadata":{"name":"gpu.nvidia.com","creationTimestamp":"2026-01-01T00:00:00Z"},
+  "spec":{"extendedResourceName":"nvidia.com/gpu","selectors":[{"cel":{"expression":
+  "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]}})";
+
+k8s::NodeObject Node(const std::string& name, int gpus) {
+  auto n = k8s::DecodeNode(fmt::format(R"({{"metadata":{{"name":"{}"}},"status":{{"allocatable":
+    {{"nvidia.com/gpu":"{}","cpu":"64","memory":"512Gi"}}}}}})", name, gpus));
+  REQUIRE(n.ok());
+  return *n;
+}
+
+// A slice of `node` whose devices gpu-<i> are listed in `order`; GPU i has bus id 0000:<10+i>:00.0
+// and sits under PCIe root pci0000:<i/2>. A MIG device (type "mig") rides along, which the class refuses.
+k8s::ResourceSliceObject Slice(const std::string& node, const std::vector<int>& order, const std::string& name = "") {
+  std::string devices;
+  for (int i : order) {
+    devices += fmt::format(R"({{"name":"gpu-{0}","attributes":{{"type":{{"string":"gpu"}},"uuid":{{"string":"GPU-{1}-{0}"}},
+      "pcieBusID":{{"string":"0000:{2}:00.0"}},"resource.kubernetes.io/pcieRoot":{{"string":"pci0000:0{3}"}},
+      "productName":{{"string":"Tesla T4"}}}}}},)", i, node, 10 + i, i / 2);
+  }
+  devices += R"({"name":"gpu-0-mig-1","attributes":{"type":{"string":"mig"}}})";
+  auto s = k8s::DecodeResourceSlice(fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{"driver":"gpu.nvidia.com",
+    "nodeName":"{}","pool":{{"name":"{}","generation":1,"resourceSliceCount":1}},"devices":[{}]}}}})",
+    name.empty() ? node + "-gpus" : name, node, node, devices));
+  REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error()));
+  return *s;
+}
+
+k8s::ResourceClaimObject Claim(const std::string& uid, const std::string& pod_uid, const std::string& node,
+                               const std::vector<int>& devices, bool extended = true) {
+  std::string results;
+  for (int d : devices)
+    results += fmt::format(R"({}{{"request":"container-0-request-0","driver":"gpu.nvidia.com","pool":"{}","device":"gpu-{}"}})",
+                           results.empty() ? "" : ",", node, d);
+  auto c = k8s::DecodeResourceClaim(fmt::format(R"({{"metadata":{{"name":"p-extended-resources-1","namespace":"ml",
+    "uid":"{}","annotations":{{"resource.kubernetes.io/extended-resource-claim":"{}"}},
+    "ownerReferences":[{{"kind":"Pod","name":"p","uid":"{}","controller":true}}]}},
+    "status":{{"allocation":{{"devices":{{"results":[{}]}}}}}}}})", uid, extended ? "true" : "false", pod_uid, results));
+  REQUIRE_MESSAGE(c.ok(), (c.ok() ? "" : c.error()));
+  return *c;
+}
+
+k8s::PodObject BoundPod(const std::string& uid, const std::string& node, int gpus) {
+  auto p = k8s::DecodePod(fmt::format(R"({{"metadata":{{"name":"p","namespace":"ml","uid":"{}"}},
+    "spec":{{"nodeName":"{}","containers":[{{"name":"c","resources":{{"limits":{{"nvidia.com/gpu":"{}","cpu":"2"}}}}}}]}},
+    "status":{{"phase":"Running"}}}})", uid, node, gpus));
+  REQUIRE(p.ok());
+  return *p;
+}
+
+}  // namespace
+
+TEST_CASE("DRA nodes: GPUs from the slices, numbered by PCI bus id, first-fit order kept, device-plugin nodes alone") {
+  ClusterModel model;
+  DraCluster dra(model);
+  dra.ApplyNode(Node("dp", 4));
+  dra.ApplyNode(Node("d1", 0));
+  CHECK(model.Node("d1")->usable.empty());  // No class, no slices yet.
+  dra.ApplyResourceSlice(Slice("d1", {2, 0, 3, 1}));
+  dra.ApplyResourceSlice(Slice("dp", {0, 1}));  // Ignored: dp advertises nvidia.com/gpu.
+  CHECK(model.Node("d1")->usable.empty());  // Still no class.
+  dra.ApplyDeviceClass(*k8s::DecodeDeviceClass(kGpuClass));
+
+  auto d1 = model.Node("d1");
+  REQUIRE(d1);
+  CHECK(d1->usable.size() == 4);  // The MIG device is not of the class.
+  CHECK(d1->source == TopologySource::kDraAttributes);
+  REQUIRE(d1->gpus.size() == 4);
+  CHECK(d1->gpus[0].uuid == "GPU-d1-0");  // Index order: PCI bus id.
+  CHECK(d1->gpus[3].pci_bus_id == "0000:13:00.0");
+  CHECK(d1->topology->link(0, 1).cls == LinkClass::Phb);  // Same PCIe root.
+  CHECK(d1->topology->link(1, 2).cls == LinkClass::Node);
+  {
+    auto reader = model.Read();
+    const NodeState* n = reader.Find("d1");
+    REQUIRE(n);
+    CHECK(n->spec().dra());
+    CHECK(n->spec().first_fit == std::vector<int>{2, 0, 3, 1});  // Slice order, by index.
+    CHECK(n->product_id() == GpuProductId("Tesla T4"));
+    CHECK_FALSE(reader.Find("dp")->spec().dra());
+  }
+  CHECK(model.Node("dp")->usable.size() == 4);
+  CHECK(model.Node("dp")->source == TopologySource::kGenericFallback);
+
+  dra.DeleteDeviceClass("gpu.nvidia.com");
+  CHECK(model.Node("d1")->usable.empty());
+}
+
+TEST_CASE("DRA claims: a pod's extended-resource claim holds its GPUs before and after the bind") {
+  ClusterModel model;
+  DraCluster dra(model);
+  dra.ApplyDeviceClass(*k8s::DecodeDeviceClass(kGpuClass));
+  dra.ApplyNode(Node("d1", 0));
+  dra.ApplyResourceSlice(Slice("d1", {0, 1, 2, 3}));
+
+  dra.ApplyResourceClaim(Claim("c1", "pu", "d1", {1, 3}));  // Allocated at PreBind; the pod is not bound yet.
+  auto held = model.PodByUid("pu");
+  REQUIRE(held);
+  CHECK(held->node == "d1");
+  CHECK(held->gpus == GpuSet::Of({1, 3}));
+  CHECK(held->observed);
+  CHECK(model.Node("d1")->free == GpuSet::Of({0, 2}));
+  CHECK(dra.AllocationOf("pu")->count == 2);
+
+  model.ApplyPod(dra.Pod(BoundPod("pu", "d1", 2)));  // The bound pod arrives.
+  held = model.PodByUid("pu");
+  REQUIRE(held);
+  CHECK(held->gpus == GpuSet::Of({1, 3}));
+  CHECK_FALSE(held->unknown_identity);
+
+  dra.DeleteResourceClaim("c1");  // Its pod keeps its count, of unknown identity.
+  held = model.PodByUid("pu");
+  REQUIRE(held);
+  CHECK(held->gpus.size() == 2);
+  CHECK(held->unknown_identity);
+}
+
+TEST_CASE("DRA claims: users' own claims hold GPUs as their own holdings, an unreadable class admits none") {
+  ClusterModel model;
+  DraCluster dra(model);
+  dra.ApplyDeviceClass(*k8s::DecodeDeviceClass(kGpuClass));
+  dra.ApplyNode(Node("d1", 0));
+  dra.ApplyResourceSlice(Slice("d1", {0, 1, 2, 3}));
+  dra.ApplyResourceClaim(Claim("c9", "x", "d1", {0, 1, 2}, /*extended=*/false));
+  auto held = model.PodByUid(std::string(kClaimHoldingPrefix) + "c9");
+  REQUIRE(held);
+  CHECK(held->gpus == GpuSet::Of({0, 1, 2}));
+  CHECK(model.Node("d1")->free == GpuSet::Of({3}));
+  dra.DeleteResourceClaim("c9");
+  CHECK_FALSE(model.PodByUid(std::string(kClaimHoldingPrefix) + "c9"));
+  CHECK(model.Node("d1")->free.size() == 4);
+
+  auto odd = k8s::DecodeDeviceClass(R"j({"metadata":{"name":"gpu.nvidia.com","creationTimestamp":"2026-01-01T00:00:00Z"},
+    "spec":{"extendedResourceName":"nvidia.com/gpu","selectors":[{"cel":{"expression":"device.driver.startsWith('gpu')"}}]}})j");
+  dra.ApplyDeviceClass(*odd);
+  CHECK(dra.Warning().find("DeviceClass gpu.nvidia.com: CEL selector") == 0);
+  CHECK(model.Node("d1")->usable.empty());
+}
+
+TEST_CASE("DRA inventory: the allocator's order over pools, generations and slices") {
+  DraInventory inv;
+  inv.ApplyClass(*k8s::DecodeDeviceClass(kGpuClass));
+  auto b = Slice("n", {2, 3}, "n-b");
+  auto a = Slice("n", {0, 1}, "n-a");
+  a.slice_count = b.slice_count = 2;
+  inv.ApplySlice(b);
+  CHECK_FALSE(inv.NodeGpus("n"));  // One slice of two: an incomplete pool is never allocated from.
+  inv.ApplySlice(a);
+  auto gpus = inv.NodeGpus("n");
+  REQUIRE(gpus);
+  CHECK(gpus->first_fit == std::vector<int>{0, 1, 2, 3});  // Slices by name: n-a before n-b.
+  auto newer = Slice("n", {3}, "n-c");
+  newer.generation = 2;
+  inv.ApplySlice(newer);
+  gpus = inv.NodeGpus("n");
+  REQUIRE(gpus);
+  CHECK(gpus->gpus.size() == 1);  // Generation 2 replaces generation 1's slices.
+  auto tainted = Slice("m", {0, 1});
+  tainted.devices[0].tainted = true;
+  inv.ApplySlice(tainted);
+  CHECK(inv.NodeGpus("m")->gpus.size() == 1);
+}
+
+}  // namespace topofit::cluster
