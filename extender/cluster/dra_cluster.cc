@@ -128,16 +128,39 @@ void DraCluster::DeleteDeviceClass(std::string_view name) {
   RefreshAllLocked();
 }
 
+void DraCluster::RefreshPoolClaimsLocked(const std::pair<std::string, std::string>& pool) {
+  auto it = claims_by_pool_.find(pool);
+  if (it == claims_by_pool_.end()) return;
+  for (const std::string& uid : it->second) RefreshClaimLocked(claims_.find(uid)->second);
+}
+
+void DraCluster::IndexClaimLocked(const std::string& uid, const k8s::ResourceClaimObject* before,
+                                  const k8s::ResourceClaimObject* after) {
+  if (before) {
+    for (const k8s::DeviceResult& r : before->results) {
+      auto it = claims_by_pool_.find({r.driver, r.pool});
+      if (it == claims_by_pool_.end()) continue;
+      it->second.erase(uid);
+      if (it->second.empty()) claims_by_pool_.erase(it);
+    }
+  }
+  if (after)
+    for (const k8s::DeviceResult& r : after->results) claims_by_pool_[{r.driver, r.pool}].insert(uid);
+}
+
 void DraCluster::ApplyResourceSlice(const k8s::ResourceSliceObject& s) {
   std::lock_guard lock(mu_);
+  std::optional<std::pair<std::string, std::string>> old_pool = inventory_.PoolOf(s.meta.name);
   for (const std::string& node : inventory_.ApplySlice(s)) RefreshNodeLocked(node);
-  for (auto& [uid, claim] : claims_) RefreshClaimLocked(claim);
+  if (old_pool && *old_pool != std::make_pair(s.driver, s.pool)) RefreshPoolClaimsLocked(*old_pool);
+  RefreshPoolClaimsLocked({s.driver, s.pool});
 }
 
 void DraCluster::DeleteResourceSlice(std::string_view name) {
   std::lock_guard lock(mu_);
+  std::optional<std::pair<std::string, std::string>> pool = inventory_.PoolOf(name);
   for (const std::string& node : inventory_.DeleteSlice(name)) RefreshNodeLocked(node);
-  for (auto& [uid, claim] : claims_) RefreshClaimLocked(claim);
+  if (pool) RefreshPoolClaimsLocked(*pool);
 }
 
 void DraCluster::ApplyResourceClaim(const k8s::ResourceClaimObject& object) {
@@ -145,6 +168,7 @@ void DraCluster::ApplyResourceClaim(const k8s::ResourceClaimObject& object) {
   const std::string& uid = object.meta.uid;
   if (uid.empty()) return;
   Claim& c = claims_[uid];
+  IndexClaimLocked(uid, &c.object, &object);
   c.object = object;
   const bool owned = object.extended_resource && !object.owner_pod.uid.empty();
   std::string holder = owned ? object.owner_pod.uid : kClaimHoldingPrefix + uid;
@@ -162,6 +186,7 @@ void DraCluster::DeleteResourceClaim(std::string_view uid) {
   c.object.allocated = false;
   RefreshClaimLocked(c);  // The pod's holding loses the claim's GPUs; a claim's own holding goes.
   if (auto p = claim_of_pod_.find(c.holder); p != claim_of_pod_.end() && p->second == uid) claim_of_pod_.erase(p);
+  IndexClaimLocked(c.object.meta.uid, &c.object, nullptr);
   claims_.erase(it);
 }
 

@@ -22,6 +22,8 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <utility>
 #include <string>
 #include <string_view>
 
@@ -65,6 +67,9 @@ class DraCluster {
   };
   void RefreshNodeLocked(const std::string& name);
   void RefreshAllLocked();
+  // Refreshes the claims with a result in (driver, pool).
+  void RefreshPoolClaimsLocked(const std::pair<std::string, std::string>& pool);
+  void IndexClaimLocked(const std::string& uid, const k8s::ResourceClaimObject* before, const k8s::ResourceClaimObject* after);
   // Re-reads the claim's allocation and tells the model (the pod's holding, or the claim's own).
   void RefreshClaimLocked(Claim& c);
   void ReleaseClaimLocked(Claim& c);
@@ -79,6 +84,7 @@ class DraCluster {
   std::map<std::string, k8s::PodObject, std::less<>> pods_;        // Bound GPU pods of DRA-candidate nodes, by uid.
   std::map<std::string, Claim, std::less<>> claims_;               // By claim uid.
   std::map<std::string, std::string, std::less<>> claim_of_pod_;   // Pod uid -> its extended-resource claim's uid.
+  std::map<std::pair<std::string, std::string>, std::set<std::string>> claims_by_pool_;  // (driver, pool) -> claim uids.
 };
 
 }  // namespace topofit::cluster

@@ -7,53 +7,14 @@
 
 #include <fmt/format.h>
 
+#include "extender/cluster/testing/dra_builders.h"
 #include "extender/k8s/dra_decoder.h"
 #include "extender/k8s/object_decoder.h"
 
 namespace topofit::cluster {
 namespace {
 
-const char* kGpuClass = R"({"metadata":{"name":"gpu.nvidia.com","creationTimestamp":"2026-01-01T00:00:00Z"},
-  "spec":{"extendedResourceName":"nvidia.com/gpu","selectors":[{"cel":{"expression":
-  "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]}})";
-
-k8s::NodeObject Node(const std::string& name, int gpus) {
-  auto n = k8s::DecodeNode(fmt::format(R"({{"metadata":{{"name":"{}"}},"status":{{"allocatable":
-    {{"nvidia.com/gpu":"{}","cpu":"64","memory":"512Gi"}}}}}})", name, gpus));
-  REQUIRE(n.ok());
-  return *n;
-}
-
-// A slice of `node` whose devices gpu-<i> are listed in `order`; GPU i has bus id 0000:<10+i>:00.0
-// and sits under PCIe root pci0000:<i/2>. A MIG device (type "mig") rides along, which the class refuses.
-k8s::ResourceSliceObject Slice(const std::string& node, const std::vector<int>& order, const std::string& name = "") {
-  std::string devices;
-  for (int i : order) {
-    devices += fmt::format(R"({{"name":"gpu-{0}","attributes":{{"type":{{"string":"gpu"}},"uuid":{{"string":"GPU-{1}-{0}"}},
-      "pcieBusID":{{"string":"0000:{2}:00.0"}},"resource.kubernetes.io/pcieRoot":{{"string":"pci0000:0{3}"}},
-      "productName":{{"string":"Tesla T4"}}}}}},)", i, node, 10 + i, i / 2);
-  }
-  devices += R"({"name":"gpu-0-mig-1","attributes":{"type":{"string":"mig"}}})";
-  auto s = k8s::DecodeResourceSlice(fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{"driver":"gpu.nvidia.com",
-    "nodeName":"{}","pool":{{"name":"{}","generation":1,"resourceSliceCount":1}},"devices":[{}]}}}})",
-    name.empty() ? node + "-gpus" : name, node, node, devices));
-  REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error()));
-  return *s;
-}
-
-k8s::ResourceClaimObject Claim(const std::string& uid, const std::string& pod_uid, const std::string& node,
-                               const std::vector<int>& devices, bool extended = true) {
-  std::string results;
-  for (int d : devices)
-    results += fmt::format(R"({}{{"request":"container-0-request-0","driver":"gpu.nvidia.com","pool":"{}","device":"gpu-{}"}})",
-                           results.empty() ? "" : ",", node, d);
-  auto c = k8s::DecodeResourceClaim(fmt::format(R"({{"metadata":{{"name":"p-extended-resources-1","namespace":"ml",
-    "uid":"{}","annotations":{{"resource.kubernetes.io/extended-resource-claim":"{}"}},
-    "ownerReferences":[{{"kind":"Pod","name":"p","uid":"{}","controller":true}}]}},
-    "status":{{"allocation":{{"devices":{{"results":[{}]}}}}}}}})", uid, extended ? "true" : "false", pod_uid, results));
-  REQUIRE_MESSAGE(c.ok(), (c.ok() ? "" : c.error()));
-  return *c;
-}
+using namespace testing;
 
 k8s::PodObject BoundPod(const std::string& uid, const std::string& node, int gpus) {
   auto p = k8s::DecodePod(fmt::format(R"({{"metadata":{{"name":"p","namespace":"ml","uid":"{}"}},
@@ -68,13 +29,13 @@ k8s::PodObject BoundPod(const std::string& uid, const std::string& node, int gpu
 TEST_CASE("DRA nodes: GPUs from the slices, numbered by PCI bus id, first-fit order kept, device-plugin nodes alone") {
   ClusterModel model;
   DraCluster dra(model);
-  dra.ApplyNode(Node("dp", 4));
-  dra.ApplyNode(Node("d1", 0));
+  dra.ApplyNode(DecodedNode("dp", 4));
+  dra.ApplyNode(DecodedNode("d1", 0));
   CHECK(model.Node("d1")->usable.empty());  // No class, no slices yet.
-  dra.ApplyResourceSlice(Slice("d1", {2, 0, 3, 1}));
-  dra.ApplyResourceSlice(Slice("dp", {0, 1}));  // Ignored: dp advertises nvidia.com/gpu.
+  dra.ApplyResourceSlice(GpuSlice("d1", {2, 0, 3, 1}));
+  dra.ApplyResourceSlice(GpuSlice("dp", {0, 1}));  // Ignored: dp advertises nvidia.com/gpu.
   CHECK(model.Node("d1")->usable.empty());  // Still no class.
-  dra.ApplyDeviceClass(*k8s::DecodeDeviceClass(kGpuClass));
+  dra.ApplyDeviceClass(GpuClass());
 
   auto d1 = model.Node("d1");
   REQUIRE(d1);
@@ -104,11 +65,11 @@ TEST_CASE("DRA nodes: GPUs from the slices, numbered by PCI bus id, first-fit or
 TEST_CASE("DRA claims: a pod's extended-resource claim holds its GPUs before and after the bind") {
   ClusterModel model;
   DraCluster dra(model);
-  dra.ApplyDeviceClass(*k8s::DecodeDeviceClass(kGpuClass));
-  dra.ApplyNode(Node("d1", 0));
-  dra.ApplyResourceSlice(Slice("d1", {0, 1, 2, 3}));
+  dra.ApplyDeviceClass(GpuClass());
+  dra.ApplyNode(DecodedNode("d1", 0));
+  dra.ApplyResourceSlice(GpuSlice("d1", {0, 1, 2, 3}));
 
-  dra.ApplyResourceClaim(Claim("c1", "pu", "d1", {1, 3}));  // Allocated at PreBind; the pod is not bound yet.
+  dra.ApplyResourceClaim(GpuClaim("c1", "pu", "d1", {1, 3}));  // Allocated at PreBind; the pod is not bound yet.
   auto held = model.PodByUid("pu");
   REQUIRE(held);
   CHECK(held->node == "d1");
@@ -133,10 +94,10 @@ TEST_CASE("DRA claims: a pod's extended-resource claim holds its GPUs before and
 TEST_CASE("DRA claims: users' own claims hold GPUs as their own holdings, an unreadable class admits none") {
   ClusterModel model;
   DraCluster dra(model);
-  dra.ApplyDeviceClass(*k8s::DecodeDeviceClass(kGpuClass));
-  dra.ApplyNode(Node("d1", 0));
-  dra.ApplyResourceSlice(Slice("d1", {0, 1, 2, 3}));
-  dra.ApplyResourceClaim(Claim("c9", "x", "d1", {0, 1, 2}, /*extended=*/false));
+  dra.ApplyDeviceClass(GpuClass());
+  dra.ApplyNode(DecodedNode("d1", 0));
+  dra.ApplyResourceSlice(GpuSlice("d1", {0, 1, 2, 3}));
+  dra.ApplyResourceClaim(GpuClaim("c9", "x", "d1", {0, 1, 2}, /*extended=*/false));
   auto held = model.PodByUid(std::string(kClaimHoldingPrefix) + "c9");
   REQUIRE(held);
   CHECK(held->gpus == GpuSet::Of({0, 1, 2}));
@@ -154,9 +115,9 @@ TEST_CASE("DRA claims: users' own claims hold GPUs as their own holdings, an unr
 
 TEST_CASE("DRA inventory: the allocator's order over pools, generations and slices") {
   DraInventory inv;
-  inv.ApplyClass(*k8s::DecodeDeviceClass(kGpuClass));
-  auto b = Slice("n", {2, 3}, "n-b");
-  auto a = Slice("n", {0, 1}, "n-a");
+  inv.ApplyClass(GpuClass());
+  auto b = GpuSlice("n", {2, 3}, "n-b");
+  auto a = GpuSlice("n", {0, 1}, "n-a");
   a.slice_count = b.slice_count = 2;
   inv.ApplySlice(b);
   CHECK_FALSE(inv.NodeGpus("n"));  // One slice of two: an incomplete pool is never allocated from.
@@ -164,13 +125,13 @@ TEST_CASE("DRA inventory: the allocator's order over pools, generations and slic
   auto gpus = inv.NodeGpus("n");
   REQUIRE(gpus);
   CHECK(gpus->first_fit == std::vector<int>{0, 1, 2, 3});  // Slices by name: n-a before n-b.
-  auto newer = Slice("n", {3}, "n-c");
+  auto newer = GpuSlice("n", {3}, "n-c");
   newer.generation = 2;
   inv.ApplySlice(newer);
   gpus = inv.NodeGpus("n");
   REQUIRE(gpus);
   CHECK(gpus->gpus.size() == 1);  // Generation 2 replaces generation 1's slices.
-  auto tainted = Slice("m", {0, 1});
+  auto tainted = GpuSlice("m", {0, 1});
   tainted.devices[0].tainted = true;
   inv.ApplySlice(tainted);
   CHECK(inv.NodeGpus("m")->gpus.size() == 1);

@@ -93,16 +93,29 @@ std::string DraNodeGpus::Fingerprint() const {
 void DraInventory::ApplyClass(k8s::DeviceClassObject c) {
   std::string name = c.meta.name;
   classes_.insert_or_assign(std::move(name), std::move(c));
+  RefreshClassLocked();
 }
 
 void DraInventory::DeleteClass(std::string_view name) {
   if (auto it = classes_.find(name); it != classes_.end()) classes_.erase(it);
+  RefreshClassLocked();
+}
+
+void DraInventory::RefreshClassLocked() {
+  gpu_class_ = nullptr;
+  for (const auto& [name, c] : classes_) {  // By name: on equal times the lowest name stays.
+    if (c.extended_resource_name != k8s::kGpuResource) continue;
+    if (!gpu_class_ || c.creation_timestamp > gpu_class_->creation_timestamp) gpu_class_ = &c;
+  }
+  selector_.reset();
+  if (gpu_class_) selector_ = DeviceSelector::Parse(gpu_class_->cel_selectors);
 }
 
 std::vector<std::string> DraInventory::ApplySlice(k8s::ResourceSliceObject s) {
   std::vector<std::string> touched = DeleteSlice(s.meta.name);
   if (!s.node_name.empty()) {
     slices_by_node_[s.node_name].insert(s.meta.name);
+    slices_by_pool_[{s.driver, s.pool}].insert(s.meta.name);
     touched.push_back(s.node_name);
   }
   std::string name = s.meta.name;
@@ -115,6 +128,10 @@ std::vector<std::string> DraInventory::DeleteSlice(std::string_view name) {
   if (it == slices_.end()) return {};
   std::vector<std::string> touched;
   const std::string node = it->second.node_name;
+  if (auto p = slices_by_pool_.find({it->second.driver, it->second.pool}); p != slices_by_pool_.end()) {
+    p->second.erase(std::string(name));
+    if (p->second.empty()) slices_by_pool_.erase(p);
+  }
   if (auto n = slices_by_node_.find(node); n != slices_by_node_.end()) {
     n->second.erase(std::string(name));
     if (n->second.empty()) slices_by_node_.erase(n);
@@ -124,28 +141,32 @@ std::vector<std::string> DraInventory::DeleteSlice(std::string_view name) {
   return touched;
 }
 
-const k8s::DeviceClassObject* DraInventory::GpuClass() const {
-  const k8s::DeviceClassObject* best = nullptr;
-  for (const auto& [name, c] : classes_) {  // By name: on equal times the lowest name stays.
-    if (c.extended_resource_name != k8s::kGpuResource) continue;
-    if (!best || c.creation_timestamp > best->creation_timestamp) best = &c;
-  }
-  return best;
-}
+const k8s::DeviceClassObject* DraInventory::GpuClass() const { return gpu_class_; }
 
 std::string DraInventory::ClassWarning() const {
-  const k8s::DeviceClassObject* c = GpuClass();
-  if (!c) return {};
-  auto sel = DeviceSelector::Parse(c->cel_selectors);
-  return sel.ok() ? std::string() : fmt::format("DeviceClass {}: {}", c->meta.name, sel.error());
+  if (!gpu_class_ || !selector_ || selector_->ok()) return {};
+  return fmt::format("DeviceClass {}: {}", gpu_class_->meta.name, selector_->error());
+}
+
+std::optional<std::pair<std::string, std::string>> DraInventory::PoolOf(std::string_view slice) const {
+  auto it = slices_.find(slice);
+  if (it == slices_.end()) return std::nullopt;
+  return std::make_pair(it->second.driver, it->second.pool);
+}
+
+std::set<std::string> DraInventory::NodesOfPool(const std::string& driver, const std::string& pool) const {
+  std::set<std::string> out;
+  auto it = slices_by_pool_.find({driver, pool});
+  if (it == slices_by_pool_.end()) return out;
+  for (const std::string& name : it->second) out.insert(slices_.find(name)->second.node_name);
+  return out;
 }
 
 std::optional<DraNodeGpus> DraInventory::NodeGpus(std::string_view node) const {
-  const k8s::DeviceClassObject* c = GpuClass();
+  const k8s::DeviceClassObject* c = gpu_class_;
   auto names = slices_by_node_.find(node);
-  if (!c || names == slices_by_node_.end()) return std::nullopt;
-  auto selector = DeviceSelector::Parse(c->cel_selectors);
-  if (!selector.ok()) return std::nullopt;
+  if (!c || names == slices_by_node_.end() || !selector_ || !selector_->ok()) return std::nullopt;
+  const DeviceSelector* selector = &**selector_;
   std::vector<const k8s::ResourceSliceObject*> slices;
   for (const std::string& n : names->second) slices.push_back(&slices_.find(n)->second);
   std::vector<DraGpu> in_order;
@@ -168,18 +189,17 @@ std::optional<DraAllocation> DraInventory::Allocation(const k8s::ResourceClaimOb
   DraAllocation out;
   std::map<std::string, std::optional<DraNodeGpus>, std::less<>> nodes;  // Memo per node.
   for (const k8s::DeviceResult& r : claim.results) {
-    for (const auto& [name, s] : slices_) {
-      if (s.driver != r.driver || s.pool != r.pool || s.node_name.empty()) continue;
-      auto memo = nodes.find(s.node_name);
-      if (memo == nodes.end()) memo = nodes.emplace(s.node_name, NodeGpus(s.node_name)).first;
+    for (const std::string& node : NodesOfPool(r.driver, r.pool)) {
+      auto memo = nodes.find(node);
+      if (memo == nodes.end()) memo = nodes.emplace(node, NodeGpus(node)).first;
       if (!memo->second) continue;
       const auto& gpus = memo->second->gpus;
       auto g = std::find_if(gpus.begin(), gpus.end(), [&](const DraGpu& x) {
         return x.driver == r.driver && x.pool == r.pool && x.device == r.device;
       });
       if (g == gpus.end()) continue;
-      if (!out.node.empty() && out.node != s.node_name) continue;  // Node-local GPUs: one node per claim.
-      out.node = s.node_name;
+      if (!out.node.empty() && out.node != node) continue;  // Node-local GPUs: one node per claim.
+      out.node = node;
       auto req = std::find_if(out.requests.begin(), out.requests.end(), [&](auto& p) { return p.first == r.request; });
       if (req == out.requests.end()) req = out.requests.insert(out.requests.end(), {r.request, {}});
       req->second.push_back(g->identity);

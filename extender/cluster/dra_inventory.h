@@ -24,33 +24,11 @@
 #include <utility>
 #include <vector>
 
+#include "extender/cluster/device_selector.h"
+#include "extender/cluster/dra_gpus.h"
 #include "extender/k8s/dra_objects.h"
 
 namespace topofit::cluster {
-
-struct DraGpu {
-  std::string driver, pool, device;  // As claim results name it.
-  std::string identity;    // The <driver>/uuid attribute, else "<driver>/<pool>/<device>".
-  std::string pci_bus_id;  // <driver>/pcieBusID (NVIDIA's driver) or resource.kubernetes.io/pciBusID; "" if none.
-  std::string pcie_root;   // resource.kubernetes.io/pcieRoot; "" if none.
-  int numa = -1;           // <driver>/numa or <driver>/numaNode; -1 if none.
-  std::string product;     // <driver>/productName; "" if none.
-};
-
-struct DraNodeGpus {
-  std::string device_class;
-  std::vector<DraGpu> gpus;    // By GPU index.
-  std::vector<int> first_fit;  // GPU indices in the allocator's order.
-  // Changes whenever anything above changes (the model re-resolves the node then).
-  std::string Fingerprint() const;
-};
-
-struct DraAllocation {
-  std::string node;
-  int count = 0;
-  // Per claim request, the identities of its GPUs (results order).
-  std::vector<std::pair<std::string, std::vector<std::string>>> requests;
-};
 
 class DraInventory {
  public:
@@ -65,11 +43,20 @@ class DraInventory {
   std::optional<DraNodeGpus> NodeGpus(std::string_view node) const;
   std::optional<DraAllocation> Allocation(const k8s::ResourceClaimObject& claim) const;
   size_t slices() const { return slices_.size(); }
+  // The (driver, pool) of a slice, if known.
+  std::optional<std::pair<std::string, std::string>> PoolOf(std::string_view slice) const;
+  // The nodes of the slices of (driver, pool).
+  std::set<std::string> NodesOfPool(const std::string& driver, const std::string& pool) const;
 
  private:
+  void RefreshClassLocked();  // gpu_class_ and selector_ after a class change.
+
   std::map<std::string, k8s::DeviceClassObject, std::less<>> classes_;
+  const k8s::DeviceClassObject* gpu_class_ = nullptr;  // Into classes_.
+  std::optional<Result<DeviceSelector>> selector_;      // gpu_class_'s, parsed once.
   std::map<std::string, k8s::ResourceSliceObject, std::less<>> slices_;         // By slice name.
   std::map<std::string, std::set<std::string>, std::less<>> slices_by_node_;    // Node -> slice names.
+  std::map<std::pair<std::string, std::string>, std::set<std::string>> slices_by_pool_;  // (driver, pool) -> names.
 };
 
 }  // namespace topofit::cluster

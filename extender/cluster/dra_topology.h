@@ -9,7 +9,7 @@
 //   else                                      NODE (as generic-pcie-N: unknown, yet not cross-socket)
 // NUMA affinity per GPU from the numa attribute when known. Pure function; thread-safe.
 
-#include "extender/cluster/dra_inventory.h"
+#include "extender/cluster/dra_gpus.h"
 #include "topology/topo_matrix.h"
 
 namespace topofit::cluster {

@@ -53,7 +53,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "extender/cluster/dra_inventory.h"
+#include "extender/cluster/dra_gpus.h"
 #include "extender/k8s/objects.h"
 #include "topology/gpu_set.h"
 #include "topology/topology.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "extender/cluster/dra_inventory.h"
+#include "extender/cluster/dra_gpus.h"
 #include "extender/cluster/pod_intent.h"
 #include "extender/placement/pipeline.h"
 #include "topology/gpu_set.h"
