@@ -202,13 +202,6 @@ std::string CreationTimestamp(dom::element meta, const Path& path) {
   return out;
 }
 
-template <typename T, typename F>
-Result<T> DecodeText(std::string_view text, F&& decode) {
-  simdjson::padded_string padded(text);
-  dom::parser parser;
-  return CatchDecode<T>([&]() -> Result<T> { return decode(json::Parse(parser, padded), Path{}); });
-}
-
 }  // namespace
 
 DeviceClassObject DecodeDeviceClassValue(dom::element v, const Path& path) {

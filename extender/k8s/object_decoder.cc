@@ -261,15 +261,6 @@ PodObject DecodePodValue(dom::element v, const Path& path) {
   return pod;
 }
 
-namespace {
-template <typename T, typename F>
-Result<T> DecodeText(std::string_view text, F&& decode) {
-  simdjson::padded_string padded(text);
-  dom::parser parser;
-  return CatchDecode<T>([&]() -> Result<T> { return decode(json::Parse(parser, padded), Path{}); });
-}
-}  // namespace
-
 Result<NodeObject> DecodeNode(std::string_view json) {
   return DecodeText<NodeObject>(json, [](dom::element v, const Path& p) { return DecodeNodeValue(v, p); });
 }

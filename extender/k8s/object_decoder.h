@@ -53,4 +53,12 @@ Result<T> CatchDecode(F&& body) {
   }
 }
 
+// One document's text decoded by `decode(root, Path{})` (a Decode*Value), inside CatchDecode.
+template <typename T, typename F>
+Result<T> DecodeText(std::string_view text, F&& decode) {
+  simdjson::padded_string padded(text);
+  json::dom::parser parser;
+  return CatchDecode<T>([&]() -> Result<T> { return decode(json::Parse(parser, padded), json::Path{}); });
+}
+
 }  // namespace topofit::k8s

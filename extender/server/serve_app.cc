@@ -43,6 +43,7 @@ void ServeApp::Load(const k8s::Snapshot& snapshot) {
   for (const auto& c : snapshot.resource_claims) dra_->ApplyResourceClaim(c);
   for (const auto& pod : snapshot.pods) model_->ApplyPod(dra_->Pod(pod));
   verbs_->SetLearnNodes(true);  // No watch in snapshot mode: full-node requests may name new nodes.
+  verbs_->SetDra(dra_.get(), std::chrono::milliseconds(0));  // No watch either to bring a claim: no wait.
   // No watch either to tell that a pod is gone: DELETE /api/v1/pods/NS/NAME does.
   server_->SetPodDeleter([this](std::string_view ns, std::string_view name) { return DeletePod(ns, name); });
   server_->SetReady(true);
