@@ -104,7 +104,10 @@ void DraCluster::RefreshClaimLocked(Claim& c) {
     return;
   }
   if (c.allocation) {
+    // The pod waits for its bind, which needs its pending entry: ApplyPod of a bound object drops it.
+    std::optional<PodRequest> pending = model_.pending().Get(c.holder);
     model_.ApplyPod(ClaimHolding(c));
+    if (pending) model_.pending().Put(std::move(*pending));
     c.synthetic = true;
   } else {
     ReleaseClaimLocked(c);

@@ -69,7 +69,10 @@ TEST_CASE("DRA claims: a pod's extended-resource claim holds its GPUs before and
   dra.ApplyNode(DecodedNode("d1", 0));
   dra.ApplyResourceSlice(GpuSlice("d1", {0, 1, 2, 3}));
 
+  model.ApplyPod(dra.Pod(BoundPod("pu", "", 2)));  // Pending: filter and bind read its entry.
+  REQUIRE(model.pending().Get("pu"));
   dra.ApplyResourceClaim(GpuClaim("c1", "pu", "d1", {1, 3}));  // Allocated at PreBind; the pod is not bound yet.
+  CHECK(model.pending().Get("pu"));  // Still there for the bind.
   auto held = model.PodByUid("pu");
   REQUIRE(held);
   CHECK(held->node == "d1");

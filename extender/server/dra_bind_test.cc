@@ -23,8 +23,8 @@ k8s::Snapshot TwoDraNodes() {
   return s;
 }
 
-std::string PodJson(const std::string& uid) {
-  return R"({"metadata":{"name":"p","namespace":"ml","uid":")" + uid +
+std::string PodJson(const std::string& uid, const std::string& name = "p") {
+  return R"({"metadata":{"name":")" + name + R"(","namespace":"ml","uid":")" + uid +
          R"("},"spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"2"}}}]},"status":{}})";
 }
 
@@ -55,10 +55,11 @@ TEST_CASE("bind on a DRA node: the claim's GPUs, no plan, and the event compares
   CHECK(LastEvent(srv).find("; DRA claim allocated GPUs 0,1 as predicted") != std::string::npos);
 
   // A bind whose claim never shows up within the wait: topofit reserves its prediction and says so.
-  REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + PodJson("pv") + R"(,"NodeNames":["cross"]})"));
+  REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + PodJson("pv", "q") + R"(,"NodeNames":["cross"]})"));
   auto start = std::chrono::steady_clock::now();
-  res = srv.Post("/scheduler/bind", R"({"PodName":"p","PodNamespace":"ml","PodUID":"pv","Node":"cross"})");
+  res = srv.Post("/scheduler/bind", R"({"PodName":"q","PodNamespace":"ml","PodUID":"pv","Node":"cross"})");
   REQUIRE(res);
+  CHECK(res->body == R"({"Error":""})");
   CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(100));
   CHECK(LastEvent(srv).find("; DRA claim not seen yet; predicted GPUs 0,2") != std::string::npos);
   // Its claim arrives with other GPUs: the model follows the claim.
