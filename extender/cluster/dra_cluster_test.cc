@@ -24,6 +24,17 @@ k8s::PodObject BoundPod(const std::string& uid, const std::string& node, int gpu
   return *p;
 }
 
+// A model with one DRA node d1 of 4 GPUs, in slice order 0..3.
+struct OneDraNode {
+  OneDraNode() : dra(model) {
+    dra.ApplyDeviceClass(GpuClass());
+    dra.ApplyNode(DecodedNode("d1", 0));
+    dra.ApplyResourceSlice(GpuSlice("d1", {0, 1, 2, 3}));
+  }
+  ClusterModel model;
+  DraCluster dra;
+};
+
 }  // namespace
 
 TEST_CASE("DRA nodes: GPUs from the slices, numbered by PCI bus id, first-fit order kept, device-plugin nodes alone") {
@@ -63,11 +74,9 @@ TEST_CASE("DRA nodes: GPUs from the slices, numbered by PCI bus id, first-fit or
 }
 
 TEST_CASE("DRA claims: a pod's extended-resource claim holds its GPUs before and after the bind") {
-  ClusterModel model;
-  DraCluster dra(model);
-  dra.ApplyDeviceClass(GpuClass());
-  dra.ApplyNode(DecodedNode("d1", 0));
-  dra.ApplyResourceSlice(GpuSlice("d1", {0, 1, 2, 3}));
+  OneDraNode f;
+  ClusterModel& model = f.model;
+  DraCluster& dra = f.dra;
 
   model.ApplyPod(dra.Pod(BoundPod("pu", "", 2)));  // Pending: filter and bind read its entry.
   REQUIRE(model.pending().Get("pu"));
@@ -95,11 +104,9 @@ TEST_CASE("DRA claims: a pod's extended-resource claim holds its GPUs before and
 }
 
 TEST_CASE("DRA claims: users' own claims hold GPUs as their own holdings, an unreadable class admits none") {
-  ClusterModel model;
-  DraCluster dra(model);
-  dra.ApplyDeviceClass(GpuClass());
-  dra.ApplyNode(DecodedNode("d1", 0));
-  dra.ApplyResourceSlice(GpuSlice("d1", {0, 1, 2, 3}));
+  OneDraNode f;
+  ClusterModel& model = f.model;
+  DraCluster& dra = f.dra;
   dra.ApplyResourceClaim(GpuClaim("c9", "x", "d1", {0, 1, 2}, /*extended=*/false));
   auto held = model.PodByUid(std::string(kClaimHoldingPrefix) + "c9");
   REQUIRE(held);

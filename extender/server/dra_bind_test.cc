@@ -8,6 +8,7 @@
 #include "extender/cluster/testing/dra_builders.h"
 #include "extender/k8s/gpu_plan.h"
 #include "extender/server/server_test_util.h"
+#include "test/util/temp_dir.h"
 
 namespace topofit::server {
 namespace {
@@ -67,6 +68,36 @@ TEST_CASE("bind on a DRA node: the claim's GPUs, no plan, and the event compares
   auto held = srv.app->model().PodByUid("pv");
   REQUIRE(held);
   CHECK(held->gpus == GpuSet::Of({1, 3}));
+}
+
+TEST_CASE("serve --snapshot: a file with DeviceClasses, ResourceSlices and ResourceClaims models DRA nodes") {
+  const std::string text = R"({"kind":"List","items":[
+    {"kind":"Node","metadata":{"name":"d1"},"status":{"allocatable":{"cpu":"8"}}},
+    {"kind":"Pod","metadata":{"name":"p","namespace":"ml","uid":"pu"},"spec":{"nodeName":"d1",
+     "containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"1"}}}]},"status":{"phase":"Running"}},
+    {"kind":"DeviceClass","metadata":{"name":"gpu"},"spec":{"extendedResourceName":"nvidia.com/gpu"}},
+    {"kind":"ResourceSlice","metadata":{"name":"d1"},"spec":{"driver":"gpu.nvidia.com","nodeName":"d1",
+     "pool":{"name":"d1","generation":1,"resourceSliceCount":1},"devices":[{"name":"gpu-0"},{"name":"gpu-1"}]}},
+    {"kind":"ResourceClaim","metadata":{"name":"p-extended-resources-1","namespace":"ml","uid":"c1",
+     "annotations":{"resource.kubernetes.io/extended-resource-claim":"true"},
+     "ownerReferences":[{"kind":"Pod","name":"p","uid":"pu","controller":true}]},
+     "status":{"allocation":{"devices":{"results":[{"request":"r","driver":"gpu.nvidia.com","pool":"d1","device":"gpu-1"}]}}}}]})";
+  topofit::testing::TempDir dir;
+  auto app = ServeApp::Create(ServeConfig{}, "", nullptr, /*log_decisions=*/false);
+  REQUIRE(app.ok());
+  auto loaded = (*app)->LoadFile(dir.Write("dra.json", text));
+  REQUIRE_MESSAGE(loaded.ok(), loaded.error());
+  CHECK(loaded->nodes == 1);
+  CHECK(loaded->pods == 1);
+  CHECK(loaded->dra_objects == 3);
+  auto node = (*app)->model().Node("d1");
+  REQUIRE(node);
+  CHECK(node->usable.size() == 2);  // No selector: every device of the slice is a GPU.
+  CHECK(node->source == cluster::TopologySource::kDraAttributes);
+  auto held = (*app)->model().PodByUid("pu");
+  REQUIRE(held);
+  CHECK(held->gpus == GpuSet::Of({1}));  // The claim's device (by identity: no uuid, driver/pool/device).
+  CHECK_FALSE(held->unknown_identity);
 }
 
 }  // namespace topofit::server
