@@ -72,11 +72,20 @@ LiveCluster::LiveCluster(std::shared_ptr<ApiClient> api, ClusterSink& sink,
                                        synced);
   pods_ = std::make_unique<Reflector>(*api_, pod_store_,
                                       WatchOptions(options, "pods", "/api/v1/pods", kLivePodFieldSelector), synced);
+  if (!options.watch_dra) return;
+  for (DraKind kind : {DraKind::kDeviceClass, DraKind::kResourceSlice, DraKind::kResourceClaim}) {
+    const std::string resource(ResourceOf(kind));
+    dra_stores_.push_back(std::make_unique<DraStore>(kind, sink, OrLog(options.log)));
+    dra_.push_back(std::make_unique<Reflector>(
+        *api_, *dra_stores_.back(),
+        WatchOptions(options, resource.c_str(), ("/apis/resource.k8s.io/v1/" + resource).c_str(), "")));
+  }
 }
 
 void LiveCluster::Launch() {
   nodes_->Start();
   pods_->Start(nodes_.get());
+  for (auto& r : dra_) r->Start(nodes_.get());
 }
 
 void LiveCluster::OnSynced() {
@@ -86,6 +95,7 @@ void LiveCluster::OnSynced() {
 LiveCluster::~LiveCluster() { Stop(); }
 
 void LiveCluster::Stop() {
+  for (auto& r : dra_) r->Stop();
   pods_->Stop();
   nodes_->Stop();
 }

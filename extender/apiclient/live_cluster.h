@@ -3,7 +3,10 @@
 // and have not finished - from the API server, and owns the client the bind path writes with.
 //
 // Two Reflectors, each on its own thread: nodes, then pods (pods list only after the first node list,
-// so holdings find their nodes; the model parks them otherwise). The pod watch uses the field
+// so holdings find their nodes; the model parks them otherwise). Three more, after the first node
+// list too, watch resource.k8s.io/v1 DeviceClasses, ResourceSlices and ResourceClaims (DraStore;
+// docs/dra.md) when LiveOptions::watch_dra is set; they do not gate ready() or connected(): a
+// cluster without that API (or RBAC that does not grant it) still schedules its device-plugin GPUs. The pod watch uses the field
 // selector status.phase!=Succeeded,status.phase!=Failed, so finished pods arrive as DELETED.
 // After a restart the sink is rebuilt from the API alone: a bound pod's GPUs come from its
 // topofit.io/gpu-ids annotation.
@@ -16,10 +19,12 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "extender/apiclient/api_client.h"
 #include "extender/apiclient/api_writer.h"
 #include "extender/apiclient/cluster_sink.h"
+#include "extender/apiclient/dra_stores.h"
 #include "extender/apiclient/object_stores.h"
 #include "extender/apiclient/reflector.h"
 
@@ -36,6 +41,7 @@ struct LiveOptions {
 
   ApiClientOptions api;
   WatchTimings watch;  // Both watches' (tests shorten them).
+  bool watch_dra = true;  // Watch DeviceClasses, ResourceSlices and ResourceClaims.
   LogFn log;  // nullptr: stderr.
   // Called once, from a watch thread, when ready() turns true (e.g. the server's SetReady).
   std::function<void()> on_ready;
@@ -83,8 +89,10 @@ class LiveCluster {
   std::atomic<bool> ready_fired_{false};
   NodeStore node_store_;
   PodStore pod_store_;
+  std::vector<std::unique_ptr<DraStore>> dra_stores_;
   std::unique_ptr<Reflector> nodes_;
   std::unique_ptr<Reflector> pods_;
+  std::vector<std::unique_ptr<Reflector>> dra_;
 };
 
 }  // namespace topofit::apiclient

@@ -7,11 +7,13 @@ void ModelSink::Send(const std::vector<cluster::Requeue>& requeues) const {
 }
 
 void ModelSink::ApplyPod(const k8s::PodObject& pod) {
-  if (!requeue_) return model_.ApplyPod(pod);
-  Send(rule_.ApplyPod(pod));
+  const k8s::PodObject seen = dra_.Pod(pod);
+  if (!requeue_) return model_.ApplyPod(seen);
+  Send(rule_.ApplyPod(seen));
 }
 
 void ModelSink::DeletePod(std::string_view uid) {
+  dra_.ForgetPod(uid);
   if (!requeue_) return model_.DeletePod(uid);
   Send(rule_.DeletePod(uid));
 }

@@ -122,5 +122,36 @@ TEST_CASE("start live cluster: GPUs freed on a node requeue the pods that waited
   CHECK(got().size() == 2);
 }
 
+TEST_CASE("start live cluster: DRA's classes, slices and claims are watched into the model") {
+  FakeApiServer server;
+  server.Put("nodes", NodeJson("d1", 0));  // No nvidia.com/gpu allocatable: DRA may serve its GPUs.
+  server.Put("deviceclasses", nlohmann::json::parse(R"({"metadata":{"name":"gpu.nvidia.com"},
+    "spec":{"extendedResourceName":"nvidia.com/gpu","selectors":[{"cel":{"expression":"device.driver == 'gpu.nvidia.com'"}}]}})"));
+  server.Put("resourceslices", nlohmann::json::parse(R"({"metadata":{"name":"d1-gpus"},"spec":{"driver":"gpu.nvidia.com",
+    "nodeName":"d1","pool":{"name":"d1","generation":1,"resourceSliceCount":1},
+    "devices":[{"name":"gpu-0","attributes":{"uuid":{"string":"GPU-0"}}},{"name":"gpu-1","attributes":{"uuid":{"string":"GPU-1"}}}]}})"));
+  std::atomic<int> ready_calls{0};
+  LiveOptions options = OptionsFor(server, &ready_calls);
+  cluster::ClusterModel model;
+  auto api = ConnectApi(options);
+  REQUIRE_MESSAGE(api.ok(), api.error());
+  auto live = StartLiveCluster(options, *api, model);
+  REQUIRE(WaitFor([&] { return live->ready(); }));
+  REQUIRE(WaitFor([&] { return model.Node("d1") && model.Node("d1")->usable.size() == 2; }));
+
+  // A claim allocated by kube-scheduler in PreBind, before the pod is bound: its GPU is the pod's.
+  server.Put("resourceclaims", nlohmann::json::parse(R"({"metadata":{"name":"p-extended-resources-x","namespace":"ml",
+    "uid":"claim-1","annotations":{"resource.kubernetes.io/extended-resource-claim":"true"},
+    "ownerReferences":[{"apiVersion":"v1","kind":"Pod","name":"p","uid":"uid-p","controller":true}]},
+    "status":{"allocation":{"devices":{"results":[{"request":"r","driver":"gpu.nvidia.com","pool":"d1","device":"gpu-1"}]}}}})"));
+  REQUIRE(WaitFor([&] { return model.PodByUid("uid-p").has_value(); }));
+  CHECK(model.PodByUid("uid-p")->gpus == GpuSet::Of({1}));
+  CHECK(model.Node("d1")->free == GpuSet::Of({0}));
+  server.Delete("resourceclaims", "ml/p-extended-resources-x");
+  CHECK(WaitFor([&] { return model.Node("d1")->free.size() == 2; }));
+  server.Delete("resourceslices", "d1-gpus");
+  CHECK(WaitFor([&] { return model.Node("d1")->usable.empty(); }));
+}
+
 }  // namespace
 }  // namespace topofit::apiclient

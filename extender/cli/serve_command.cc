@@ -101,7 +101,7 @@ std::unique_ptr<apiclient::LiveCluster> StartWatch(apiclient::LiveOptions live,
     Log(LogLevel::kInfo, "requeue pod", {{"pod", pod.namespace_ + "/" + pod.name}, {"gpus", std::to_string(pod.gpus)},
                                         {"node", node}, {"why", "GPUs freed on a node that turned it away"}});
   };
-  return apiclient::StartLiveCluster(live, api, a.model(), requeue);
+  return apiclient::StartLiveCluster(live, api, a.model(), requeue, &a.dra());
 }
 
 void LogServing(const server::ServeConfig& cfg, server::ServeApp& a, server::ServeApp::Loaded loaded,

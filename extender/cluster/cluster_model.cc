@@ -14,7 +14,7 @@ namespace topofit::cluster {
 namespace {
 
 // The inputs of topology resolution; a node whose inputs did not change is not re-resolved.
-std::string ResolutionInputs(const k8s::NodeObject& node) {
+std::string ResolutionInputs(const k8s::NodeObject& node, const DraNodeGpus* dra) {
   auto get = [](const std::map<std::string, std::string>& m, const char* key) {
     auto it = m.find(key);
     return it == m.end() ? std::string("\x01") : it->second;
@@ -24,7 +24,17 @@ std::string ResolutionInputs(const k8s::NodeObject& node) {
                      node.allocatable_cpu_milli, node.allocatable_memory_bytes, get(ann, k8s::kTopologyAnnotation),
                      get(node.meta.labels, k8s::kGfdProductLabel), get(node.meta.labels, k8s::kGfdCountLabel),
                      get(node.meta.labels, k8s::kGkeAcceleratorLabel), get(ann, k8s::kGpuUuidsAnnotation),
-                     get(ann, k8s::kGpuPciAnnotation), get(ann, k8s::kGpuHealthAnnotation));
+                     get(ann, k8s::kGpuPciAnnotation), get(ann, k8s::kGpuHealthAnnotation)) +
+         (dra ? "\x1f" + dra->Fingerprint() : std::string());
+}
+
+// The node's GPU model: its GFD label, GKE's accelerator label, else its DRA devices' productName.
+std::string_view GpuProductOf(const k8s::NodeObject& node, const DraNodeGpus* dra) {
+  const auto& labels = node.meta.labels;
+  if (auto it = labels.find(k8s::kGfdProductLabel); it != labels.end()) return it->second;
+  if (auto it = labels.find(k8s::kGkeAcceleratorLabel); it != labels.end()) return it->second;
+  if (dra && !dra->gpus.empty()) return dra->gpus[0].product;
+  return {};
 }
 
 // `decoded` into `out`, or why it is unusable (named by `key`) into `error`; neither when absent.
@@ -71,10 +81,10 @@ ClusterModel::~ClusterModel() = default;
 // ---------------------------------------------------------------------------------------------------
 // Writers
 
-void ClusterModel::ApplyNode(const k8s::NodeObject& node) {
+void ClusterModel::ApplyNode(const k8s::NodeObject& node, const DraNodeGpus* dra) {
   const std::string& name = node.meta.name;
   if (name.empty()) return;
-  std::string inputs = ResolutionInputs(node);
+  std::string inputs = ResolutionInputs(node, dra);
   bool same_topology = false;
   {
     std::shared_lock lock(nodes_mu_);
@@ -90,12 +100,10 @@ void ClusterModel::ApplyNode(const k8s::NodeObject& node) {
     node_labels_.insert_or_assign(name, node.meta.labels);
     return;
   }
-  ResolvedTopology spec = resolver_.Resolve(node);  // Outside the lock: parsing may take a while.
-  auto product = node.meta.labels.find(k8s::kGfdProductLabel);
-  if (product == node.meta.labels.end()) product = node.meta.labels.find(k8s::kGkeAcceleratorLabel);
+  ResolvedTopology spec = resolver_.Resolve(node, dra);  // Outside the lock: parsing may take a while.
   auto fresh = std::make_shared<NodeState>(
       name, std::move(spec), NodeResources{node.allocatable_cpu_milli, node.allocatable_memory_bytes},
-      product == node.meta.labels.end() ? std::string_view() : std::string_view(product->second));
+      GpuProductOf(node, dra));
   std::unique_lock lock(nodes_mu_);
   auto it = nodes_.find(name);
   if (it != nodes_.end()) {

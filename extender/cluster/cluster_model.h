@@ -76,7 +76,9 @@ class ClusterModel {
   ClusterModel& operator=(const ClusterModel&) = delete;
 
   // ---- Writers ----
-  void ApplyNode(const k8s::NodeObject& node);
+  // dra: the node's GPUs as DRA serves them (DraCluster, dra_cluster.h), nullptr where the device
+  // plugin serves them; a change of dra re-resolves the node as a change of its labels would.
+  void ApplyNode(const k8s::NodeObject& node, const DraNodeGpus* dra = nullptr);
   void DeleteNode(std::string_view name);
   void ApplyPod(const k8s::PodObject& pod);
   void DeletePod(std::string_view uid);

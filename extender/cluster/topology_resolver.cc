@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "base/strings.h"
+#include "extender/cluster/dra_topology.h"
 #include "topology/machine_types.h"
 #include "topology/profiles.h"
 #include "topology/topo_parser.h"
@@ -42,6 +43,7 @@ std::string_view ToString(TopologySource source) {
     case TopologySource::kCloudInstanceType: return "cloud-instance-type";
     case TopologySource::kGfdLabels: return "gfd-labels";
     case TopologySource::kGenericFallback: return "generic-fallback";
+    case TopologySource::kDraAttributes: return "dra-attributes";
   }
   return "?";
 }
@@ -102,10 +104,41 @@ std::optional<std::vector<std::string>> IndexList(const std::optional<std::vecto
 
 }  // namespace
 
-ResolvedTopology TopologyResolver::Resolve(const k8s::NodeObject& node) {
+void TopologyResolver::TakeDraIdentity(const DraNodeGpus& dra, ResolvedTopology& r) {
+  r.dra_class = dra.device_class;
+  if (r.topology->gpu_count() != static_cast<int>(dra.gpus.size())) {
+    r.warnings.push_back(fmt::format("the topology has {} GPUs but DRA serves {}; GPU identities not mapped",
+                                     r.topology->gpu_count(), dra.gpus.size()));
+    for (int i = 0; i < r.topology->gpu_count(); ++i) r.first_fit.push_back(i);
+    return;
+  }
+  r.first_fit = dra.first_fit;
+  bool all_pci = true;
+  for (const DraGpu& g : dra.gpus) {
+    r.uuids.push_back(g.identity);
+    r.pci_bus_ids.push_back(g.pci_bus_id);
+    all_pci &= !g.pci_bus_id.empty();
+  }
+  if (!all_pci) r.pci_bus_ids.clear();
+}
+
+namespace {
+uint64_t OrderHash(const std::vector<int>& order) {
+  uint64_t h = 0x9E3779B97F4A7C15ull;
+  for (int i : order) h = (h ^ static_cast<uint64_t>(i + 1)) * 0x100000001B3ull;
+  return h | 1;  // Never 0: 0 means "not a DRA node".
+}
+}  // namespace
+
+ResolvedTopology TopologyResolver::Resolve(const k8s::NodeObject& node, const DraNodeGpus* dra) {
   const k8s::NodeGpuAnnotations a = k8s::DecodeNodeGpuAnnotations(node);
-  ResolvedTopology r = ResolveSource(node, a.topology);
+  ResolvedTopology r = ResolveSource(node, a.topology, dra);
   if (!r.topology) return r;
+  if (dra) {
+    TakeDraIdentity(*dra, r);
+    r.first_fit_hash = OrderHash(r.first_fit);
+    return r;  // The node side's annotations describe device-plugin GPUs; DRA's devices say who they are.
+  }
   const int count = r.topology->gpu_count();
   if (auto uuids = IndexList(a.uuids, k8s::kGpuUuidsAnnotation, count, r.warnings)) r.uuids = std::move(*uuids);
   if (auto pci = IndexList(a.pci_bus_ids, k8s::kGpuPciAnnotation, count, r.warnings)) r.pci_bus_ids = std::move(*pci);
@@ -180,16 +213,21 @@ int GfdCount(const std::map<std::string, std::string>& labels, ResolvedTopology&
 }  // namespace
 
 ResolvedTopology TopologyResolver::ResolveSource(const k8s::NodeObject& node,
-                                                 const std::optional<std::string>& topology_annotation) {
+                                                 const std::optional<std::string>& topology_annotation,
+                                                 const DraNodeGpus* dra) {
   ResolvedTopology r;
-  int64_t alloc = std::max<int64_t>(node.allocatable_gpus, 0);
+  int64_t alloc = dra ? static_cast<int64_t>(dra->gpus.size()) : std::max<int64_t>(node.allocatable_gpus, 0);
   if (alloc > GpuSet::kMaxGpus) {
     r.warnings.push_back(fmt::format("{} allocatable GPUs; topofit models at most {}", alloc, GpuSet::kMaxGpus));
     alloc = GpuSet::kMaxGpus;
   }
   r.allocatable = static_cast<int>(alloc);
   if (alloc == 0) return r;
-  if (FromAnnotation(topology_annotation, r) || FromInstanceType(node, r) || FromGfdLabels(node, r)) return r;
+  if (FromAnnotation(topology_annotation, r) || FromInstanceType(node, r) || FromGfdLabels(node, dra, r)) return r;
+  if (dra) {
+    FromDraAttributes(*dra, r);
+    return r;
+  }
   FromGenericProfile(r);
   return r;  // Without a topology the node has no usable GPUs (the warning says why).
 }
@@ -224,14 +262,30 @@ bool TopologyResolver::FromInstanceType(const k8s::NodeObject& node, ResolvedTop
                         std::string(m->profile), what);
 }
 
-bool TopologyResolver::FromGfdLabels(const k8s::NodeObject& node, ResolvedTopology& r) {
+bool TopologyResolver::FromGfdLabels(const k8s::NodeObject& node, const DraNodeGpus* dra, ResolvedTopology& r) {
   const auto& labels = node.meta.labels;
   auto it = labels.find(k8s::kGfdProductLabel);
-  if (it == labels.end() || Trim(it->second).empty()) return false;
-  const int count = GfdCount(labels, r);
-  std::string name = ProfileForProduct(Trim(it->second), count);
+  std::string product = it == labels.end() ? std::string() : std::string(Trim(it->second));
+  int count = 0;
+  if (!product.empty()) {
+    count = dra ? r.allocatable : GfdCount(labels, r);
+  } else if (dra && !dra->gpus.empty() && !dra->gpus[0].product.empty()) {
+    product = dra->gpus[0].product;  // GFD writes NVML's name with '-' for ' '.
+    std::replace(product.begin(), product.end(), ' ', '-');
+    count = r.allocatable;
+  }
+  if (product.empty()) return false;
+  std::string name = ProfileForProduct(product, count);
+  if (dra && name.rfind("generic-pcie-", 0) == 0) return false;  // The devices tell more than that.
   return AcceptTopology(r, FromProfile(name), TopologySource::kGfdLabels, name,
-                        fmt::format("GFD labels ({} x{} -> {})", Trim(it->second), count, name));
+                        fmt::format("GFD labels ({} x{} -> {})", product, count, name));
+}
+
+bool TopologyResolver::FromDraAttributes(const DraNodeGpus& dra, ResolvedTopology& r) {
+  std::string key = "dra:";  // What the matrix depends on: nodes alike share one parse and one Topology.
+  for (const DraGpu& g : dra.gpus) key += fmt::format("{}\x1f{}\x1e", g.pcie_root, g.numa);
+  return AcceptTopology(r, Memoized(std::move(key), [&]() -> Result<TopoMatrix> { return DraMatrix(dra); }),
+                        TopologySource::kDraAttributes, "", fmt::format("DRA devices of class {}", dra.device_class));
 }
 
 bool TopologyResolver::FromGenericProfile(ResolvedTopology& r) {

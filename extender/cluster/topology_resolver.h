@@ -10,7 +10,13 @@
 //      must name the machine type's GPU; a node whose labels disagree falls through with a warning.
 //   3. GPU Feature Discovery labels nvidia.com/gpu.product + nvidia.com/gpu.count, mapped with
 //      ProfileForProduct().
-//   4. generic-pcie-<allocatable>.
+//   4. generic-pcie-<allocatable>; on a DRA node (below), the matrix its devices' PCIe roots and NUMA
+//      nodes give (dra_topology.h) instead.
+// A DRA node (Resolve with DraNodeGpus: the node has no nvidia.com/gpu allocatable and DRA serves
+// its GPUs; dra_inventory.h) counts its GPUs from its devices, its GPU model from their productName
+// when it has no GFD product label (source 3, spaces as '-'), its UUID map from their identities
+// and its PCI bus ids from theirs; `first_fit` keeps the order in which kube-scheduler's allocator
+// tries them.
 // A source that fails (unknown profile, unparsable text, GPU count that cannot serve the node) adds
 // a warning and resolution falls through to the next one: the node still schedules.
 //
@@ -47,6 +53,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "extender/cluster/dra_gpus.h"
 #include "extender/k8s/objects.h"
 #include "topology/gpu_set.h"
 #include "topology/topology.h"
@@ -60,10 +67,11 @@ enum class TopologySource : uint8_t {
   kCloudInstanceType,     // node.kubernetes.io/instance-type (+ cloud.google.com/gke-accelerator).
   kGfdLabels,             // nvidia.com/gpu.product + nvidia.com/gpu.count.
   kGenericFallback,       // generic-pcie-<allocatable>.
+  kDraAttributes,         // A DRA node's devices: PCIe root and NUMA (dra_topology.h).
 };
 
 // "none", "annotation-profile", "annotation-matrix", "cloud-instance-type", "gfd-labels",
-// "generic-fallback".
+// "generic-fallback", "dra-attributes".
 std::string_view ToString(TopologySource source);
 
 struct ResolvedTopology {
@@ -77,6 +85,12 @@ struct ResolvedTopology {
   std::vector<std::string> pci_bus_ids;  // Index -> PCI bus id; empty when not published.
   bool observed = false;                 // The node reports health (and gpu-actual).
   GpuSet unhealthy;                      // As the node reports it; empty when it does not.
+  // DRA nodes only: the GPU indices in the order kube-scheduler's allocator tries them; empty on
+  // nodes whose GPUs the device plugin serves.
+  std::vector<int> first_fit;
+  uint64_t first_fit_hash = 0;           // A hash of first_fit, never 0 on a DRA node; 0 elsewhere.
+  std::string dra_class;                 // The DeviceClass; "" unless DRA serves the node's GPUs.
+  bool dra() const { return !dra_class.empty(); }
 
   // The index of `uuid` in `uuids`, or -1.
   int IndexOf(std::string_view uuid) const;
@@ -87,17 +101,22 @@ class TopologyResolver {
   // `registry` must outlive the resolver.
   explicit TopologyResolver(TopologyRegistry* registry);
 
-  ResolvedTopology Resolve(const k8s::NodeObject& node);
+  // dra: the node's DRA GPUs, or nullptr where the device plugin serves them.
+  ResolvedTopology Resolve(const k8s::NodeObject& node, const DraNodeGpus* dra = nullptr);
 
  private:
   // The topology of the first source that yields one (the header's order), with the warnings of
   // those that failed; allocatable and usable GPUs set.
-  ResolvedTopology ResolveSource(const k8s::NodeObject& node, const std::optional<std::string>& topology_annotation);
+  ResolvedTopology ResolveSource(const k8s::NodeObject& node, const std::optional<std::string>& topology_annotation,
+                                 const DraNodeGpus* dra);
   // Each source: true when it gave `r` its topology (AcceptTopology); false, with a warning when it
   // was present but failed, to fall through to the next.
   bool FromAnnotation(const std::optional<std::string>& annotation, ResolvedTopology& r);
   bool FromInstanceType(const k8s::NodeObject& node, ResolvedTopology& r);
-  bool FromGfdLabels(const k8s::NodeObject& node, ResolvedTopology& r);
+  bool FromGfdLabels(const k8s::NodeObject& node, const DraNodeGpus* dra, ResolvedTopology& r);
+  bool FromDraAttributes(const DraNodeGpus& dra, ResolvedTopology& r);
+  // The identity, PCI bus ids and allocator order of a DRA node's GPUs into r.
+  static void TakeDraIdentity(const DraNodeGpus& dra, ResolvedTopology& r);
   bool FromGenericProfile(ResolvedTopology& r);
   Result<std::shared_ptr<const Topology>> FromProfile(const std::string& name);
   Result<std::shared_ptr<const Topology>> FromText(const std::string& text);

@@ -20,7 +20,9 @@ using json::KeyIs;
 namespace dom = json::dom;
 using json::Path;
 
-void DecodeMeta(dom::element v, const Path& path, ObjectMeta& meta) {
+}  // namespace
+
+void DecodeMetaValue(dom::element v, const Path& path, ObjectMeta& meta) {
   ForEachField(v, path, [&](std::string_view key, dom::element value) {
     Path p = path.Field(key);
     if (KeyIs(key, "name")) meta.name = json::String(value, p);
@@ -32,6 +34,8 @@ void DecodeMeta(dom::element v, const Path& path, ObjectMeta& meta) {
     else if (KeyIs(key, "deletionTimestamp")) meta.deleting = !json::IsNull(value);
   });
 }
+
+namespace {
 
 struct Resources {
   std::optional<int64_t> gpus, cpu_milli, memory_bytes;
@@ -199,23 +203,14 @@ void DecodePodSpec(dom::element v, const Path& path, PodObject& pod) {
   if (products) pod.gpu_products.assign(products->begin(), products->end());
 }
 
-std::string Describe(std::string_view kind, const ObjectMeta& meta) {
+}  // namespace
+
+std::string DescribeObject(std::string_view kind, const ObjectMeta& meta) {
   if (meta.name.empty()) return std::string(kind);
   if (meta.namespace_.empty()) return fmt::format("{} {}", kind, meta.name);
   return fmt::format("{} {}/{}", kind, meta.namespace_, meta.name);
 }
 
-template <typename F>
-void WithObjectContext(std::string_view kind, const ObjectMeta& meta, F&& body) {
-  try {
-    body();
-  } catch (json::DecodeError& e) {
-    e.message = fmt::format("{}: {}", Describe(kind, meta), e.message);
-    throw;
-  }
-}
-
-}  // namespace
 
 NodeObject DecodeNodeValue(dom::element v, const Path& path) {
   NodeObject node;
@@ -225,7 +220,7 @@ NodeObject DecodeNodeValue(dom::element v, const Path& path) {
     ForEachField(v, path, [&](std::string_view key, dom::element value) {
       Path p = path.Field(key);
       if (KeyIs(key, "metadata")) {
-        DecodeMeta(value, p, node.meta);
+        DecodeMetaValue(value, p, node.meta);
       } else if (KeyIs(key, "spec")) {
         ForEachField(value, p, [&](std::string_view k, dom::element f) {
           if (KeyIs(k, "unschedulable")) node.unschedulable = json::Bool(f, p.Field(k));
@@ -253,7 +248,7 @@ PodObject DecodePodValue(dom::element v, const Path& path) {
     ForEachField(v, path, [&](std::string_view key, dom::element value) {
       Path p = path.Field(key);
       if (KeyIs(key, "metadata")) {
-        DecodeMeta(value, p, pod.meta);
+        DecodeMetaValue(value, p, pod.meta);
       } else if (KeyIs(key, "spec")) {
         DecodePodSpec(value, p, pod);
       } else if (KeyIs(key, "status")) {
@@ -265,15 +260,6 @@ PodObject DecodePodValue(dom::element v, const Path& path) {
   });
   return pod;
 }
-
-namespace {
-template <typename T, typename F>
-Result<T> DecodeText(std::string_view text, F&& decode) {
-  simdjson::padded_string padded(text);
-  dom::parser parser;
-  return CatchDecode<T>([&]() -> Result<T> { return decode(json::Parse(parser, padded), Path{}); });
-}
-}  // namespace
 
 Result<NodeObject> DecodeNode(std::string_view json) {
   return DecodeText<NodeObject>(json, [](dom::element v, const Path& p) { return DecodeNodeValue(v, p); });

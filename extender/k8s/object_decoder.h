@@ -8,6 +8,7 @@
 // "pod default/train: spec.containers[0].resources.limits[nvidia.com/gpu]: invalid quantity '0.5':
 // must be a whole number". Never throws.
 
+#include <string>
 #include <string_view>
 
 #include "base/status.h"
@@ -22,6 +23,20 @@ Result<PodObject> DecodePod(std::string_view json);
 // For decoders of enclosing documents (request bodies, Lists): read one object at `v`, throwing
 // json::DecodeError / simdjson_error; the caller's boundary catches.
 NodeObject DecodeNodeValue(json::dom::element v, const json::Path& path);
+// metadata of any object into `meta` (name, namespace, uid, resourceVersion, labels, annotations, deleting).
+void DecodeMetaValue(json::dom::element v, const json::Path& path, ObjectMeta& meta);
+// "<kind> <namespace>/<name>" (or less, as much as is known), for error messages.
+std::string DescribeObject(std::string_view kind, const ObjectMeta& meta);
+// Runs `body`, prefixing a DecodeError it throws with the object (DescribeObject; `meta` as filled so far).
+template <typename F>
+void WithObjectContext(std::string_view kind, const ObjectMeta& meta, F&& body) {
+  try {
+    body();
+  } catch (json::DecodeError& e) {
+    e.message = DescribeObject(kind, meta) + ": " + e.message;
+    throw;
+  }
+}
 PodObject DecodePodValue(json::dom::element v, const json::Path& path);
 
 // Runs `body` and turns anything it throws into an Error. The boundary every public decoder uses.
@@ -36,6 +51,14 @@ Result<T> CatchDecode(F&& body) {
   } catch (const std::bad_alloc&) {
     return Error{"out of memory while decoding"};
   }
+}
+
+// One document's text decoded by `decode(root, Path{})` (a Decode*Value), inside CatchDecode.
+template <typename T, typename F>
+Result<T> DecodeText(std::string_view text, F&& decode) {
+  simdjson::padded_string padded(text);
+  json::dom::parser parser;
+  return CatchDecode<T>([&]() -> Result<T> { return decode(json::Parse(parser, padded), json::Path{}); });
 }
 
 }  // namespace topofit::k8s

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "base/json_writer.h"
+#include "extender/k8s/dra_decoder.h"
 #include "extender/k8s/json_read.h"
 #include "extender/k8s/list_stream.h"
 #include "extender/k8s/object_decoder.h"
@@ -29,10 +30,36 @@ std::string KindOf(dom::element item) {
   return kind;
 }
 
-void DecodeItem(dom::element v, std::string_view kind, Snapshot& out) {
-  if (kind == "Node") out.nodes.push_back(DecodeNodeValue(v, Path{}));
-  else if (kind == "Pod") out.pods.push_back(DecodePodValue(v, Path{}));
+// The one place that knows the kinds a snapshot holds: `v` of `kind` to the sink's function for it.
+void DeliverItem(dom::element v, std::string_view kind, const Path& path, const SnapshotSink& sink) {
+  if (kind == "Node") sink.node(DecodeNodeValue(v, path));
+  else if (kind == "Pod") sink.pod(DecodePodValue(v, path));
+  else if (kind == "DeviceClass" && sink.device_class) sink.device_class(DecodeDeviceClassValue(v, path));
+  else if (kind == "ResourceSlice" && sink.resource_slice) sink.resource_slice(DecodeResourceSliceValue(v, path));
+  else if (kind == "ResourceClaim" && sink.resource_claim) sink.resource_claim(DecodeResourceClaimValue(v, path));
 }
+
+bool IsObjectKind(std::string_view kind) {
+  return kind == "Node" || kind == "Pod" || kind == "DeviceClass" || kind == "ResourceSlice" ||
+         kind == "ResourceClaim";
+}
+
+// The item kind a typed List implies for items that do not name theirs ("" for a plain List).
+std::string_view Implied(std::string_view list_kind) {
+  if (list_kind.size() <= 4 || list_kind.substr(list_kind.size() - 4) != "List") return "";
+  std::string_view item = list_kind.substr(0, list_kind.size() - 4);
+  return IsObjectKind(item) ? item : "";
+}
+
+SnapshotSink CollectInto(Snapshot& out) {
+  return SnapshotSink{[&](NodeObject&& n) { out.nodes.push_back(std::move(n)); },
+                      [&](PodObject&& p) { out.pods.push_back(std::move(p)); },
+                      [&](DeviceClassObject&& c) { out.device_classes.push_back(std::move(c)); },
+                      [&](ResourceSliceObject&& s) { out.resource_slices.push_back(std::move(s)); },
+                      [&](ResourceClaimObject&& c) { out.resource_claims.push_back(std::move(c)); }};
+}
+
+void DecodeItem(dom::element v, std::string_view kind, Snapshot& out) { DeliverItem(v, kind, Path{}, CollectInto(out)); }
 
 Result<Snapshot> LoadJson(std::string_view text) {
   simdjson::padded_string padded(text);
@@ -42,7 +69,7 @@ Result<Snapshot> LoadJson(std::string_view text) {
     dom::element root = json::Parse(parser, padded);
     if (root.type() != dom::element_type::OBJECT) json::Fail(Path{}, "expected a Kubernetes List object");
     std::string kind = KindOf(root);
-    if (kind == "Node" || kind == "Pod") {
+    if (IsObjectKind(kind)) {
       DecodeItem(root, kind, out);
       return out;
     }
@@ -52,7 +79,7 @@ Result<Snapshot> LoadJson(std::string_view text) {
                                       : fmt::format("unsupported kind '{}'", kind));
     }
     // kubectl's List items carry their own kind; a NodeList's or PodList's may not.
-    std::string implied = kind == "NodeList" ? "Node" : kind == "PodList" ? "Pod" : "";
+    std::string implied(Implied(kind));
     Path items_path{nullptr, "items"};
     json::ForEachElement(items, items_path, [&](int i, dom::element item) {
       if (item.type() != dom::element_type::OBJECT) json::Fail(items_path.Index(i), "expected an object");
@@ -93,14 +120,7 @@ class Streamer {
   bool has_kind_ = false;
 };
 
-std::string_view Implied(std::string_view list_kind) {
-  return list_kind == "NodeList" ? "Node" : list_kind == "PodList" ? "Pod" : "";
-}
-
-void Streamer::Deliver(dom::element v, std::string_view kind, const Path& path) {
-  if (kind == "Node") sink_.node(DecodeNodeValue(v, path));
-  else if (kind == "Pod") sink_.pod(DecodePodValue(v, path));
-}
+void Streamer::Deliver(dom::element v, std::string_view kind, const Path& path) { DeliverItem(v, kind, path, sink_); }
 
 Result<std::string> Streamer::RootKind() {
   return CatchDecode<std::string>([&] {
@@ -146,7 +166,7 @@ Status Streamer::Item(int i, std::string_view text) {
     root_kind_ = std::move(*kind);
     for (const ListStream::Field& f : list_.fields()) has_kind_ |= KeyIs(f.key, "kind");
   }
-  if (root_kind_ == "Node" || root_kind_ == "Pod") return Status::Ok();  // One object: items is a field.
+  if (IsObjectKind(root_kind_)) return Status::Ok();  // One object: items is a field.
   // Without the List's kind yet, an item that does not name its own kind waits for it.
   return Decode(i, text, Implied(root_kind_), /*defer_kindless=*/!has_kind_);
 }
@@ -164,7 +184,7 @@ Status Streamer::Finish() {
   if (!valid) return Error{valid.error()};
   auto kind = RootKind();
   if (!kind) return Error{kind.error()};
-  if (*kind == "Node" || *kind == "Pod") {
+  if (IsObjectKind(*kind)) {
     // One object: put its fields back together and decode it whole.
     std::string text = "{";
     for (const ListStream::Field& f : list_.fields()) {
@@ -267,8 +287,7 @@ Result<Snapshot> LoadSnapshot(std::string_view text) {
 
 Result<Snapshot> LoadSnapshotFile(const std::string& path) {
   Snapshot out;
-  SnapshotSink sink{[&](NodeObject&& n) { out.nodes.push_back(std::move(n)); },
-                    [&](PodObject&& p) { out.pods.push_back(std::move(p)); }};
+  SnapshotSink sink = CollectInto(out);
   if (Status s = StreamSnapshotFile(path, sink); !s.ok()) return Error{s.error()};
   return out;
 }

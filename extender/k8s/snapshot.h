@@ -1,7 +1,9 @@
 #pragma once
 // Snapshot loader: the Nodes and Pods of a cluster from what `kubectl get nodes,pods -A -o json`
-// (or `-o yaml`) prints - a List whose items have kind Node or Pod. A NodeList, a PodList or a
-// single Node or Pod object is accepted too; items of other kinds are skipped.
+// (or `-o yaml`) prints - a List whose items have kind Node or Pod - and, where GPUs are served by
+// DRA, the DeviceClasses, ResourceSlices and ResourceClaims (`kubectl get nodes,pods,deviceclasses,
+// resourceslices,resourceclaims -A -o json`; docs/dra.md). A NodeList, a PodList (or a List of one of
+// the DRA kinds) or a single such object is accepted too; items of other kinds are skipped.
 //
 // Errors name the item: "items[3] (pod default/train): spec.containers[0]...". Never throws.
 //
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "extender/k8s/dra_objects.h"
 #include "extender/k8s/objects.h"
 
 namespace topofit::k8s {
@@ -27,6 +30,9 @@ namespace topofit::k8s {
 struct Snapshot {
   std::vector<NodeObject> nodes;
   std::vector<PodObject> pods;
+  std::vector<DeviceClassObject> device_classes;
+  std::vector<ResourceSliceObject> resource_slices;
+  std::vector<ResourceClaimObject> resource_claims;
 };
 
 // JSON or YAML, told apart by the first character.
@@ -36,6 +42,10 @@ Result<Snapshot> LoadSnapshotFile(const std::string& path);  // Streamed: the me
 struct SnapshotSink {
   std::function<void(NodeObject&&)> node;
   std::function<void(PodObject&&)> pod;
+  // The DRA kinds: items of a kind whose function is empty are skipped.
+  std::function<void(DeviceClassObject&&)> device_class;
+  std::function<void(ResourceSliceObject&&)> resource_slice;
+  std::function<void(ResourceClaimObject&&)> resource_claim;
 };
 Status StreamSnapshot(std::string_view text, const SnapshotSink& sink);
 // Reads the file in pieces of 1 MiB. Errors are prefixed with the path.

@@ -88,3 +88,42 @@ TEST_CASE("demo cluster: loads through the snapshot loader") {
 }
 
 }  // namespace topofit::k8s
+
+namespace topofit::k8s {
+
+TEST_CASE("snapshot: DeviceClasses, ResourceSlices and ResourceClaims beside nodes and pods, streamed alike") {
+  const char* text = R"({"kind":"List","items":[
+    {"kind":"Node","metadata":{"name":"d1"},"status":{"allocatable":{"cpu":"8"}}},
+    {"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":"gpu"},
+     "spec":{"extendedResourceName":"nvidia.com/gpu"}},
+    {"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{"name":"d1-gpus"},
+     "spec":{"driver":"gpu.nvidia.com","nodeName":"d1","pool":{"name":"d1","resourceSliceCount":1},
+             "devices":[{"name":"gpu-0"},{"name":"gpu-1"}]}},
+    {"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":"c","namespace":"ml","uid":"cu"},
+     "status":{"allocation":{"devices":{"results":[{"request":"r","driver":"gpu.nvidia.com","pool":"d1","device":"gpu-1"}]}}}}]})";
+  auto snap = LoadSnapshot(text);
+  REQUIRE_MESSAGE(snap.ok(), (snap.ok() ? "" : snap.error()));
+  CHECK(snap->nodes.size() == 1);
+  REQUIRE(snap->device_classes.size() == 1);
+  CHECK(snap->device_classes[0].extended_resource_name == "nvidia.com/gpu");
+  REQUIRE(snap->resource_slices.size() == 1);
+  CHECK(snap->resource_slices[0].devices.size() == 2);
+  REQUIRE(snap->resource_claims.size() == 1);
+  CHECK(snap->resource_claims[0].results[0].device == "gpu-1");
+
+  int slices = 0, claims = 0;
+  SnapshotSink sink{[](NodeObject&&) {}, [](PodObject&&) {}, nullptr,
+                    [&](ResourceSliceObject&&) { ++slices; }, [&](ResourceClaimObject&&) { ++claims; }};
+  REQUIRE(StreamSnapshot(text, sink).ok());  // A kind without a function is skipped.
+  CHECK(slices == 1);
+  CHECK(claims == 1);
+
+  auto typed = LoadSnapshot(R"({"kind":"ResourceSliceList","items":[{"metadata":{"name":"s"},"spec":{"devices":[]}}]})");
+  REQUIRE(typed.ok());
+  CHECK(typed->resource_slices.size() == 1);
+  auto bad = LoadSnapshot(R"({"kind":"List","items":[{"kind":"ResourceSlice","metadata":{"name":"s"},"spec":{"devices":{}}}]})");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error() == "items[0] resourceslice s: spec.devices: expected an array");
+}
+
+}  // namespace topofit::k8s

@@ -46,8 +46,9 @@ class CycleState {
   const Placer& placer() const { return placer_; }
   bool wants_reasons() const { return reasons_; }
 
-  // The set the pod would get on the node now (empty candidate for nodes without GPUs). Memoised
-  // per cycle by (topology, free): in a 5,000-node request most nodes share a few states.
+  // The set the pod would get on the node now (empty candidate for nodes without GPUs): on a DRA
+  // node the allocator's first fit (Placer::FirstFit), elsewhere the Placer's choice. Memoised per
+  // cycle by (topology, free, DRA order): in a 5,000-node request most nodes share a few states.
   PlacerChoice ChoiceFor(const NodeView& v) const { return ChoiceFor(v, v.free); }
   PlacerChoice ChoiceFor(const NodeView& v, GpuSet free) const;
   // Placer::FullFuture for the node's usable GPUs, memoised likewise.
@@ -67,10 +68,12 @@ class CycleState {
   struct MemoSlot {
     const Topology* topology = nullptr;  // nullptr: empty slot.
     uint64_t free = 0;
+    uint64_t order = 0;                  // ResolvedTopology::first_fit_hash; 0 off DRA nodes.
     bool full_future = false;            // Slot holds FullFuture(usable = free) in candidate.future_before.
     PlacerChoice candidate;
   };
-  MemoSlot* Slot(const Topology* topology, uint64_t free, bool full_future) const;
+  MemoSlot* Slot(const Topology* topology, uint64_t free, uint64_t order, bool full_future) const;
+  PlacerChoice Compute(const NodeView& v, GpuSet free) const;
 
   const cluster::PodRequest& pod_;
   const Placer& placer_;

@@ -37,6 +37,7 @@ Explanation Explain(const Pipeline& pipeline, const cluster::PodRequest& pod, st
     n.parts = e.parts;
     const cluster::NodeState* node = reader.Find(e.name);
     if (node) n.free = node->free();
+    if (node && node->spec().dra()) n.set_by = "dra-first-fit";
     if (e.candidate.found) {
       n.set = e.candidate.gpus;
       n.bandwidth_gbps = e.candidate.bandwidth_gbps();

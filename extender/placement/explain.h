@@ -21,6 +21,9 @@ struct NodeExplanation {
   std::string reason;               // "" when passing.
   GpuSet free;
   std::optional<GpuSet> set;        // Best candidate set; nullopt when none.
+  // Who picks the set: "topofit", or "dra-first-fit" on a DRA node (docs/dra.md), where `set` is
+  // the GPUs kube-scheduler's allocator is predicted to give (topofit only chooses the node).
+  std::string set_by = "topofit";
   double bandwidth_gbps = 0;        // Predicted ring all-reduce bandwidth of `set`.
   std::string worst_link;           // Slowest pair of `set`, e.g. "NV1", "SYS"; "" for < 2 GPUs.
   std::vector<std::string> links;   // Distinct link kinds among the pairs of `set`, best first.

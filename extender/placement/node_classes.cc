@@ -8,7 +8,7 @@ uint64_t NodeKey::Hash() const {
   // Independent multiplies (no chain through h), one final mix: this runs once per node per call.
   uint64_t h = (reinterpret_cast<uintptr_t>(topology) >> 4) ^ (usable * 0x9E3779B97F4A7C15ull) ^
                (free * 0xC2B2AE3D27D4EB4Full) ^
-               (uint64_t(product) << 40);
+               (uint64_t(product) << 40) ^ (order * 0xFF51AFD7ED558CCDull);
   h ^= h >> 32;
   h *= 0x9E3779B97F4A7C15ull;
   return h ^ (h >> 29);

@@ -24,9 +24,10 @@ struct NodeKey {
   const Topology* topology = nullptr;
   uint64_t usable = 0, free = 0;
   uint32_t product = 0;  // NodeState::product_id(): the workload's GPU-model constraints read it.
+  uint64_t order = 0;    // ResolvedTopology::first_fit_hash: a DRA node's allocator order decides its set.
 
   static NodeKey Of(const NodeView& v) {
-    return {v.topology(), v.usable().mask(), v.free.mask(), v.node->product_id()};
+    return {v.topology(), v.usable().mask(), v.free.mask(), v.node->product_id(), v.node->spec().first_fit_hash};
   }
   uint64_t Hash() const;
   friend bool operator==(const NodeKey&, const NodeKey&) = default;

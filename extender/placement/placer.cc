@@ -64,6 +64,28 @@ PlacerChoice Placer::Choose(const Topology& topology, GpuSet free, int k, const 
   return c;
 }
 
+PlacerChoice Placer::FirstFit(const Topology& topology, GpuSet free, int k, const cluster::PodIntent& intent,
+                              const std::vector<int>& first_fit) const {
+  PlacerChoice c;
+  if (k < 1 || k > free.size()) return c;
+  GpuSet set;
+  for (int i : first_fit) {
+    if (set.size() == k) break;
+    if (free.contains(i)) set.Add(i);
+  }
+  if (set.size() < k) return c;  // Free GPUs outside the allocator's order: it cannot give them.
+  const SetSelector& sel = topology.selector();
+  c.future_before = sel.FutureScore(free, mix_);
+  std::optional<LinkClass> min = intent.EffectiveMinLink();
+  c.meets_min_link = k < 2 || !min || sel.MeetsMinLink(set, *min);
+  if (!c.meets_min_link && intent.policy == cluster::TopologyPolicy::kRequired) return c;
+  c.found = true;
+  c.gpus = set;
+  c.ring_mbps = k < 2 ? 0 : sel.RingMbps(set);
+  c.future_after = sel.FutureScore(free - set, mix_);
+  return c;
+}
+
 uint64_t Placer::FullFuture(const Topology& topology, GpuSet usable) const {
   Key key{&topology, usable.mask(), 0, 0xFF};
   Shard& shard = shards_[KeyHash()(key) % kShards];

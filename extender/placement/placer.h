@@ -44,6 +44,13 @@ class Placer {
 
   // The interned Topology must outlive the Placer's use of it (the registry never drops topologies).
   PlacerChoice Choose(const Topology& topology, GpuSet free, int k, const cluster::PodIntent& intent) const;
+  // The set kube-scheduler's DRA allocator gives on a DRA node (docs/dra.md): the first k free GPUs of
+  // `first_fit` (the allocator's order, ResolvedTopology::first_fit). Not chosen by topology: it is
+  // found when k GPUs are free and, for a `required` policy, the set meets the effective min-link
+  // (else not found: the allocator would give exactly that set); meets_min_link and the ring say
+  // what it is. Not memoised (the order is the node's own).
+  PlacerChoice FirstFit(const Topology& topology, GpuSet free, int k, const cluster::PodIntent& intent,
+                        const std::vector<int>& first_fit) const;
   // FutureScore of a whole node, for normalising (memoised too).
   uint64_t FullFuture(const Topology& topology, GpuSet usable) const;
   const RequestMix& mix() const { return mix_; }

@@ -2,6 +2,8 @@
 // reply encoded by extender/protocol/replies.h - no JSON library on the way out.
 #include "extender/server/extender_verbs.h"
 
+#include <thread>
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -210,7 +212,11 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
   const std::string node_name = args->node;
   const bool member = IsGroupMember(*pod);  // Its slot's GPUs: nothing to explain or choose.
   placement::Explanation why;
-  if (!member) why = placement::Explain(*pipeline_, *pod, std::span<const std::string>(&node_name, 1));
+  placement::DraBindView dra;
+  if (!member) {
+    why = placement::Explain(*pipeline_, *pod, std::span<const std::string>(&node_name, 1));
+    dra = DraView(*pod, node_name);
+  }
   auto gpus = member ? groups_->Bind(*pod, args->node) : pipeline_->ReserveBest(*pod, args->node);
   if (!gpus) return fail(fmt::format("cannot reserve GPUs for {} on {}: {}", label, args->node, gpus.error()));
   std::string ids = gpus->ToString();
@@ -226,14 +232,16 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
   pipeline_->model().pending().Erase(args->pod_uid);
   pipeline_->model().waits().Forget(args->pod_uid);
   if (member || !why.nodes.empty()) {
-    writer_->RecordPodEvent({args->pod_namespace, args->pod_name, args->pod_uid, "Normal", "GPUsAssigned",
-                             member ? GroupBoundMessage(*pod, node_name, *gpus)
-                                    : placement::PlacementSummary(why.nodes.front(), *gpus)});
+    std::string summary = member ? GroupBoundMessage(*pod, node_name, *gpus)
+                                 : placement::PlacementSummary(why.nodes.front(), *gpus);
+    if (dra.dra) summary += "; " + dra.Note();
+    writer_->RecordPodEvent({args->pod_namespace, args->pod_name, args->pod_uid, "Normal", "GPUsAssigned", summary});
   }
   if (metrics_) metrics_->CountDecision(Verb::kBind, "bound");
   if (log_) {
     LogFields f = {{"pod", label}, {"node", args->node}, {"gpus", ids}, {"took_us", std::to_string(MicrosSince(start))}};
     if (!plan_note.empty()) f.push_back({"no_plan", plan_note});
+    if (dra.dra) f.push_back({"dra", dra.Note()});
     LogDecision(LogLevel::kInfo, "bind", f);
   }
   return Reply{200, protocol::EncodeBindingResult("")};
@@ -245,7 +253,12 @@ std::map<std::string, std::string> ExtenderVerbs::BindAnnotations(const cluster:
   std::vector<std::string> uuids;
   {
     auto reader = pipeline_->model().Read();
-    if (const cluster::NodeState* n = reader.Find(node)) uuids = n->spec().uuids;
+    const cluster::NodeState* n = reader.Find(node);
+    if (n && n->spec().dra()) {
+      plan_note = "DRA node: the pod's ResourceClaim names its GPUs";  // A plan there would bind no one.
+      return annotations;
+    }
+    if (n) uuids = n->spec().uuids;
   }
   auto unix_now = std::chrono::duration_cast<std::chrono::seconds>(
                       std::chrono::system_clock::now().time_since_epoch()).count();
@@ -256,6 +269,18 @@ std::map<std::string, std::string> ExtenderVerbs::BindAnnotations(const cluster:
     plan_note = plan.error();
   }
   return annotations;
+}
+
+placement::DraBindView ExtenderVerbs::DraView(const cluster::PodRequest& pod, const std::string& node) const {
+  placement::DraBindView view = placement::ViewDraBind(*pipeline_, pod, node, std::nullopt);
+  if (!view.dra || !dra_) return view;
+  const auto deadline = Clock::now() + claim_wait_;
+  for (;;) {
+    std::optional<cluster::DraAllocation> a = dra_->AllocationOf(pod.uid);
+    if (a && a->node == node) return placement::ViewDraBind(*pipeline_, pod, node, a);
+    if (Clock::now() >= deadline) return view;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 Reply ExtenderVerbs::PreemptImpl(std::string_view body) {

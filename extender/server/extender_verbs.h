@@ -33,14 +33,17 @@
 // Every decision logs one line (msg="decision" verb=...) through base/log.h. Thread-safe.
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "extender/cluster/dra_cluster.h"
 #include "extender/groups/group_coordinator.h"
 #include "extender/k8s/kube_writer.h"
+#include "extender/placement/dra_prediction.h"
 #include "extender/placement/pipeline.h"
 #include "extender/protocol/extender_args.h"
 #include "extender/server/metrics.h"
@@ -69,6 +72,13 @@ class ExtenderVerbs {
   void SetLearnNodes(bool on) { learn_nodes_.store(on, std::memory_order_relaxed); }
   // Set before serving; null (the default): no groups, every pod is placed alone. Must outlive this.
   void SetGroups(groups::GroupCoordinator* groups) { groups_ = groups; }
+  // Where bind reads a pod's DRA claim (docs/dra.md): on a DRA node it waits up to `claim_wait` for
+  // the claim kube-scheduler allocated in PreBind to reach the model, and says in the GPUsAssigned
+  // event whether it got the GPUs topofit predicted. Null (the default): bind does not wait.
+  void SetDra(const cluster::DraCluster* dra, std::chrono::milliseconds claim_wait = std::chrono::seconds(2)) {
+    dra_ = dra;
+    claim_wait_ = claim_wait;
+  }
 
  private:
   Reply FilterImpl(std::string_view body, bool padded);
@@ -79,6 +89,8 @@ class ExtenderVerbs {
   // where it can be made (else index-only, gpu-ids alone, and `plan_note` says why).
   std::map<std::string, std::string> BindAnnotations(const cluster::PodRequest& pod, const std::string& node,
                                                      GpuSet gpus, std::string& plan_note) const;
+  // The DRA view of a bind (dra_prediction.h), after waiting for the pod's claim on a DRA node.
+  placement::DraBindView DraView(const cluster::PodRequest& pod, const std::string& node) const;
   Reply PreemptImpl(std::string_view body);
   // Decodes filter/prioritize args; with SetLearnNodes, applies the request's unknown Nodes.
   Result<protocol::ExtenderArgs> DecodeArgs(std::string_view body, bool padded);
@@ -98,6 +110,8 @@ class ExtenderVerbs {
   bool log_;
   std::atomic<bool> learn_nodes_{false};
   groups::GroupCoordinator* groups_ = nullptr;
+  const cluster::DraCluster* dra_ = nullptr;
+  std::chrono::milliseconds claim_wait_{0};
 };
 
 }  // namespace topofit::server

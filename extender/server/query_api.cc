@@ -224,6 +224,7 @@ Reply QueryApi::Explain(std::string_view body, std::string_view nodes) const {
                      {"reason", n.reason},
                      {"freeGpus", n.free.Indices()},
                      {"set", n.set ? json(n.set->Indices()) : json(nullptr)},
+                     {"setBy", n.set_by},
                      {"bandwidthGBps", n.bandwidth_gbps},
                      {"worstLink", n.worst_link},
                      {"links", n.links},

@@ -28,6 +28,7 @@ Result<std::unique_ptr<ServeApp>> ServeApp::Create(const ServeConfig& config, co
   if (!valid.ok()) return Error{valid.error()};
   std::unique_ptr<ServeApp> app(new ServeApp());
   app->model_ = std::make_unique<cluster::ClusterModel>(config.model);
+  app->dra_ = std::make_unique<cluster::DraCluster>(*app->model_);
   app->pipeline_ = std::make_unique<placement::Pipeline>(app->model_.get(), config.pipeline);
   app->writer_ = writer ? std::move(writer) : std::make_unique<k8s::InMemoryKubeWriter>();
   app->metrics_ = std::make_unique<Metrics>();
@@ -41,6 +42,7 @@ Result<std::unique_ptr<ServeApp>> ServeApp::Create(const ServeConfig& config, co
   app->groups_ = std::make_unique<groups::GroupCoordinator>(*app->pipeline_, *app->group_lookup_);
   app->verbs_ = std::make_unique<ExtenderVerbs>(app->pipeline_.get(), app->writer_.get(), app->metrics_.get(),
                                                 app->recorder_.get(), log_decisions);
+  app->verbs_->SetDra(app->dra_.get());
   app->verbs_->SetGroups(app->groups_.get());
   app->metrics_->SetGroupCounts([groups = app->groups_.get()] { return CountGroups(*groups); });
   app->query_ = std::make_unique<QueryApi>(app->pipeline_.get(), app->groups_.get(), config.group_levels);
@@ -56,9 +58,13 @@ Result<std::unique_ptr<ServeApp>> ServeApp::Create(const ServeConfig& config, co
 }
 
 void ServeApp::Load(const k8s::Snapshot& snapshot) {
-  for (const auto& node : snapshot.nodes) model_->ApplyNode(node);
-  for (const auto& pod : snapshot.pods) model_->ApplyPod(pod);
+  for (const auto& node : snapshot.nodes) dra_->ApplyNode(node);
+  for (const auto& c : snapshot.device_classes) dra_->ApplyDeviceClass(c);
+  for (const auto& s : snapshot.resource_slices) dra_->ApplyResourceSlice(s);
+  for (const auto& c : snapshot.resource_claims) dra_->ApplyResourceClaim(c);
+  for (const auto& pod : snapshot.pods) model_->ApplyPod(dra_->Pod(pod));
   verbs_->SetLearnNodes(true);  // No watch in snapshot mode: full-node requests may name new nodes.
+  verbs_->SetDra(dra_.get(), std::chrono::milliseconds(0));  // No watch either to bring a claim: no wait.
   // No watch either to tell that a pod is gone: DELETE /api/v1/pods/NS/NAME does.
   server_->SetPodDeleter([this](std::string_view ns, std::string_view name) { return DeletePod(ns, name); });
   server_->SetReady(true);
@@ -67,12 +73,24 @@ void ServeApp::Load(const k8s::Snapshot& snapshot) {
 Result<ServeApp::Loaded> ServeApp::LoadFile(const std::string& path) {
   Loaded n;
   k8s::SnapshotSink sink{[&](k8s::NodeObject&& node) {
-                           model_->ApplyNode(node);
+                           dra_->ApplyNode(node);
                            ++n.nodes;
                          },
                          [&](k8s::PodObject&& pod) {
-                           model_->ApplyPod(pod);
+                           model_->ApplyPod(dra_->Pod(pod));
                            ++n.pods;
+                         },
+                         [&](k8s::DeviceClassObject&& c) {
+                           dra_->ApplyDeviceClass(c);
+                           ++n.dra_objects;
+                         },
+                         [&](k8s::ResourceSliceObject&& s) {
+                           dra_->ApplyResourceSlice(s);
+                           ++n.dra_objects;
+                         },
+                         [&](k8s::ResourceClaimObject&& c) {
+                           dra_->ApplyResourceClaim(c);
+                           ++n.dra_objects;
                          }};
   if (Status s = k8s::StreamSnapshotFile(path, sink); !s.ok()) return Error{s.error()};
   Load(k8s::Snapshot{});
@@ -85,7 +103,10 @@ namespace topofit::server {
 
 Reply ServeApp::DeletePod(std::string_view ns, std::string_view name) {
   auto pod = model_->PodByName(ns, name);
-  if (pod) model_->DeletePod(pod->uid);
+  if (pod) {
+    dra_->ForgetPod(pod->uid);
+    model_->DeletePod(pod->uid);
+  }
   bool forgotten = false;
   if (auto* memory = dynamic_cast<k8s::InMemoryKubeWriter*>(writer_.get()))
     forgotten = memory->Forget(std::string(ns), std::string(name));

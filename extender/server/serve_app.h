@@ -9,6 +9,7 @@
 #include "extender/k8s/kube_writer.h"
 #include "extender/k8s/snapshot.h"
 #include "extender/cluster/cluster_model.h"
+#include "extender/cluster/dra_cluster.h"
 #include "extender/placement/pipeline.h"
 #include "extender/server/extender_verbs.h"
 #include "extender/server/http_server.h"
@@ -26,13 +27,15 @@ class ServeApp {
                                                      std::unique_ptr<k8s::KubeWriter> writer = nullptr,
                                                      bool log_decisions = true);
 
-  // Applies every node, then every pod, of a snapshot to the model and marks the server ready.
+  // Applies every node, then every pod, of a snapshot to the model (and its DeviceClasses,
+  // ResourceSlices and ResourceClaims, through dra(), before the pods) and marks the server ready.
   void Load(const k8s::Snapshot& snapshot);
   // Streams a snapshot file into the model (k8s::StreamSnapshotFile: one item in memory at a time,
   // applied in the order of the file; a pod before its node waits in the model for it), then as
   // Load. Returns how many nodes and pods it read; an Error leaves the server not ready.
   struct Loaded {
     size_t nodes = 0, pods = 0;
+    size_t dra_objects = 0;  // DeviceClasses, ResourceSlices and ResourceClaims.
   };
   Result<Loaded> LoadFile(const std::string& path);
 
@@ -41,6 +44,8 @@ class ServeApp {
   Reply DeletePod(std::string_view ns, std::string_view name);
 
   cluster::ClusterModel& model() { return *model_; }
+  // What DRA says about GPUs (docs/dra.md), fed by Load/LoadFile or the live watch (StartLiveCluster).
+  cluster::DraCluster& dra() { return *dra_; }
   placement::Pipeline& pipeline() { return *pipeline_; }
   ExtenderVerbs& verbs() { return *verbs_; }
   Metrics& metrics() { return *metrics_; }
@@ -51,6 +56,7 @@ class ServeApp {
  private:
   ServeApp() = default;
   std::unique_ptr<cluster::ClusterModel> model_;
+  std::unique_ptr<cluster::DraCluster> dra_;
   std::unique_ptr<placement::Pipeline> pipeline_;
   std::unique_ptr<k8s::KubeWriter> writer_;
   std::unique_ptr<Metrics> metrics_;

@@ -3,6 +3,7 @@ module topofit.dev/e2e
 go 1.26.0
 
 require (
+	github.com/fsnotify/fsnotify v1.9.0
 	go.etcd.io/etcd/server/v3 v3.6.8
 	google.golang.org/grpc v1.79.3
 	k8s.io/api v0.36.3
@@ -36,7 +37,6 @@ require (
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/emicklei/go-restful/v3 v3.13.0 // indirect
 	github.com/felixge/httpsnoop v1.0.4 // indirect
-	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.0 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect

@@ -12,7 +12,7 @@ using json = nlohmann::json;
 
 std::string KeyOf(const std::string& kind, const json& o) {
   const json& m = o.at("metadata");
-  if (kind == "nodes") return m.at("name").get<std::string>();
+  if (kind == "nodes" || kind == "deviceclasses" || kind == "resourceslices") return m.at("name").get<std::string>();
   return m.value("namespace", std::string("default")) + "/" + m.at("name").get<std::string>();
 }
 

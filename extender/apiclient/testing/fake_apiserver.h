@@ -1,7 +1,8 @@
 #pragma once
 // FakeApiServer: a small HTTPS Kubernetes API server on 127.0.0.1 for the kube client's tests.
 //
-// Serves /api/v1/nodes and /api/v1/pods as paged lists (limit/continue) and as chunked watches
+// Serves /api/v1/nodes and /api/v1/pods (and resource.k8s.io/v1 deviceclasses, resourceslices and
+// resourceclaims) as paged lists (limit/continue) and as chunked watches
 // (resourceVersion, allowWatchBookmarks, timeoutSeconds, the pods' phase field selector), plus GET
 // and merge-PATCH of a pod and POST pods/{name}/binding (409 when already bound). Tests drive it:
 // add/modify/delete objects (each a new resourceVersion and a watch event), drop every watch
@@ -37,7 +38,8 @@ class FakeApiServer {
   int port() const { return port_; }
   std::string url() const { return "https://127.0.0.1:" + std::to_string(port_); }
 
-  // Objects. `kind` is "nodes" or "pods"; keys are names (nodes) and "ns/name" (pods).
+  // Objects. `kind` is "nodes", "pods", "deviceclasses", "resourceslices" or "resourceclaims"; keys
+  // are names (nodes, classes, slices) and "ns/name" (pods, claims).
   void Put(const std::string& kind, nlohmann::json object);  // ADDED or MODIFIED
   void Delete(const std::string& kind, const std::string& key);
   nlohmann::json Get(const std::string& kind, const std::string& key);

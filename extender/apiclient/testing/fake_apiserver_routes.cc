@@ -161,6 +161,15 @@ void FakeApiServer::Setup() {
     if (w == "1" || w == "true") ServeWatch(&req, &res, kind);
     else ServeList(&req, &res, kind);
   });
+  // DRA's kinds (docs/dra.md), listed and watched as nodes and pods are.
+  s.Get(R"(/apis/resource\.k8s\.io/v1/(deviceclasses|resourceslices|resourceclaims))",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          if (!Authorized(&req)) return Reply(res, 401, Status(401, "Unauthorized", "Unauthorized"));
+          std::string kind = req.matches[1];
+          std::string w = req.get_param_value("watch");
+          if (w == "1" || w == "true") ServeWatch(&req, &res, kind);
+          else ServeList(&req, &res, kind);
+        });
   const char* pod_path = R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))";
   s.Get(pod_path, [this](const httplib::Request& req, httplib::Response& res) {
     if (!Authorized(&req)) return Reply(res, 401, Status(401, "Unauthorized", "Unauthorized"));

@@ -282,7 +282,7 @@ function renderExplain(e) {
     table.append(el("tr", { class: `verdict ${n.result === "pass" ? "pass" : "fail"}${n.node === e.chosen ? " chosen" : ""}`,
                             "data-node": n.node, "data-result": n.result },
       el("td", {}, n.node), el("td", { class: "result" }, n.result), el("td", {}, n.reason || ""),
-      el("td", {}, n.set ? n.set.join(",") : "-"), el("td", {}, n.set ? Number(n.bandwidthGBps).toFixed(1) : "-"),
+      el("td", {}, n.set ? n.set.join(",") + (n.setBy === "dra-first-fit" ? " (DRA first fit)" : "") : "-"), el("td", {}, n.set ? Number(n.bandwidthGBps).toFixed(1) : "-"),
       el("td", {}, n.worstLink || "-"), el("td", {}, n.set ? +Number(n.score).toFixed(2) : "-"), el("td", {}, parts)));
   }
   out.replaceChildren(summary, e.error ? el("p", { class: "error" }, e.error) : "", table);
