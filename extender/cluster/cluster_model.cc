@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/log.h"
 #include "extender/k8s/gpu_plan.h"
 #include "extender/k8s/topofit_annotations.h"
 
@@ -90,6 +91,8 @@ void ClusterModel::ApplyNode(const k8s::NodeObject& node) {
     return;
   }
   ResolvedTopology spec = resolver_.Resolve(node);  // Outside the lock: parsing may take a while.
+  // Once per node and change of what it reports (an unchanged node returned above).
+  for (const std::string& w : spec.warnings) Log(LogLevel::kWarn, "node warning", {{"node", name}, {"detail", w}});
   auto product = node.meta.labels.find(k8s::kGfdProductLabel);
   if (product == node.meta.labels.end()) product = node.meta.labels.find(k8s::kGkeAcceleratorLabel);
   auto fresh = std::make_shared<NodeState>(

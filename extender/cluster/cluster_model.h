@@ -74,6 +74,9 @@ class ClusterModel {
   ClusterModel& operator=(const ClusterModel&) = delete;
 
   // ---- Writers ----
+  // A node whose topology inputs changed (or a new one) is resolved again; its resolution warnings
+  // (a topology modelled as given, annotations that disagree, ...) are logged then, one line each:
+  //   level=warn msg="node warning" node=NAME detail="..."
   void ApplyNode(const k8s::NodeObject& node);
   void DeleteNode(std::string_view name);
   void ApplyPod(const k8s::PodObject& pod);

@@ -60,7 +60,12 @@ class Running {
 HttpServer::HttpServer(ServerOptions options, ExtenderVerbs* verbs, const QueryApi* query,
                                const Metrics* metrics, const cluster::ClusterModel* model,
                                std::shared_ptr<TlsCredentials> tls)
-    : options_(std::move(options)), verbs_(verbs), query_(query), metrics_(metrics), model_(model) {
+    : options_(std::move(options)),
+      verbs_(verbs),
+      query_(query),
+      metrics_(metrics),
+      model_(model),
+      query_runner_(std::max(1, options_.max_concurrent_queries)) {
   while (options_.url_prefix.size() > 1 && options_.url_prefix.back() == '/') options_.url_prefix.pop_back();
   if (!options_.url_prefix.empty() && options_.url_prefix.front() != '/') options_.url_prefix = "/" + options_.url_prefix;
   if (options_.url_prefix == "/") options_.url_prefix.clear();
@@ -120,7 +125,8 @@ Reply HttpServer::Query(const HttpRequest& req) {
   if (req.body.size() > options_.max_query_body_bytes)
     return JsonErrorReply(413, fmt::format("request body of {} bytes exceeds the limit of {} bytes for /api/v1",
                                            req.body.size(), options_.max_query_body_bytes));
-  return Ops(req);
+  if (req.method == "DELETE") return Ops(req);  // Snapshot mode's pod deletion: a quick write of the model.
+  return query_runner_.Run([this, &req] { return Ops(req); });
 }
 
 Reply HttpServer::HandleVerb(const HttpRequest& req, Verb verb) {

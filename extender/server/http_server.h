@@ -20,9 +20,9 @@
 //
 // The queries (/api/v1/...: explain, nodes, pods, workload) are for people and tools, never in the
 // scheduler's path: at most max_concurrent_queries run at once - one more gets a JSON 503 with
-// Retry-After: 1 at once, without running - so they cannot take the workers or the CPU that filter,
-// prioritize, bind and preempt need; a query body (explain's pod) over max_query_body_bytes is a
-// JSON 413. Shutdown() waits for the verbs only: a query still running is abandoned (its work sees
+// Retry-After: 1 at once, without running - and they run at the lowest CPU priority (QueryRunner), so
+// they cannot take the workers or the CPU that filter, prioritize, bind and preempt need; a query
+// body (explain's pod) over max_query_body_bytes is a JSON 413. Shutdown() waits for the verbs only: a query still running is abandoned (its work sees
 // WorkDeadline::Expired() and stops).
 
 #include <atomic>
@@ -39,6 +39,7 @@
 #include "extender/server/http_listener.h"
 #include "extender/server/metrics.h"
 #include "extender/server/query_api.h"
+#include "extender/server/query_runner.h"
 #include "extender/server/tls_credentials.h"
 
 namespace topofit::server {
@@ -122,6 +123,7 @@ class HttpServer {
   std::atomic<bool> ready_{false};
   std::atomic<int> verbs_running_{0};
   std::atomic<int> queries_running_{0};
+  QueryRunner query_runner_;  // Last: the listeners' workers, stopped first, may wait in its Run().
 };
 
 }  // namespace topofit::server
