@@ -70,11 +70,11 @@ HttpServer::HttpServer(ServerOptions options, ExtenderVerbs* verbs, const QueryA
   if (!options_.url_prefix.empty() && options_.url_prefix.front() != '/') options_.url_prefix = "/" + options_.url_prefix;
   if (options_.url_prefix == "/") options_.url_prefix.clear();
   ListenerOptions transport;
+  static_cast<ListenerLimits&>(transport) = static_cast<const ListenerLimits&>(options_);
   transport.host = options_.host;
   transport.port = options_.port;
   transport.threads = options_.threads > 0 ? options_.threads
                                            : static_cast<int>(std::max(32u, 4 * std::max(1u, std::thread::hardware_concurrency())));
-  transport.keep_alive_seconds = options_.keep_alive_seconds;
   transport.max_body_bytes = options_.max_body_bytes;
   const bool split = options_.ops_port >= 0;
   transport.tls = std::move(tls);

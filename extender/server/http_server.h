@@ -49,13 +49,13 @@ inline constexpr int kDefaultMaxConcurrentQueries = 4;
 // A query's body (explain's pod manifest; a pod is kilobytes): beyond it a 413.
 inline constexpr size_t kDefaultMaxQueryBodyBytes = 1u << 20;
 
-struct ServerOptions {
+// The ListenerLimits (listener_options.h) apply to both listeners.
+struct ServerOptions : ListenerLimits {
   std::string host = "0.0.0.0";
   int port = 8888;                         // 0: an ephemeral port (tests).
   std::string url_prefix = "/scheduler";
-  size_t max_body_bytes = 64u << 20;
+  size_t max_body_bytes = kDefaultMaxBodyBytes;
   int threads = 0;                         // 0: max(32, 4 x cores).
-  int keep_alive_seconds = 90;             // Go's http.Transport idles connections for 90 s.
   // A separate listener for /healthz, /readyz, /metrics and /api/v1 (--ops-listen), so the verbs -
   // bind creates Bindings with topofit's RBAC - can stay on 127.0.0.1 beside kube-scheduler while
   // probes and Prometheus reach the ops port through the pod IP. ops_port -1: one listener for all.
