@@ -209,8 +209,9 @@ TEST_CASE("serve settings: a flag that does not read names itself and its text, 
   CHECK(ReadSettingFlag(*FindServeFlag("--listen"), "8888", s).error() == "--listen '8888': expected ADDR:PORT");
   CHECK(ReadSettingFlag(*FindServeFlag("--read-timeout"), "1500ms", s).error() ==
         "--read-timeout '1500ms': not a whole number of seconds from 1s to 24h");
-  CHECK(ReadSettingFlag(*FindServeFlag("--keep-alive"), "0s", s).error() ==
-        "--keep-alive '0s': not a whole number of seconds from 1s to 24h");
+  CHECK(ReadSettingFlag(*FindServeFlag("--keep-alive"), "25h", s).error() ==
+        "--keep-alive '25h': not a whole number of seconds from 1s to 24h");
+  CHECK(ReadSettingFlag(*FindServeFlag("--keep-alive"), "0s", s).error().starts_with("--keep-alive: invalid duration '0s'"));
   CHECK(ReadSettingFlag(*FindServeFlag("--request-timeout"), "soon", s).error().starts_with("--request-timeout: "));
   REQUIRE(ReadSettingFlag(*FindServeFlag("--write-timeout"), "2m", s).ok());
   CHECK(s.config.server.write_timeout_seconds == 120);
