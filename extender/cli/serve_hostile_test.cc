@@ -31,18 +31,24 @@ int Connect(int port) {
   return fd;
 }
 
+// The first bytes (up to 64 KiB) that arrive on `fd` within `timeout_ms`; "" when none do.
+std::string FirstBytes(int fd, int timeout_ms) {
+  std::string in;
+  pollfd p{fd, POLLIN, 0};
+  if (poll(&p, 1, timeout_ms) > 0) {
+    char buf[65536];
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n > 0) in.assign(buf, static_cast<size_t>(n));
+  }
+  return in;
+}
+
 // One request on a fresh connection; the reply's first bytes (up to 64 KiB), or "" after 5 s.
 std::string Exchange(int port, const std::string& request, double* ms) {
   auto start = Clock::now();
   int fd = Connect(port);
   REQUIRE(send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size()));
-  std::string in;
-  pollfd p{fd, POLLIN, 0};
-  if (poll(&p, 1, 5000) > 0) {
-    char buf[65536];
-    ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n > 0) in.assign(buf, static_cast<size_t>(n));
-  }
+  std::string in = FirstBytes(fd, 5000);
   *ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   close(fd);
   return in;
@@ -79,13 +85,7 @@ TEST_CASE("serve: the listener limits are settings - --read-timeout 1s answers a
   auto start = Clock::now();
   int fd = Connect(serve.port());
   REQUIRE(send(fd, "GET /healthz HTTP/1.1\r\nHo", 25, MSG_NOSIGNAL) == 25);
-  std::string in;
-  pollfd p{fd, POLLIN, 0};
-  if (poll(&p, 1, 8000) > 0) {
-    char buf[4096];
-    ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n > 0) in.assign(buf, static_cast<size_t>(n));
-  }
+  const std::string in = FirstBytes(fd, 8000);
   const double s = std::chrono::duration<double>(Clock::now() - start).count();
   close(fd);
   MESSAGE("408 after ", s, " s with --read-timeout 1s (the default is 10 s)");
