@@ -7,7 +7,8 @@
 // Contract: a thread without an installed WorkDeadline never expires (tools, tests, start-up
 // loading). Installations nest: the inner one rules until it is destroyed, then the outer one again.
 // Expired() is cheap (a clock read and an atomic load): call it every few thousand steps, not every
-// step. Nothing here throws or allocates.
+// step. Work handed to another thread takes its deadline along: install Current()'s at() and
+// cancelled() there. Nothing here throws or allocates.
 
 #include <atomic>
 #include <chrono>
@@ -36,6 +37,11 @@ class WorkDeadline {
     if (Clock::now() >= d->at_) return kPassed;
     return {};
   }
+
+  // The calling thread's innermost installation; null when it has none.
+  static const WorkDeadline* Current() { return current_; }
+  Clock::time_point at() const { return at_; }
+  const std::atomic<bool>* cancelled() const { return cancelled_; }
 
   static constexpr std::string_view kCancelled = "stopped: the server is shutting down";
   static constexpr std::string_view kPassed = "stopped: the request's deadline passed";

@@ -35,12 +35,15 @@
 
 #include "bench/loadgen/child_process.h"
 #include "bench/loadgen/raw_http_client.h"
+#include "bench/loadgen/run_stats.h"
 #include "bench/loadgen/scale_cluster.h"
 
 namespace {
 
 using namespace topofit;
 using Clock = std::chrono::steady_clock;
+using bench::LoadAverage;
+using bench::Percentile;
 
 enum Verb { kFilter, kPrioritize, kBind, kDelete, kVerbs };
 const char* kVerbNames[kVerbs] = {"filter", "prioritize", "bind", "delete"};
@@ -90,17 +93,6 @@ class Recorder {
   long errors_ = 0;
   int shown_ = 0;
 };
-
-double Percentile(std::vector<double>& v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, size_t(q * v.size()))];
-}
-
-std::string LoadAverage() {
-  auto s = ReadFile("/proc/loadavg");
-  return s ? s->substr(0, s->find(' ')) : std::string();
-}
 
 std::string PodJson(const std::string& name, int gpus) {
   return fmt::format(

@@ -31,18 +31,24 @@ int Connect(int port) {
   return fd;
 }
 
+// The first bytes (up to 64 KiB) that arrive on `fd` within `timeout_ms`; "" when none do.
+std::string FirstBytes(int fd, int timeout_ms) {
+  std::string in;
+  pollfd p{fd, POLLIN, 0};
+  if (poll(&p, 1, timeout_ms) > 0) {
+    char buf[65536];
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n > 0) in.assign(buf, static_cast<size_t>(n));
+  }
+  return in;
+}
+
 // One request on a fresh connection; the reply's first bytes (up to 64 KiB), or "" after 5 s.
 std::string Exchange(int port, const std::string& request, double* ms) {
   auto start = Clock::now();
   int fd = Connect(port);
   REQUIRE(send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size()));
-  std::string in;
-  pollfd p{fd, POLLIN, 0};
-  if (poll(&p, 1, 5000) > 0) {
-    char buf[65536];
-    ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n > 0) in.assign(buf, static_cast<size_t>(n));
-  }
+  std::string in = FirstBytes(fd, 5000);
   *ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   close(fd);
   return in;
@@ -72,4 +78,34 @@ TEST_CASE("serve: 100 stalled connections on the verbs port and 200 on the ops p
   CHECK(filter_ms < 1000);
   CHECK(healthz_ms < 1000);
   for (int fd : stalled) close(fd);
+}
+
+TEST_CASE("serve: the listener limits are settings - --read-timeout 1s answers a stalled head with a 408 in about a second") {
+  ServeProcess serve({"--read-timeout", "1s", "--max-connections", "16", "--request-timeout", "3s"});
+  auto start = Clock::now();
+  int fd = Connect(serve.port());
+  REQUIRE(send(fd, "GET /healthz HTTP/1.1\r\nHo", 25, MSG_NOSIGNAL) == 25);
+  const std::string in = FirstBytes(fd, 8000);
+  const double s = std::chrono::duration<double>(Clock::now() - start).count();
+  close(fd);
+  MESSAGE("408 after ", s, " s with --read-timeout 1s (the default is 10 s)");
+  CHECK(in.find("HTTP/1.1 408") == 0);
+  CHECK(s >= 0.9);
+  CHECK(s < 5);
+  // Past --max-connections 16, the least recently active go first: 40 idle connections, then a
+  // request still answers.
+  std::vector<int> idle;
+  for (int i = 0; i < 40; ++i) idle.push_back(Connect(serve.port()));
+  double ms = 0;
+  std::string healthz = Exchange(serve.port(), "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n", &ms);
+  CHECK(healthz.find("HTTP/1.1 200 OK") == 0);
+  int closed = 0;
+  for (int fd_idle : idle) {
+    pollfd q{fd_idle, POLLIN, 0};
+    char c;
+    if (poll(&q, 1, 0) > 0 && recv(fd_idle, &c, 1, MSG_DONTWAIT) == 0) ++closed;
+    close(fd_idle);
+  }
+  MESSAGE(closed, " of 40 idle connections closed by the server past --max-connections 16");
+  CHECK(closed >= 20);  // 40 + 1 connections against a cap of 16: about 25 go.
 }

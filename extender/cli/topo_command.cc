@@ -72,7 +72,10 @@ nlohmann::ordered_json ToJson(const Topology& t, const std::string& source) {
   j["gpus"] = m.gpu_names;
   j["nics"] = m.nic_names;
   j["nic_legend"] = m.nic_legend;
-  j["warnings"] = m.warnings;
+  // What the parser took on trust about the text, then what the model took as given.
+  std::vector<std::string> warnings = m.warnings;
+  warnings.insert(warnings.end(), t.warnings().begin(), t.warnings().end());
+  j["warnings"] = warnings;
   j["nvswitch"] = t.graph().has_nvswitch();
   j["pcie_gen"] = t.graph().model().pcie_gen;
   auto& links = j["links"] = nlohmann::ordered_json::array();
@@ -148,6 +151,7 @@ std::string Summary(const Topology& t, const std::string& source) {
     if (!sets[k]) continue;
     out += fmt::format("  k={:<3} {:<40} {:.1f} GB/s\n", k + 1, Names(m.gpu_names, sets[k]->gpus.Indices()), sets[k]->bandwidth_gbps());
   }
+  for (const std::string& w : t.warnings()) out += "\nModelled as given: " + w + "\n";
   out += "\nNode graph: " + t.graph().Describe();
   return out;
 }
@@ -172,6 +176,8 @@ int RunTopo(const TopoArgs& args) {
     std::fprintf(stderr, "topofit topo: %s: %s\n", source.c_str(), topology.error().c_str());
     return 2;
   }
+  for (const std::string& w : (*topology)->warnings())
+    Log(LogLevel::kWarn, "topology warning", {{"source", source}, {"detail", w}});
   if (args.json) {
     std::printf("%s\n", ToJson(**topology, source).dump(2).c_str());
   } else {

@@ -122,6 +122,26 @@ TEST_CASE("a paste without its NIC rows: exit 0, the model, and the warning logg
   CHECK(whole["warnings"].empty());
 }
 
+TEST_CASE("a matrix that is not one PCIe tree: exit 0, modelled as given, the warning on stderr, in the summary and in --json") {
+  TempDir dir;
+  // GPU0 and GPU2 each share a switch with GPU1, yet the matrix puts them at NODE.
+  std::string path = dir.Write("topo.txt",
+                               "        GPU0    GPU1    GPU2\n"
+                               "GPU0     X      PIX     NODE\n"
+                               "GPU1    PIX      X      PIX\n"
+                               "GPU2    NODE    PIX      X\n");
+  Run r = Topofit("topo '" + path + "'");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const std::string warning = "the matrix is not one PCIe tree: it says GPU0 and GPU2 are NODE, but its other entries put them at PIX";
+  CHECK(r.err.find("level=warn msg=\"topology warning\"") != std::string::npos);
+  CHECK(r.err.find("detail=\"" + warning) != std::string::npos);
+  CHECK(r.out.find("Modelled as given: " + warning) != std::string::npos);
+  nlohmann::json j = Json(Topofit("topo --json '" + path + "'"));
+  REQUIRE(j["warnings"].size() == 1);
+  CHECK(j["warnings"][0].get<std::string>().rfind(warning, 0) == 0);
+  CHECK(j["links"][0][2] == "NODE");  // As given.
+}
+
 TEST_CASE("older real outputs: SOC cells") {
   nlohmann::json k40 = Json(Topofit("topo --json '" + topofit::testing::RepoTopoFixturePath("k40m-4-soc-mlx4.txt") + "'"));
   CHECK(k40["links"][0][2] == "SYS");

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/log.h"
 #include "extender/k8s/gpu_plan.h"
 #include "extender/k8s/topofit_annotations.h"
 
@@ -101,6 +102,8 @@ void ClusterModel::ApplyNode(const k8s::NodeObject& node, const DraNodeGpus* dra
     return;
   }
   ResolvedTopology spec = resolver_.Resolve(node, dra);  // Outside the lock: parsing may take a while.
+  // Once per node and change of what it reports (an unchanged node returned above).
+  for (const std::string& w : spec.warnings) Log(LogLevel::kWarn, "node warning", {{"node", name}, {"detail", w}});
   auto fresh = std::make_shared<NodeState>(
       name, std::move(spec), NodeResources{node.allocatable_cpu_milli, node.allocatable_memory_bytes},
       GpuProductOf(node, dra));

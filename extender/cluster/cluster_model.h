@@ -78,6 +78,9 @@ class ClusterModel {
   // ---- Writers ----
   // dra: the node's GPUs as DRA serves them (DraCluster, dra_cluster.h), nullptr where the device
   // plugin serves them; a change of dra re-resolves the node as a change of its labels would.
+  // A node whose topology inputs changed (or a new one) is resolved again; its resolution warnings
+  // (a topology modelled as given, annotations that disagree, ...) are logged then, one line each:
+  //   level=warn msg="node warning" node=NAME detail="..."
   void ApplyNode(const k8s::NodeObject& node, const DraNodeGpus* dra = nullptr);
   void DeleteNode(std::string_view name);
   void ApplyPod(const k8s::PodObject& pod);

@@ -189,6 +189,9 @@ bool AcceptTopology(ResolvedTopology& r, Result<std::shared_ptr<const Topology>>
     r.warnings.push_back(fmt::format("{} describes {} GPUs but the node has {} allocatable; using {}", what, count,
                                      r.allocatable, Range(r.allocatable)));
   }
+  // What the model took as given (a matrix that is not one PCIe tree, modelled pair by pair): the
+  // node schedules on it, and its warnings say so where people look (/api/v1/nodes, explain, the log).
+  for (const std::string& w : (*t)->warnings()) r.warnings.push_back(fmt::format("{}: {}", what, w));
   r.topology = *t;
   r.source = source;
   r.profile = std::move(profile);

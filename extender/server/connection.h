@@ -36,6 +36,7 @@ struct Connection {
   Outgoing out;
   Phase phase = Phase::kReading;
   bool at_worker = false;    // A worker has the request (the reader thread sets and clears it).
+  bool served = false;       // A whole request of it has reached a worker: a client that speaks HTTP.
   bool close_after = false;  // The connection ends once `out` has gone...
   bool linger = false;       // ...after dropping what the client still sends, for a moment.
   bool failed = false;       // The worker's write failed: close.

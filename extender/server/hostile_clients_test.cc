@@ -136,6 +136,28 @@ TEST_CASE("hostile clients: past max_connections the least recently active go fi
   CHECK(stalled.front().ClosedWithin(2s));  // The oldest went first.
 }
 
+TEST_CASE("hostile clients: past max_connections a served keep-alive connection outlives newer stalled ones") {
+  ListenerOptions o;
+  o.max_connections = 16;
+  testing::RunningListener s(o, Echo);
+  RawConn keep(s.listener.port());  // kube-scheduler's: one request, then idle between pods.
+  REQUIRE(keep.Send("GET /first HTTP/1.1\r\nHost: x\r\n\r\n"));
+  CHECK(keep.ReadReply(2s).find("HTTP/1.1 200") == 0);
+  std::vector<RawConn> stalled;  // Newer, so more recently active than `keep`, but never a whole request.
+  for (int i = 0; i < 100; ++i) {
+    stalled.emplace_back(s.listener.port());
+    REQUIRE(stalled.back().ok());
+    stalled.back().Send("GET /slow");
+  }
+  std::this_thread::sleep_for(200ms);  // The reader thread takes them all in.
+  CHECK(s.listener.stats().evicted.load() >= 100 - 16);
+  REQUIRE(keep.Send("GET /second HTTP/1.1\r\nHost: x\r\n\r\n"));
+  bool closed = false;
+  std::string second = keep.ReadReply(2s, &closed);
+  CHECK_FALSE(closed);
+  CHECK(second.find("HTTP/1.1 200") == 0);  // The same connection, still open.
+}
+
 TEST_CASE("hostile clients: a request that does not arrive in time gets a 408 and the connection closes") {
   ListenerOptions o;
   o.read_timeout_seconds = 1;

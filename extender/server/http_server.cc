@@ -60,16 +60,21 @@ class Running {
 HttpServer::HttpServer(ServerOptions options, ExtenderVerbs* verbs, const QueryApi* query,
                                const Metrics* metrics, const cluster::ClusterModel* model,
                                std::shared_ptr<TlsCredentials> tls)
-    : options_(std::move(options)), verbs_(verbs), query_(query), metrics_(metrics), model_(model) {
+    : options_(std::move(options)),
+      verbs_(verbs),
+      query_(query),
+      metrics_(metrics),
+      model_(model),
+      query_runner_(std::max(1, options_.max_concurrent_queries)) {
   while (options_.url_prefix.size() > 1 && options_.url_prefix.back() == '/') options_.url_prefix.pop_back();
   if (!options_.url_prefix.empty() && options_.url_prefix.front() != '/') options_.url_prefix = "/" + options_.url_prefix;
   if (options_.url_prefix == "/") options_.url_prefix.clear();
   ListenerOptions transport;
+  static_cast<ListenerLimits&>(transport) = static_cast<const ListenerLimits&>(options_);
   transport.host = options_.host;
   transport.port = options_.port;
   transport.threads = options_.threads > 0 ? options_.threads
                                            : static_cast<int>(std::max(32u, 4 * std::max(1u, std::thread::hardware_concurrency())));
-  transport.keep_alive_seconds = options_.keep_alive_seconds;
   transport.max_body_bytes = options_.max_body_bytes;
   const bool split = options_.ops_port >= 0;
   transport.tls = std::move(tls);
@@ -120,7 +125,8 @@ Reply HttpServer::Query(const HttpRequest& req) {
   if (req.body.size() > options_.max_query_body_bytes)
     return JsonErrorReply(413, fmt::format("request body of {} bytes exceeds the limit of {} bytes for /api/v1",
                                            req.body.size(), options_.max_query_body_bytes));
-  return Ops(req);
+  if (req.method == "DELETE") return Ops(req);  // Snapshot mode's pod deletion: a quick write of the model.
+  return query_runner_.Run([this, &req] { return Ops(req); });
 }
 
 Reply HttpServer::HandleVerb(const HttpRequest& req, Verb verb) {

@@ -18,11 +18,12 @@
 // them; this class words every refusal for its endpoint: a body over the limit is an Error in a 200
 // for filter and bind, a JSON 413 otherwise; unknown paths a JSON 404.
 //
-// The queries (/api/v1/...: explain, nodes, overview, pods, workload) are for people and tools, never in
-// the scheduler's path: at most max_concurrent_queries run at once - one more gets a JSON 503 with
-// Retry-After: 1 at once, without running - so they cannot take the workers or the CPU that filter,
-// prioritize, bind and preempt need; a query body (explain's pod) over max_query_body_bytes is a
-// JSON 413. Shutdown() waits for the verbs only: a query still running is abandoned (its work sees
+// The queries (/api/v1/...: explain, nodes, overview, groups, pods, workload) are for people and tools,
+// never in the scheduler's path: at most max_concurrent_queries run at once - one more gets a JSON 503
+// with Retry-After: 1 at once, without running - and they run at the lowest CPU priority (QueryRunner),
+// so they cannot take the workers or the CPU that filter, prioritize, bind and preempt need; a query
+// body (explain's pod) over max_query_body_bytes is a JSON 413. Shutdown() waits for the verbs only: a
+// query still running is abandoned (its work sees
 // WorkDeadline::Expired() and stops).
 
 #include <atomic>
@@ -39,6 +40,7 @@
 #include "extender/server/http_listener.h"
 #include "extender/server/metrics.h"
 #include "extender/server/query_api.h"
+#include "extender/server/query_runner.h"
 #include "extender/server/tls_credentials.h"
 
 namespace topofit::server {
@@ -48,13 +50,13 @@ inline constexpr int kDefaultMaxConcurrentQueries = 4;
 // A query's body (explain's pod manifest; a pod is kilobytes): beyond it a 413.
 inline constexpr size_t kDefaultMaxQueryBodyBytes = 1u << 20;
 
-struct ServerOptions {
+// The ListenerLimits (listener_options.h) apply to both listeners.
+struct ServerOptions : ListenerLimits {
   std::string host = "0.0.0.0";
   int port = 8888;                         // 0: an ephemeral port (tests).
   std::string url_prefix = "/scheduler";
-  size_t max_body_bytes = 64u << 20;
+  size_t max_body_bytes = kDefaultMaxBodyBytes;
   int threads = 0;                         // 0: max(32, 4 x cores).
-  int keep_alive_seconds = 90;             // Go's http.Transport idles connections for 90 s.
   // A separate listener for /healthz, /readyz, /metrics and /api/v1 (--ops-listen), so the verbs -
   // bind creates Bindings with topofit's RBAC - can stay on 127.0.0.1 beside kube-scheduler while
   // probes and Prometheus reach the ops port through the pod IP. ops_port -1: one listener for all.
@@ -122,6 +124,7 @@ class HttpServer {
   std::atomic<bool> ready_{false};
   std::atomic<int> verbs_running_{0};
   std::atomic<int> queries_running_{0};
+  QueryRunner query_runner_;  // Last: the listeners' workers, stopped first, may wait in its Run().
 };
 
 }  // namespace topofit::server

@@ -175,11 +175,18 @@ void ListenerLoop::Adopt(int fd) {
   Watch(c, EPOLLIN);
 }
 
-// Closes the least recently active connection no worker holds; false when there is none.
+// Closes the least recently active connection no worker holds, of those that never sent a whole
+// request (stalled, slow, still connecting) if there is one: a keep-alive client between two
+// requests - kube-scheduler - goes only when every connection left has been served. False when
+// workers hold them all. (Under a flood of new connections past the cap, plain LRU closed
+// kube-scheduler's connection whenever it idled for the second the flood took to turn over the cap.)
 bool ListenerLoop::EvictOne() {
   Connection* oldest = nullptr;
+  auto before = [](const Connection& a, const Connection& b) {
+    return a.served != b.served ? !a.served : a.last_active < b.last_active;
+  };
   for (auto& c : conns_)
-    if (!c->at_worker && (!oldest || c->last_active < oldest->last_active)) oldest = c.get();
+    if (!c->at_worker && (!oldest || before(*c, *oldest))) oldest = c.get();
   if (!oldest) return false;
   stats_->evicted++;
   Close(oldest);
@@ -248,6 +255,7 @@ void ListenerLoop::DispatchRequest(Connection* c) {
   if (stopped_) return Close(c);  // No new requests.
   Unwatch(c);
   c->at_worker = true;
+  c->served = true;
   c->claim.store(Connection::kUnclaimed);
   c->work_deadline = now_ + Seconds(options_.request_timeout_seconds);
   SetDeadline(c, c->work_deadline);

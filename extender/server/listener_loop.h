@@ -14,7 +14,8 @@
 //   closing after a reply half-closed, and what the client still sends dropped for up to 1 s, so the
 //                         close does not reset the reply away
 //   connections           at most max_connections: a new one closes the least recently active one
-//                         no worker holds, or itself when workers hold them all; out of descriptors
+//                         no worker holds - of those that never sent a whole request first - or
+//                         itself when workers hold them all; out of descriptors
 //                         (EMFILE), the same, else accepting pauses for 100 ms
 // No client can hold a worker by sending slowly, not sending, or not reading: workers only ever see
 // complete requests and never wait on a socket.

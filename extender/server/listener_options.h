@@ -1,8 +1,8 @@
 #pragma once
 // ListenerOptions: how an HttpListener listens, and the limits that keep hostile or broken clients
 // from holding it (docs/hostile-input.md measures each). The defaults are named constants so that a
-// command line (topofit serve's flag table) can show them; `topofit serve` sets host, port, threads,
-// keep_alive_seconds, max_body_bytes and tls, and leaves the rest at their defaults.
+// command line (topofit serve's settings table) can show them; `topofit serve` sets every field from
+// its settings (ServerOptions), `topofit node`'s ops port keeps the defaults.
 
 #include <cstddef>
 #include <memory>
@@ -34,17 +34,22 @@ inline constexpr int kDefaultMaxConnections = 1024;
 // body that does not fit is refused with 503 and Retry-After. Never less than max_body_bytes.
 inline constexpr size_t kDefaultMaxBufferedBytes = 256u << 20;
 
-struct ListenerOptions {
-  std::string host = "0.0.0.0";
-  int port = 8888;  // 0: an ephemeral port.
-  int threads = kDefaultThreads;
+// The limits on slow, idle and many clients; `topofit serve` takes each from its settings
+// (serve_settings.cc: ServerOptions is a ListenerLimits too).
+struct ListenerLimits {
   int keep_alive_seconds = kDefaultKeepAliveSeconds;
   int read_timeout_seconds = kDefaultReadTimeoutSeconds;
   int write_timeout_seconds = kDefaultWriteTimeoutSeconds;
   int request_timeout_seconds = kDefaultRequestTimeoutSeconds;
-  size_t max_body_bytes = kDefaultMaxBodyBytes;
   int max_connections = kDefaultMaxConnections;
   size_t max_buffered_bytes = kDefaultMaxBufferedBytes;
+};
+
+struct ListenerOptions : ListenerLimits {
+  std::string host = "0.0.0.0";
+  int port = 8888;  // 0: an ephemeral port.
+  int threads = kDefaultThreads;
+  size_t max_body_bytes = kDefaultMaxBodyBytes;
   // GET requests for these paths go first to any worker, and one more worker serves only them: the
   // probes answer whatever the other paths' traffic.
   std::vector<std::string> probe_paths = {"/healthz", "/readyz"};

@@ -61,6 +61,31 @@ json NodeSummary(const cluster::NodeInfo& n) {
           {"warnings", n.warnings}};
 }
 
+// One node of an explanation; `info` gives each GPU's state (why GPUs are not free: free, planned,
+// in-use, foreign, unhealthy, unusable) and the node's warnings (a topology modelled as given, ...).
+json ExplainNodeJson(const placement::NodeExplanation& n, const std::optional<cluster::NodeInfo>& info) {
+  json parts = json::array();
+  for (const auto& p : n.parts) parts.push_back({{"plugin", std::string(p.plugin)}, {"value", p.value}, {"weight", p.weight}});
+  json states = json::array(), warnings = json::array();
+  if (info) {
+    for (const auto& g : info->gpus) states.push_back(std::string(cluster::ToString(g.state)));
+    warnings = info->warnings;
+  }
+  return {{"node", n.node},
+          {"result", std::string(placement::ToString(n.code))},
+          {"gpuStates", states},
+          {"reason", n.reason},
+          {"freeGpus", n.free.Indices()},
+          {"set", n.set ? json(n.set->Indices()) : json(nullptr)},
+          {"setBy", n.set_by},
+          {"bandwidthGBps", n.bandwidth_gbps},
+          {"worstLink", n.worst_link},
+          {"links", n.links},
+          {"score", n.score},
+          {"parts", parts},
+          {"warnings", warnings}};
+}
+
 Reply Json(int status, const json& body) { return Reply{status, body.dump()}; }
 
 }  // namespace
@@ -73,6 +98,7 @@ Reply QueryApi::Nodes() const {
                     {"totals", {{"nodes", totals.nodes}, {"gpuNodes", totals.gpu_nodes},
                                 {"usableGpus", totals.usable_gpus}, {"freeGpus", totals.free_gpus},
                                 {"reservedGpus", totals.reserved_gpus},
+                                {"nodesWithWarnings", totals.nodes_with_warnings},
                                 {"freeNvlinkSets", Shapes(totals.free_shapes)}}}});
 }
 
@@ -207,33 +233,21 @@ Reply QueryApi::Explain(std::string_view body, std::string_view nodes) const {
   placement::Explanation e = placement::Explain(*pipeline_, request, names);
   json out = {{"pod", e.pod}, {"gpus", e.gpus}, {"policy", e.policy}, {"minLink", e.min_link},
               {"error", e.error}, {"chosen", e.chosen ? json(*e.chosen) : json(nullptr)},
-              {"workload", e.workload}, {"gpuModels", e.gpu_models}};
-  json items = json::array();
-  for (const auto& n : e.nodes) {
-    json parts = json::array();
-    for (const auto& p : n.parts)
-      parts.push_back({{"plugin", std::string(p.plugin)}, {"value", p.value}, {"weight", p.weight}});
-    // Why GPUs are not free: each GPU's state (free, planned, in-use, foreign, unhealthy, unusable).
-    json states = json::array();
-    if (auto info = pipeline_->model().Node(n.node)) {
-      for (const auto& g : info->gpus) states.push_back(std::string(cluster::ToString(g.state)));
-    }
-    items.push_back({{"node", n.node},
-                     {"result", std::string(placement::ToString(n.code))},
-                     {"gpuStates", states},
-                     {"reason", n.reason},
-                     {"freeGpus", n.free.Indices()},
-                     {"set", n.set ? json(n.set->Indices()) : json(nullptr)},
-                     {"setBy", n.set_by},
-                     {"bandwidthGBps", n.bandwidth_gbps},
-                     {"worstLink", n.worst_link},
-                     {"links", n.links},
-                     {"score", n.score},
-                     {"parts", parts}});
-  }
-  out["nodes"] = items;
+              {"workload", e.workload}, {"gpuModels", e.gpu_models}, {"nodes", nullptr}};
+  // The nodes are written one at a time into the text: a document of every node at once is ~40 MB
+  // of small allocations for 5,000 nodes (the reply is 2 MB), which a flood of explains would hold
+  // four at a time (docs/hostile-input.md, "Hostile traffic under load").
   if (json group = GroupExplain(request); !group.is_null()) out["group"] = std::move(group);
-  return Json(200, out);
+  std::string reply = out.dump();
+  const size_t at = reply.find(R"("nodes":null)");
+  std::string nodes_text = "[";
+  for (const auto& n : e.nodes) {
+    if (nodes_text.size() > 1) nodes_text += ',';
+    nodes_text += ExplainNodeJson(n, pipeline_->model().Node(n.node)).dump();
+  }
+  nodes_text += ']';
+  reply.replace(at + 8, 4, nodes_text);
+  return Reply{200, std::move(reply)};
 }
 
 }  // namespace topofit::server

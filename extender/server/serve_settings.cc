@@ -25,6 +25,23 @@ Result<std::chrono::nanoseconds> ReadDuration(const Node& v, std::string_view wh
   return *d;
 }
 
+// A listener limit in whole seconds (ListenerOptions counts seconds): "10s", "2m", or a number of seconds.
+Status ReadSeconds(const Node& v, std::string_view where, int& out) {
+  auto d = ReadDuration(v, where);
+  if (!d) return Error{d.error()};
+  if (*d < std::chrono::seconds(1) || *d % std::chrono::seconds(1) != std::chrono::nanoseconds(0) ||
+      *d > std::chrono::hours(24))
+    return Error{fmt::format("{} '{}': not a whole number of seconds from 1s to 24h", where, v.Scalar())};
+  out = static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(*d).count());
+  return Status::Ok();
+}
+
+Status ReadPositive(const Node& v, std::string_view where, int& out) {
+  int n = v.as<int>();
+  if (n <= 0) return Error{fmt::format("{} '{}': not a number > 0", where, v.Scalar())};
+  return out = n, Status::Ok();
+}
+
 Status ReadWeights(const Node& v, std::string_view, Settings& s) {
   auto& weights = s.config.pipeline.weights;
   weights.clear();
@@ -102,6 +119,13 @@ std::string ShowGroupLevels(const Settings& s) {
 #define TOPOFIT_FIELD(T, field)                                                                             \
   [](const Node& v, std::string_view, Settings& s) { return s.field = v.as<T>(), Status::Ok(); },          \
       [](const Settings& s) { return fmt::format("{}", s.field); }
+// `read` and `show` of a listener limit in seconds (`field` an int), and of a count that must be > 0.
+#define TOPOFIT_SECONDS(field)                                                                              \
+  [](const Node& v, std::string_view where, Settings& s) { return ReadSeconds(v, where, s.field); },        \
+      [](const Settings& s) { return FormatDuration(std::chrono::seconds(s.field)); }
+#define TOPOFIT_POSITIVE(field)                                                                             \
+  [](const Node& v, std::string_view where, Settings& s) { return ReadPositive(v, where, s.field); },       \
+      [](const Settings& s) { return fmt::format("{}", s.field); }
 
 constexpr ServeSetting kSettings[] = {
     {"listen", "--listen", "ADDR:PORT",
@@ -126,6 +150,29 @@ constexpr ServeSetting kSettings[] = {
     {"maxBodyBytes", "--max-body-bytes", "BYTES", "Largest request body accepted",
      TOPOFIT_FIELD(size_t, config.server.max_body_bytes)},
     {"threads", "--threads", "N", "HTTP worker threads; 0: max(32, 4 x cores)", TOPOFIT_FIELD(int, config.server.threads)},
+    {"keepAlive", "--keep-alive", "DURATION", "An idle keep-alive connection closes after this (whole seconds)",
+     TOPOFIT_SECONDS(config.server.keep_alive_seconds)},
+    {"readTimeout", "--read-timeout", "DURATION",
+     "A request's head and body must arrive within this of its first byte (of the accept, TLS handshake included, "
+     "for a connection's first request), else 408 and close",
+     TOPOFIT_SECONDS(config.server.read_timeout_seconds)},
+    {"writeTimeout", "--write-timeout", "DURATION", "A reply not taken by the client within this closes its connection",
+     TOPOFIT_SECONDS(config.server.write_timeout_seconds)},
+    {"requestTimeout", "--request-timeout", "DURATION",
+     "A handler's deadline: past it the client gets a 503 and the handler's work is told to stop",
+     TOPOFIT_SECONDS(config.server.request_timeout_seconds)},
+    {"maxConnections", "--max-connections", "N",
+     "Open connections per listener; past it the least recently active connection that no worker holds closes, "
+     "those that never sent a whole request first",
+     TOPOFIT_POSITIVE(config.server.max_connections)},
+    {"maxBufferedBytes", "--max-buffered-bytes", "BYTES",
+     "Request bodies held at once per listener (never less than the body limit); past it a 503 with Retry-After",
+     TOPOFIT_FIELD(size_t, config.server.max_buffered_bytes)},
+    {"maxConcurrentQueries", "--max-concurrent-queries", "N",
+     "Queries (/api/v1/...) running at once, at the lowest CPU priority; one more gets a 503 with Retry-After",
+     TOPOFIT_POSITIVE(config.server.max_concurrent_queries)},
+    {"maxQueryBodyBytes", "--max-query-body-bytes", "BYTES", "Largest query body (explain's pod); past it a 413",
+     TOPOFIT_FIELD(size_t, config.server.max_query_body_bytes)},
     {"", "--kubeconfig", "FILE", "Live mode: watch and bind through the API server of this kubeconfig",
      TOPOFIT_FIELD(std::string, source.kubeconfig)},
     {"", "--context", "NAME", "kubeconfig context; empty: its current-context", TOPOFIT_FIELD(std::string, source.context)},
@@ -210,6 +257,8 @@ constexpr ServeSetting kSettings[] = {
 };
 
 #undef TOPOFIT_FIELD
+#undef TOPOFIT_SECONDS
+#undef TOPOFIT_POSITIVE
 
 }  // namespace
 

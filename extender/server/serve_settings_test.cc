@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/duration.h"
 #include "base/files.h"
 #include "test/util/temp_dir.h"
 
@@ -27,6 +28,14 @@ const std::map<std::string, std::string, std::less<>> kExamples = {
     {"--config", "/c.yaml"},
     {"maxBodyBytes", "1024"},
     {"threads", "8"},
+    {"keepAlive", "30s"},
+    {"readTimeout", "2s"},
+    {"writeTimeout", "3s"},
+    {"requestTimeout", "4s"},
+    {"maxConnections", "100"},
+    {"maxBufferedBytes", "1048576"},
+    {"maxConcurrentQueries", "2"},
+    {"maxQueryBodyBytes", "4096"},
     {"--kubeconfig", "/kc"},
     {"--context", "dev"},
     {"--kube-api-qps", "2.5"},
@@ -104,7 +113,7 @@ TEST_CASE("serve settings: each reads its example from --config and from its fla
   CHECK(names.size() == kExamples.size());
 }
 
-TEST_CASE("serve settings: the nine shared by a flag and a key, and what each has alone") {
+TEST_CASE("serve settings: the seventeen shared by a flag and a key, and what each has alone") {
   std::vector<std::string> both, flag_only, key_only;
   for (const ServeSetting& s : ServeSettingsTable()) {
     if (!s.key.empty() && !s.flag.empty()) both.push_back(std::string(s.flag));
@@ -112,7 +121,9 @@ TEST_CASE("serve settings: the nine shared by a flag and a key, and what each ha
     else key_only.push_back(std::string(s.key));
   }
   CHECK(both == std::vector<std::string>{"--listen", "--ops-listen", "--url-prefix", "--max-body-bytes", "--threads",
-                                         "--filter-keeps-best", "--tls-cert-file", "--tls-private-key-file",
+                                         "--keep-alive", "--read-timeout", "--write-timeout", "--request-timeout",
+                                         "--max-connections", "--max-buffered-bytes", "--max-concurrent-queries",
+                                         "--max-query-body-bytes", "--filter-keeps-best", "--tls-cert-file", "--tls-private-key-file",
                                          "--client-ca-file"});
   CHECK(flag_only == std::vector<std::string>{"--snapshot", "--record", "--config", "--kubeconfig", "--context",
                                               "--kube-api-qps", "--kube-api-burst", "--kube-api-list-limit",
@@ -134,6 +145,23 @@ TEST_CASE("serve settings: the defaults are the structs' own") {
   CHECK(show("urlPrefix") == "/scheduler");
   CHECK(show("maxBodyBytes") == "67108864");
   CHECK(show("threads") == "0");
+  // The listener limits: ListenerOptions' and HttpServer's named defaults (docs/hostile-input.md).
+  CHECK(show("keepAlive") == FormatDuration(std::chrono::seconds(kDefaultKeepAliveSeconds)));
+  CHECK(show("keepAlive") == "1m30s");
+  CHECK(show("readTimeout") == "10s");
+  CHECK(show("writeTimeout") == "10s");
+  CHECK(show("requestTimeout") == "10s");
+  CHECK(show("maxConnections") == std::to_string(kDefaultMaxConnections));
+  CHECK(show("maxBufferedBytes") == std::to_string(kDefaultMaxBufferedBytes));
+  CHECK(show("maxConcurrentQueries") == std::to_string(kDefaultMaxConcurrentQueries));
+  CHECK(show("maxQueryBodyBytes") == std::to_string(kDefaultMaxQueryBodyBytes));
+  const ListenerOptions listener;
+  CHECK(d.config.server.read_timeout_seconds == listener.read_timeout_seconds);
+  CHECK(d.config.server.write_timeout_seconds == listener.write_timeout_seconds);
+  CHECK(d.config.server.request_timeout_seconds == listener.request_timeout_seconds);
+  CHECK(d.config.server.keep_alive_seconds == listener.keep_alive_seconds);
+  CHECK(d.config.server.max_connections == listener.max_connections);
+  CHECK(d.config.server.max_buffered_bytes == listener.max_buffered_bytes);
   CHECK(show("filterKeepsBest") == "false");
   CHECK(show("tlsReloadInterval") == "10s");
   CHECK(show("reservationTTL") == "30s");
@@ -180,6 +208,19 @@ TEST_CASE("serve settings: a flag that does not read names itself and its text, 
   CHECK(ReadSettingFlag(*FindServeFlag("--kube-api-list-limit"), "-5", s).error() ==
         "--kube-api-list-limit '-5': not a number >= 0");
   CHECK(ReadSettingFlag(*FindServeFlag("--listen"), "8888", s).error() == "--listen '8888': expected ADDR:PORT");
+  CHECK(ReadSettingFlag(*FindServeFlag("--read-timeout"), "1500ms", s).error() ==
+        "--read-timeout '1500ms': not a whole number of seconds from 1s to 24h");
+  CHECK(ReadSettingFlag(*FindServeFlag("--keep-alive"), "25h", s).error() ==
+        "--keep-alive '25h': not a whole number of seconds from 1s to 24h");
+  CHECK(ReadSettingFlag(*FindServeFlag("--keep-alive"), "0s", s).error().starts_with("--keep-alive: invalid duration '0s'"));
+  CHECK(ReadSettingFlag(*FindServeFlag("--request-timeout"), "soon", s).error().starts_with("--request-timeout: "));
+  REQUIRE(ReadSettingFlag(*FindServeFlag("--write-timeout"), "2m", s).ok());
+  CHECK(s.config.server.write_timeout_seconds == 120);
+  REQUIRE(ReadSettingFlag(*FindServeFlag("--read-timeout"), "7", s).ok());  // A number of seconds.
+  CHECK(s.config.server.read_timeout_seconds == 7);
+  CHECK(ReadSettingFlag(*FindServeFlag("--max-connections"), "0", s).error() == "--max-connections '0': not a number > 0");
+  CHECK(ReadSettingFlag(*FindServeFlag("--max-concurrent-queries"), "-1", s).error() ==
+        "--max-concurrent-queries '-1': not a number > 0");
   CHECK(ReadSettingFlag(*FindServeFlag("--ops-listen"), "nope", s).error() == "ops --listen 'nope': expected ADDR:PORT");
   REQUIRE(ReadSettingFlag(*FindServeFlag("--ops-listen"), "", s).ok());  // Off again.
   CHECK(s.config.server.ops_port == -1);

@@ -1,0 +1,50 @@
+#pragma once
+// QueryRunner: where the queries (/api/v1/...: explain, nodes, the web view's lists) run - threads of
+// their own at the lowest CPU priority (nice 19), so that a query over every node (explain is about
+// half a CPU-second on 5,000 nodes) takes only the CPU that filter, prioritize, bind and preempt leave
+// (docs/hostile-input.md measures a flood of explains). Its threads also keep what queries allocate
+// in their own few malloc arenas instead of in every worker's.
+//
+// Nice applies among the threads of one CPU cgroup (a container): what a query yields to is
+// topofit's own verbs, not other pods. On a machine saturated by other processes of the same cgroup a
+// query may run into its deadline and be answered 503.
+//
+// Contract: Run() blocks the calling thread until the function has run on a query thread, with the
+// caller's WorkDeadline (base/work_deadline.h) installed there; it never runs more than `threads`
+// functions at once (more wait their turn: callers cap queries themselves). A nice that cannot be
+// set (it always can be raised on Linux) leaves the thread at the process's priority. Thread-safe.
+// The destructor runs what is queued, then joins.
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "extender/server/reply.h"
+
+namespace topofit::server {
+
+inline constexpr int kQueryNice = 19;
+
+class QueryRunner {
+ public:
+  explicit QueryRunner(int threads);
+  ~QueryRunner();
+  QueryRunner(const QueryRunner&) = delete;
+  QueryRunner& operator=(const QueryRunner&) = delete;
+
+  Reply Run(const std::function<Reply()>& query);
+
+ private:
+  void Work();
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> queue_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace topofit::server

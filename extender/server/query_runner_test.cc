@@ -1,0 +1,75 @@
+// QueryRunner: queries run on threads of their own at nice 19, with the caller's deadline.
+#include "extender/server/query_runner.h"
+
+#include <doctest/doctest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/work_deadline.h"
+
+namespace topofit::server {
+namespace {
+
+TEST_CASE("QueryRunner: runs the query on a thread at nice 19 and returns its reply") {
+  QueryRunner runner(2);
+  const int caller_nice = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+  std::thread::id ran_on;
+  int nice = -100;
+  Reply r = runner.Run([&] {
+    ran_on = std::this_thread::get_id();
+    nice = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+    return Reply{200, "answer"};
+  });
+  CHECK(r.status == 200);
+  CHECK(r.body == "answer");
+  CHECK(ran_on != std::this_thread::get_id());
+  CHECK(nice == kQueryNice);
+  CHECK(getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())) == caller_nice);  // The caller is untouched.
+}
+
+TEST_CASE("QueryRunner: the caller's deadline and its cancellation hold on the query thread") {
+  QueryRunner runner(1);
+  std::atomic<bool> cancelled{false};
+  std::string seen;
+  {
+    WorkDeadline d(WorkDeadline::Clock::now() - std::chrono::seconds(1), &cancelled);
+    runner.Run([&] { return seen = WorkDeadline::Expired(), Reply{}; });
+  }
+  CHECK(seen == WorkDeadline::kPassed);
+  {
+    WorkDeadline d(WorkDeadline::Clock::now() + std::chrono::hours(1), &cancelled);
+    cancelled.store(true);
+    runner.Run([&] { return seen = WorkDeadline::Expired(), Reply{}; });
+  }
+  CHECK(seen == WorkDeadline::kCancelled);
+  runner.Run([&] { return seen = WorkDeadline::Expired(), Reply{}; });  // No deadline: never expires.
+  CHECK(seen.empty());
+}
+
+TEST_CASE("QueryRunner: never more queries at once than its threads, the rest wait their turn") {
+  QueryRunner runner(2);
+  std::atomic<int> running{0}, most{0};
+  std::vector<std::thread> callers;
+  for (int i = 0; i < 6; ++i) {
+    callers.emplace_back([&] {
+      runner.Run([&] {
+        int now = running.fetch_add(1) + 1;
+        for (int m = most.load(); now > m && !most.compare_exchange_weak(m, now);) {}
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        running.fetch_sub(1);
+        return Reply{};
+      });
+    });
+  }
+  for (auto& t : callers) t.join();
+  CHECK(most.load() == 2);
+}
+
+}  // namespace
+}  // namespace topofit::server
