@@ -75,6 +75,18 @@ Result<std::shared_ptr<const Topology>> TopologyResolver::FromText(const std::st
   return Memoized("text:" + text, [&] { return ParseTopoMatrix(text); });
 }
 
+std::vector<std::string> ResolvedTopology::DeviceIds() const {
+  if (!shared.shared()) return uuids;
+  std::vector<std::string> ids;
+  if (shared.mig() || uuids.empty()) return ids;
+  for (int d = 0; d < shared.devices(); ++d) {
+    const int g = shared.GpuOf(d);
+    if (g >= static_cast<int>(uuids.size())) return {};
+    ids.push_back(fmt::format("{}::{}", uuids[g], shared.SlotOf(d)));
+  }
+  return ids;
+}
+
 int ResolvedTopology::IndexOf(std::string_view uuid) const {
   for (size_t i = 0; i < uuids.size(); ++i)
     if (uuids[i] == uuid) return static_cast<int>(i);
@@ -106,7 +118,7 @@ ResolvedTopology TopologyResolver::Resolve(const k8s::NodeObject& node) {
   const k8s::NodeGpuAnnotations a = k8s::DecodeNodeGpuAnnotations(node);
   ResolvedTopology r = ResolveSource(node, a.topology);
   if (!r.topology) return r;
-  const int count = r.topology->gpu_count();
+  const int count = r.physical->gpu_count();
   if (auto uuids = IndexList(a.uuids, k8s::kGpuUuidsAnnotation, count, r.warnings)) r.uuids = std::move(*uuids);
   if (auto pci = IndexList(a.pci_bus_ids, k8s::kGpuPciAnnotation, count, r.warnings)) r.pci_bus_ids = std::move(*pci);
   if (!a.health.value && a.health.error.empty()) return r;
@@ -129,6 +141,7 @@ ResolvedTopology TopologyResolver::Resolve(const k8s::NodeObject& node) {
   }
   r.observed = true;
   r.usable = GpuSet::FirstN(count) - r.unhealthy;
+  if (r.shared.shared()) r.usable = r.shared.DevicesOfGpus(r.usable & GpuSet::FirstN(r.shared.gpus));
   if (r.usable.size() != r.allocatable) {
     r.warnings.push_back(fmt::format("{} healthy GPUs reported but the node has {} allocatable", r.usable.size(),
                                      r.allocatable));
@@ -189,9 +202,33 @@ ResolvedTopology TopologyResolver::ResolveSource(const k8s::NodeObject& node,
   }
   r.allocatable = static_cast<int>(alloc);
   if (alloc == 0) return r;
-  if (FromAnnotation(topology_annotation, r) || FromInstanceType(node, r) || FromGfdLabels(node, r)) return r;
-  FromGenericProfile(r);
-  return r;  // Without a topology the node has no usable GPUs (the warning says why).
+  const int devices = r.allocatable;
+  if (auto shared = ReadSharing(node.meta.labels, devices, r.warnings)) {
+    r.shared = *shared;
+    r.allocatable = shared->gpus;  // The sources below describe physical GPUs.
+  }
+  if (!FromAnnotation(topology_annotation, r) && !FromInstanceType(node, r) && !FromGfdLabels(node, r)) {
+    FromGenericProfile(r);  // Without a topology the node has no usable GPUs (the warning says why).
+  }
+  r.physical = r.topology;
+  if (r.shared.shared() && r.topology) ExpandShared(r, devices);
+  return r;
+}
+
+void TopologyResolver::ExpandShared(ResolvedTopology& r, int devices) {
+  SharedDevices& s = r.shared;
+  auto t = Memoized(fmt::format("shared:{}:{}:{}:{}", ToString(s.mode), s.per_gpu, s.gpus, r.physical->fingerprint()),
+                    [&] { return DeviceMatrix(r.physical->matrix(), s); });
+  if (!t.ok()) {
+    r.warnings.push_back(fmt::format("{} devices: {}; no GPU of the node is usable", ToString(s.mode), FirstLine(t.error())));
+    r.topology = nullptr;
+    r.physical = nullptr;
+    r.usable = GpuSet();
+    return;
+  }
+  r.topology = *t;
+  r.allocatable = devices;
+  r.usable = s.DevicesOfGpus(r.usable) & GpuSet::FirstN(std::min(devices, s.devices()));
 }
 
 bool TopologyResolver::FromAnnotation(const std::optional<std::string>& annotation, ResolvedTopology& r) {
@@ -228,10 +265,12 @@ bool TopologyResolver::FromGfdLabels(const k8s::NodeObject& node, ResolvedTopolo
   const auto& labels = node.meta.labels;
   auto it = labels.find(k8s::kGfdProductLabel);
   if (it == labels.end() || Trim(it->second).empty()) return false;
-  const int count = GfdCount(labels, r);
-  std::string name = ProfileForProduct(Trim(it->second), count);
+  // A shared node's labels: the physical product, and its GPUs as ReadSharing counted them.
+  const std::string_view product = r.shared.shared() ? StripSharingSuffix(Trim(it->second)) : Trim(it->second);
+  const int count = r.shared.shared() ? r.shared.gpus : GfdCount(labels, r);
+  std::string name = ProfileForProduct(product, count);
   return AcceptTopology(r, FromProfile(name), TopologySource::kGfdLabels, name,
-                        fmt::format("GFD labels ({} x{} -> {})", Trim(it->second), count, name));
+                        fmt::format("GFD labels ({} x{} -> {})", product, count, name));
 }
 
 bool TopologyResolver::FromGenericProfile(ResolvedTopology& r) {

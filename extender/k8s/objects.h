@@ -23,6 +23,10 @@ inline constexpr const char* kMinLinkAnnotation = "topofit.io/min-link";        
 inline constexpr const char* kRequeuedAtAnnotation = "topofit.io/requeued-at";      // RFC 3339 UTC
 inline constexpr const char* kGfdProductLabel = "nvidia.com/gpu.product";
 inline constexpr const char* kGfdCountLabel = "nvidia.com/gpu.count";
+// GFD labels of shared GPUs (extender/cluster/shared_devices.h).
+inline constexpr const char* kGfdReplicasLabel = "nvidia.com/gpu.replicas";
+inline constexpr const char* kGfdSharingStrategyLabel = "nvidia.com/gpu.sharing-strategy";
+inline constexpr const char* kGfdMigStrategyLabel = "nvidia.com/mig.strategy";
 // Set by the cloud on managed clusters (EKS, GKE, AKS): the machine type, and GKE's GPU type.
 inline constexpr const char* kInstanceTypeLabel = "node.kubernetes.io/instance-type";
 inline constexpr const char* kGkeAcceleratorLabel = "cloud.google.com/gke-accelerator";
