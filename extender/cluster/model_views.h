@@ -79,7 +79,8 @@ struct NodeInfo {
   bool observed = false;             // The node reports health and gpu-actual.
   std::vector<std::string> warnings; // Topology resolution, annotation conflicts, over-commitment.
   std::map<std::string, std::string> labels;  // The Node's labels, as last seen.
-  FreeShapes free_shapes;
+  FreeShapes free_shapes;            // Of whole free GPUs (on a shared node, of its physical GPUs).
+  SharedDevices shared;              // What each device is when the node shares its GPUs.
 };
 
 struct ClusterTotals {

@@ -19,6 +19,7 @@ inline constexpr const char* kGpuIdsAnnotation = "topofit.io/gpu-ids";          
 inline constexpr const char* kTopologyAnnotation = "topofit.io/gpu-topology";       // node: profile or topo -m text
 inline constexpr const char* kTopologyPolicyAnnotation = "topofit.io/topology-policy";  // pod
 inline constexpr const char* kMinLinkAnnotation = "topofit.io/min-link";            // pod
+inline constexpr const char* kReplicaPlacementAnnotation = "topofit.io/replica-placement";  // pod: distinct | packed
 // pod, by topofit: when it last asked kube-scheduler to try the pod again (KubeWriter::RequeuePod).
 inline constexpr const char* kRequeuedAtAnnotation = "topofit.io/requeued-at";      // RFC 3339 UTC
 inline constexpr const char* kGfdProductLabel = "nvidia.com/gpu.product";

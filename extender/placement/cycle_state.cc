@@ -25,6 +25,8 @@ CycleState::MemoSlot* CycleState::Slot(const Topology* topology, uint64_t free, 
 PlacerChoice CycleState::ChoiceFor(const NodeView& v, GpuSet free) const {
   const Topology* topology = v.topology();
   if (!topology) return {};
+  // On a shared node: one replica per GPU unless the pod packs; MIG devices best fit.
+  free = v.node->spec().shared.Offerable(free, pod_.gpus, pod_.intent.packed_replicas);
   MemoSlot* slot = Slot(topology, free.mask(), false);
   if (!slot) return placer_.Choose(*topology, free, pod_.gpus, pod_.intent);
   if (slot->candidate.ring_mbps == UINT32_MAX) {

@@ -47,7 +47,8 @@ class CycleState {
   bool wants_reasons() const { return reasons_; }
 
   // The set the pod would get on the node now (empty candidate for nodes without GPUs). Memoised
-  // per cycle by (topology, free): in a 5,000-node request most nodes share a few states.
+  // per cycle by (topology, free): in a 5,000-node request most nodes share a few states. On a node
+  // that shares its GPUs the placer chooses among SharedDevices::Offerable(free) only.
   PlacerChoice ChoiceFor(const NodeView& v) const { return ChoiceFor(v, v.free); }
   PlacerChoice ChoiceFor(const NodeView& v, GpuSet free) const;
   // Placer::FullFuture for the node's usable GPUs, memoised likewise.

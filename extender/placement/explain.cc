@@ -37,6 +37,11 @@ Explanation Explain(const Pipeline& pipeline, const cluster::PodRequest& pod, st
     n.parts = e.parts;
     const cluster::NodeState* node = reader.Find(e.name);
     if (node) n.free = node->free();
+    if (node && node->spec().shared.shared()) {
+      n.shared = node->spec().shared;
+      n.whole_free_gpus = n.shared.WholeFree(node->usable(), n.free);
+      if (e.candidate.found) n.set_gpus = n.shared.GpusOf(e.candidate.gpus);
+    }
     if (e.candidate.found) {
       n.set = e.candidate.gpus;
       n.bandwidth_gbps = e.candidate.bandwidth_gbps();
