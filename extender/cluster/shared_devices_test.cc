@@ -3,35 +3,19 @@
 #include <doctest/doctest.h>
 
 #include "extender/cluster/node_state.h"
-#include "extender/cluster/testing/builders.h"
+#include "extender/cluster/testing/shared_nodes.h"
 #include "extender/cluster/topology_resolver.h"
 
 namespace topofit::cluster {
 namespace {
 
-using testing::MakeNode;
-
-// The labels GFD writes on an 8-GPU A100 node time-sliced 4 ways, and on one split into 1g.10gb
-// MIG devices under the single strategy (docs/shared-gpus.md cites the documents they follow).
-k8s::NodeObject TimeSlicedA100() {
-  return MakeNode("ts", 32, "",
-                  {{k8s::kGfdProductLabel, "NVIDIA-A100-SXM4-80GB-SHARED"},
-                   {k8s::kGfdCountLabel, "8"},
-                   {k8s::kGfdReplicasLabel, "4"},
-                   {k8s::kGfdSharingStrategyLabel, "time-slicing"}});
-}
-k8s::NodeObject MigA100() {
-  return MakeNode("mig", 56, "",
-                  {{k8s::kGfdProductLabel, "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"},
-                   {k8s::kGfdCountLabel, "56"},
-                   {k8s::kGfdReplicasLabel, "1"},
-                   {k8s::kGfdMigStrategyLabel, "single"}});
-}
+using testing::MigA100Node;
+using testing::TimeSlicedA100Node;
 
 TEST_CASE("shared: a time-sliced node keeps its physical topology, replicas are devices of it") {
   TopologyRegistry registry;
   TopologyResolver resolver(&registry);
-  ResolvedTopology r = resolver.Resolve(TimeSlicedA100());
+  ResolvedTopology r = resolver.Resolve(TimeSlicedA100Node("ts"));
   REQUIRE(r.topology);
   CHECK(r.source == TopologySource::kGfdLabels);
   CHECK(r.profile == "hgx-a100-8");
@@ -55,7 +39,7 @@ TEST_CASE("shared: a time-sliced node keeps its physical topology, replicas are 
 TEST_CASE("shared: a MIG single-strategy node is 8 GPUs of 7 devices with no NVLink between devices") {
   TopologyRegistry registry;
   TopologyResolver resolver(&registry);
-  ResolvedTopology r = resolver.Resolve(MigA100());
+  ResolvedTopology r = resolver.Resolve(MigA100Node("mig"));
   REQUIRE(r.topology);
   CHECK(r.profile == "hgx-a100-8");
   CHECK(r.warnings.empty());
@@ -75,8 +59,7 @@ TEST_CASE("shared: a MIG single-strategy node is 8 GPUs of 7 devices with no NVL
 TEST_CASE("shared: labels that disagree with allocatable are warned about, never a generic profile") {
   TopologyRegistry registry;
   TopologyResolver resolver(&registry);
-  auto node = TimeSlicedA100();
-  node.allocatable_gpus = 28;  // One GPU's replicas hidden (unhealthy).
+  auto node = TimeSlicedA100Node("ts", 28);  // One GPU's replicas hidden (unhealthy).
   ResolvedTopology r = resolver.Resolve(node);
   REQUIRE(r.topology);
   CHECK(r.profile == "hgx-a100-8");
@@ -119,7 +102,7 @@ TEST_CASE("shared: offerable devices - distinct GPUs by default, packed when all
 TEST_CASE("shared: device ids - replica ids from published UUIDs, none for MIG, GPU states name the GPU") {
   TopologyRegistry registry;
   TopologyResolver resolver(&registry);
-  auto node = TimeSlicedA100();
+  auto node = TimeSlicedA100Node("ts");
   node.meta.annotations[k8s::kGpuUuidsAnnotation] = "GPU-a,GPU-b,GPU-c,GPU-d,GPU-e,GPU-f,GPU-g,GPU-h";
   ResolvedTopology r = resolver.Resolve(node);
   REQUIRE(r.uuids.size() == 8);
@@ -127,7 +110,7 @@ TEST_CASE("shared: device ids - replica ids from published UUIDs, none for MIG, 
   REQUIRE(ids.size() == 32);
   CHECK(ids[0] == "GPU-a::0");
   CHECK(ids[6] == "GPU-b::2");
-  CHECK(resolver.Resolve(MigA100()).DeviceIds().empty());
+  CHECK(resolver.Resolve(MigA100Node("mig")).DeviceIds().empty());
   NodeState state("ts", r);
   auto gpus = state.GpuStates();
   REQUIRE(gpus.size() == 32);

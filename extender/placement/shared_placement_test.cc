@@ -3,28 +3,20 @@
 #include <doctest/doctest.h>
 
 #include "extender/cluster/cluster_model.h"
-#include "extender/cluster/testing/builders.h"
+#include "extender/cluster/testing/shared_nodes.h"
 #include "extender/placement/pipeline.h"
 
 namespace topofit::placement {
 namespace {
 
-using cluster::testing::MakeNode;
 using cluster::testing::MakePod;
 using cluster::testing::Request;
 
 class SharedFixture {
  public:
   SharedFixture() : pipeline(&model) {
-    model.ApplyNode(MakeNode("ts", 32, "",
-                             {{k8s::kGfdProductLabel, "NVIDIA-A100-SXM4-80GB-SHARED"},
-                              {k8s::kGfdCountLabel, "8"},
-                              {k8s::kGfdReplicasLabel, "4"},
-                              {k8s::kGfdSharingStrategyLabel, "time-slicing"}}));
-    model.ApplyNode(MakeNode("mig", 56, "",
-                             {{k8s::kGfdProductLabel, "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"},
-                              {k8s::kGfdCountLabel, "56"},
-                              {k8s::kGfdMigStrategyLabel, "single"}}));
+    model.ApplyNode(cluster::testing::TimeSlicedA100Node("ts"));
+    model.ApplyNode(cluster::testing::MigA100Node("mig"));
   }
   const cluster::NodeState& Node(const std::string& name) {
     auto reader = model.Read();
