@@ -229,7 +229,8 @@ void FragmentationGradientScore::PreScore(CycleState& state, std::span<const Nod
     const PlacerChoice& c = candidates[i];
     if (c.found) fc->best_ring_mbps = std::max(fc->best_ring_mbps, c.ring_mbps);
     if (!v.topology()) continue;
-    most_gpus = std::max(most_gpus, v.usable().size());
+    const cluster::SharedDevices& shared = v.node->spec().shared;  // Whole GPUs, as FillGpuTerms counts them.
+    most_gpus = std::max(most_gpus, shared.shared() ? shared.GpusOf(v.usable()).size() : v.usable().size());
     FragmentationCycle::Key key{v.topology(), v.free.mask(), v.node->product_id()};
     auto [it, added] = fc->terms.try_emplace(key);
     if (!added) continue;  // Terms depend only on the GPU state: computed once per state.
