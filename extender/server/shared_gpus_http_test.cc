@@ -57,7 +57,7 @@ TEST_CASE("shared gpus: bind plans replica ids of distinct GPUs, nodes API shows
   CHECK(j["gpuStates"][5]["uuid"] == "GPU-ts-1");
 }
 
-TEST_CASE("shared gpus: a MIG node gets gpu-ids and no plan; nodes without sharing have no sharing field") {
+TEST_CASE("shared gpus: a MIG node gets gpu-ids and no plan, nodes without sharing have no sharing field") {
   LiveServer srv;
   srv.app->model().ApplyNode(cluster::testing::MigA100Node("mig"));
   REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod("m1", 1) + R"(,"NodeNames":["mig"]})"));
