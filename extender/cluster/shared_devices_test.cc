@@ -85,14 +85,20 @@ TEST_CASE("shared: labels that disagree with allocatable are warned about, never
 }
 
 TEST_CASE("shared: offerable devices - distinct GPUs by default, packed when allowed, MIG best fit") {
-  SharedDevices ts{.mode = SharingMode::kTimeSlicing, .gpus = 4, .per_gpu = 4};
+  SharedDevices ts;
+  ts.mode = SharingMode::kTimeSlicing;
+  ts.gpus = 4;
+  ts.per_gpu = 4;
   // GPU 0 has replicas 1 and 3 free, GPU 1 none, GPU 2 all, GPU 3 replica 2.
   GpuSet free = GpuSet::Of({1, 3, 8, 9, 10, 11, 14});
   CHECK(ts.Offerable(free, 2, false) == GpuSet::Of({1, 8, 14}));
   CHECK(ts.Offerable(free, 2, true) == free);
   CHECK(ts.Offerable(free, 8, false) == free);  // Not enough: as it is, the placer finds none.
   CHECK(ts.WholeFree(GpuSet::FirstN(16), free) == GpuSet::Of({2}));
-  SharedDevices mig{.mode = SharingMode::kMigSingle, .gpus = 3, .per_gpu = 7};
+  SharedDevices mig;
+  mig.mode = SharingMode::kMigSingle;
+  mig.gpus = 3;
+  mig.per_gpu = 7;
   GpuSet mfree = GpuSet::FirstN(21) - GpuSet::Of({0, 1, 2, 3, 4, 8});  // GPU 0: 2 free, GPU 1: 6, GPU 2: 7.
   CHECK(mig.Offerable(mfree, 1, false) == GpuSet::Of({5}));
   CHECK(mig.Offerable(mfree, 4, false) == GpuSet::Of({5, 6, 7, 9}));  // GPU 2 stays whole.
