@@ -30,7 +30,10 @@ PodGpuInfo ToInfo(const Holding& h, const std::string& node) {
 }  // namespace
 
 FreeShapes ClusterModel::ShapesOf(const NodeState& node) const {
-  return shapes_.Count(node.spec().topology, node.free());
+  const ResolvedTopology& spec = node.spec();
+  // On a shared node: sets of whole free GPUs on the physical topology; replicas are not GPUs.
+  if (spec.shared.shared()) return shapes_.Count(spec.physical, spec.shared.WholeFree(spec.usable, node.free()));
+  return shapes_.Count(spec.topology, node.free());
 }
 
 NodeInfo ClusterModel::InfoOf(const NodeState& node) const {
@@ -51,7 +54,8 @@ NodeInfo ClusterModel::InfoOf(const NodeState& node) const {
   info.observed = spec.observed;
   info.warnings = node.Warnings();
   if (auto labels = node_labels_.find(node.name()); labels != node_labels_.end()) info.labels = labels->second;
-  info.free_shapes = shapes_.Count(spec.topology, info.free);
+  info.shared = spec.shared;
+  info.free_shapes = ShapesOf(node);
   return info;
 }
 

@@ -35,8 +35,10 @@ enum class GpuState : uint8_t { kFree, kPlanned, kInUse, kForeign, kUnhealthy, k
 std::string_view ToString(GpuState state);  // "free", "planned", "in-use", "foreign", "unhealthy", "unusable"
 
 struct GpuStateInfo {
-  int index = 0;
-  std::string uuid;        // "" when the node publishes no UUID map.
+  int index = 0;           // The device's index; the GPU's unless the node shares its GPUs.
+  int gpu = 0;             // The physical GPU it is (or is on: a replica, a MIG device).
+  std::string device;      // On a shared node, which device of `gpu`: "replica 1", "MIG 1g.10gb #3"; else "".
+  std::string uuid;        // The physical GPU's; "" when the node publishes no UUID map.
   std::string pci_bus_id;  // "" when not published.
   GpuState state = GpuState::kFree;
   std::string pod;         // "namespace/name" of the holder; "" when none.
@@ -77,7 +79,8 @@ struct NodeInfo {
   bool observed = false;             // The node reports health and gpu-actual.
   std::vector<std::string> warnings; // Topology resolution, annotation conflicts, over-commitment.
   std::map<std::string, std::string> labels;  // The Node's labels, as last seen.
-  FreeShapes free_shapes;
+  FreeShapes free_shapes;            // Of whole free GPUs (on a shared node, of its physical GPUs).
+  SharedDevices shared;              // What each device is when the node shares its GPUs.
 };
 
 struct ClusterTotals {

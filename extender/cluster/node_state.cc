@@ -232,8 +232,11 @@ std::vector<GpuStateInfo> NodeState::GpuStates() const {
   for (int g = 0; g < count; ++g) {
     GpuStateInfo& s = out[g];
     s.index = g;
-    if (g < static_cast<int>(spec_.uuids.size())) s.uuid = spec_.uuids[g];
-    if (g < static_cast<int>(spec_.pci_bus_ids.size())) s.pci_bus_id = spec_.pci_bus_ids[g];
+    const int gpu = spec_.shared.GpuOf(g);  // g itself unless the node shares its GPUs.
+    s.gpu = gpu;
+    s.device = spec_.shared.DeviceName(g);
+    if (gpu < static_cast<int>(spec_.uuids.size())) s.uuid = spec_.uuids[gpu];
+    if (gpu < static_cast<int>(spec_.pci_bus_ids.size())) s.pci_bus_id = spec_.pci_bus_ids[gpu];
     const Holding* holder = nullptr;
     for (const Holding& h : holdings_) {
       if (h.gpus.contains(g) || h.observed.contains(g)) {
@@ -241,7 +244,7 @@ std::vector<GpuStateInfo> NodeState::GpuStates() const {
         break;
       }
     }
-    if (spec_.unhealthy.contains(g)) {
+    if (spec_.unhealthy.contains(gpu)) {
       s.state = GpuState::kUnhealthy;
     } else if (!usable_.contains(g)) {
       s.state = GpuState::kUnusable;

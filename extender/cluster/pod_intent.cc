@@ -45,6 +45,15 @@ Result<PodIntent> ParsePodIntent(const std::map<std::string, std::string>& annot
                                    k8s::kMinLinkAnnotation, it->second));
     }
   }
+  if (auto it = annotations.find(k8s::kReplicaPlacementAnnotation); it != annotations.end()) {
+    std::string v = AsciiLower(Trim(it->second));
+    if (v == "distinct" || v == "packed") {
+      intent.packed_replicas = v == "packed";
+    } else {
+      errors.push_back(fmt::format("invalid {} '{}': expected distinct or packed", k8s::kReplicaPlacementAnnotation,
+                                   it->second));
+    }
+  }
   if (!errors.empty()) return Error{fmt::format("{}", fmt::join(errors, "; "))};
   return intent;
 }

@@ -5,6 +5,7 @@
 // Annotations (see extender/k8s/objects.h for the keys):
 //   topofit.io/topology-policy: best-effort (default) | required | none      (case-insensitive)
 //   topofit.io/min-link:        NV | PIX | PXB | PHB | NODE | SYS             (case-insensitive)
+//   topofit.io/replica-placement: distinct (default) | packed                 (case-insensitive)
 //
 // Semantics (this is the documented contract; README text is written from it):
 //   best-effort  Any node with enough free GPUs passes. The pipeline prefers nodes offering a better
@@ -17,6 +18,10 @@
 //                therefore always satisfy it.
 //   none         Topology is ignored for node choice (the set-quality score is neutral); GPUs are
 //                still chosen by SetSelector, whose tie-breaks keep the rest of the node useful.
+//   replica-placement, on nodes whose GPUs are time-sliced or shared by MPS (shared_devices.h):
+//     distinct   the pod's replicas are on as many distinct physical GPUs (the best such set);
+//     packed     several of them may be replicas of one GPU (the pod says it runs there).
+//     MIG devices are always chosen best fit; on other nodes it changes nothing.
 //
 // Invalid annotation values are never ignored: MakePodRequest records them in `error`, and the
 // pipeline then fails every node as unresolvable with that message, which kube-scheduler shows in
@@ -44,6 +49,7 @@ struct PodIntent {
   // As written by the user; for kRequired without the annotation this stays nullopt and
   // EffectiveMinLink() gives Nv.
   std::optional<LinkClass> min_link;
+  bool packed_replicas = false;  // topofit.io/replica-placement: packed.
 
   // The link class every pair of the chosen set must (required) or should (best-effort) reach;
   // nullopt when there is no such constraint or preference.

@@ -77,6 +77,18 @@ Result<std::shared_ptr<const Topology>> TopologyResolver::FromText(const std::st
   return Memoized("text:" + text, [&] { return ParseTopoMatrix(text); });
 }
 
+std::vector<std::string> ResolvedTopology::DeviceIds() const {
+  if (!shared.shared()) return uuids;
+  std::vector<std::string> ids;
+  if (shared.mig() || uuids.empty()) return ids;
+  for (int d = 0; d < shared.devices(); ++d) {
+    const int g = shared.GpuOf(d);
+    if (g >= static_cast<int>(uuids.size())) return {};
+    ids.push_back(fmt::format("{}::{}", uuids[g], shared.SlotOf(d)));
+  }
+  return ids;
+}
+
 int ResolvedTopology::IndexOf(std::string_view uuid) const {
   for (size_t i = 0; i < uuids.size(); ++i)
     if (uuids[i] == uuid) return static_cast<int>(i);
@@ -139,7 +151,7 @@ ResolvedTopology TopologyResolver::Resolve(const k8s::NodeObject& node, const Dr
     r.first_fit_hash = OrderHash(r.first_fit);
     return r;  // The node side's annotations describe device-plugin GPUs; DRA's devices say who they are.
   }
-  const int count = r.topology->gpu_count();
+  const int count = r.physical->gpu_count();
   if (auto uuids = IndexList(a.uuids, k8s::kGpuUuidsAnnotation, count, r.warnings)) r.uuids = std::move(*uuids);
   if (auto pci = IndexList(a.pci_bus_ids, k8s::kGpuPciAnnotation, count, r.warnings)) r.pci_bus_ids = std::move(*pci);
   if (!a.health.value && a.health.error.empty()) return r;
@@ -162,6 +174,7 @@ ResolvedTopology TopologyResolver::Resolve(const k8s::NodeObject& node, const Dr
   }
   r.observed = true;
   r.usable = GpuSet::FirstN(count) - r.unhealthy;
+  if (r.shared.shared()) r.usable = r.shared.DevicesOfGpus(r.usable & GpuSet::FirstN(r.shared.gpus));
   if (r.usable.size() != r.allocatable) {
     r.warnings.push_back(fmt::format("{} healthy GPUs reported but the node has {} allocatable", r.usable.size(),
                                      r.allocatable));
@@ -226,13 +239,39 @@ ResolvedTopology TopologyResolver::ResolveSource(const k8s::NodeObject& node,
   }
   r.allocatable = static_cast<int>(alloc);
   if (alloc == 0) return r;
-  if (FromAnnotation(topology_annotation, r) || FromInstanceType(node, r) || FromGfdLabels(node, dra, r)) return r;
-  if (dra) {
-    FromDraAttributes(*dra, r);
-    return r;
+  const int devices = r.allocatable;
+  if (!dra) {
+    if (auto shared = ReadSharing(node.meta.labels, devices, r.warnings)) {
+      r.shared = *shared;
+      r.allocatable = shared->gpus;  // The sources below describe physical GPUs.
+    }
   }
-  FromGenericProfile(r);
-  return r;  // Without a topology the node has no usable GPUs (the warning says why).
+  if (!FromAnnotation(topology_annotation, r) && !FromInstanceType(node, r) && !FromGfdLabels(node, dra, r)) {
+    if (dra) {
+      FromDraAttributes(*dra, r);
+    } else {
+      FromGenericProfile(r);  // Without a topology the node has no usable GPUs (the warning says why).
+    }
+  }
+  r.physical = r.topology;
+  if (r.shared.shared() && r.topology) ExpandShared(r, devices);
+  return r;
+}
+
+void TopologyResolver::ExpandShared(ResolvedTopology& r, int devices) {
+  SharedDevices& s = r.shared;
+  auto t = Memoized(fmt::format("shared:{}:{}:{}:{}", ToString(s.mode), s.per_gpu, s.gpus, r.physical->fingerprint()),
+                    [&] { return DeviceMatrix(r.physical->matrix(), s); });
+  if (!t.ok()) {
+    r.warnings.push_back(fmt::format("{} devices: {}; no GPU of the node is usable", ToString(s.mode), FirstLine(t.error())));
+    r.topology = nullptr;
+    r.physical = nullptr;
+    r.usable = GpuSet();
+    return;
+  }
+  r.topology = *t;
+  r.allocatable = devices;
+  r.usable = s.DevicesOfGpus(r.usable) & GpuSet::FirstN(std::min(devices, s.devices()));
 }
 
 bool TopologyResolver::FromAnnotation(const std::optional<std::string>& annotation, ResolvedTopology& r) {
@@ -270,7 +309,11 @@ bool TopologyResolver::FromGfdLabels(const k8s::NodeObject& node, const DraNodeG
   auto it = labels.find(k8s::kGfdProductLabel);
   std::string product = it == labels.end() ? std::string() : std::string(Trim(it->second));
   int count = 0;
-  if (!product.empty()) {
+  if (!product.empty() && r.shared.shared()) {
+    // A shared node's labels: the physical product, and its GPUs as ReadSharing counted them.
+    product = std::string(StripSharingSuffix(product));
+    count = r.shared.gpus;
+  } else if (!product.empty()) {
     count = dra ? r.allocatable : GfdCount(labels, r);
   } else if (dra && !dra->gpus.empty() && !dra->gpus[0].product.empty()) {
     product = dra->gpus[0].product;  // GFD writes NVML's name with '-' for ' '.

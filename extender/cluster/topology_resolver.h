@@ -17,6 +17,12 @@
 // when it has no GFD product label (source 3, spaces as '-'), its UUID map from their identities
 // and its PCI bus ids from theirs; `first_fit` keeps the order in which kube-scheduler's allocator
 // tries them.
+// Shared GPUs (shared_devices.h; device-plugin nodes only): when the GFD labels say the node's GPUs are
+// time-sliced, shared by MPS or split by MIG (single strategy), every source above is asked for the
+// physical GPUs (the GFD product without its "-SHARED" / "-MIG-<profile>" suffix; the physical count)
+// and `physical` is that topology; `topology` is then the devices' (DeviceMatrix), one entry per
+// advertised device, and `usable` counts devices. "allocatable" below means physical GPUs for such a
+// node. On every other node `physical` is `topology`.
 // A source that fails (unknown profile, unparsable text, GPU count that cannot serve the node) adds
 // a warning and resolution falls through to the next one: the node still schedules.
 //
@@ -54,6 +60,7 @@
 
 #include "base/status.h"
 #include "extender/cluster/dra_gpus.h"
+#include "extender/cluster/shared_devices.h"
 #include "extender/k8s/objects.h"
 #include "topology/gpu_set.h"
 #include "topology/topology.h"
@@ -75,13 +82,15 @@ enum class TopologySource : uint8_t {
 std::string_view ToString(TopologySource source);
 
 struct ResolvedTopology {
-  std::shared_ptr<const Topology> topology;  // null only for kNone.
+  std::shared_ptr<const Topology> topology;  // null only for kNone. Of the devices on a shared node.
+  std::shared_ptr<const Topology> physical;  // The physical GPUs' on a shared node; else == topology.
+  SharedDevices shared;                      // What each device is; mode kNone when not shared.
   TopologySource source = TopologySource::kNone;
   std::string profile;             // Profile name for profile-based sources; "" for matrix text.
   int allocatable = 0;             // As the node reports it (capped at 64).
   GpuSet usable;                   // GPUs that may be granted: FirstN(min(allocatable, gpu_count)).
   std::vector<std::string> warnings;
-  std::vector<std::string> uuids;        // Index -> UUID; empty when the node published no usable map.
+  std::vector<std::string> uuids;        // Physical index -> UUID; empty when the node published no usable map.
   std::vector<std::string> pci_bus_ids;  // Index -> PCI bus id; empty when not published.
   bool observed = false;                 // The node reports health (and gpu-actual).
   GpuSet unhealthy;                      // As the node reports it; empty when it does not.
@@ -94,6 +103,10 @@ struct ResolvedTopology {
 
   // The index of `uuid` in `uuids`, or -1.
   int IndexOf(std::string_view uuid) const;
+  // Device index -> the id kubelet knows it by: `uuids` on a node that does not share GPUs, the device
+  // plugin's replica ids "<uuid>::<replica>" under time-slicing and MPS; empty when not known (no
+  // UUIDs published; MIG, whose device UUIDs only the node side can see).
+  std::vector<std::string> DeviceIds() const;
 };
 
 class TopologyResolver {
@@ -118,6 +131,8 @@ class TopologyResolver {
   // The identity, PCI bus ids and allocator order of a DRA node's GPUs into r.
   static void TakeDraIdentity(const DraNodeGpus& dra, ResolvedTopology& r);
   bool FromGenericProfile(ResolvedTopology& r);
+  // On a node that shares its GPUs: r's physical topology becomes `physical`, the devices' its topology.
+  void ExpandShared(ResolvedTopology& r, int allocatable_devices);
   Result<std::shared_ptr<const Topology>> FromProfile(const std::string& name);
   Result<std::shared_ptr<const Topology>> FromText(const std::string& text);
   // Memoises load() -> Intern() under `key`, errors included, so a bad annotation is parsed once.

@@ -19,6 +19,7 @@ inline constexpr const char* kGpuIdsAnnotation = "topofit.io/gpu-ids";          
 inline constexpr const char* kTopologyAnnotation = "topofit.io/gpu-topology";       // node: profile or topo -m text
 inline constexpr const char* kTopologyPolicyAnnotation = "topofit.io/topology-policy";  // pod
 inline constexpr const char* kMinLinkAnnotation = "topofit.io/min-link";            // pod
+inline constexpr const char* kReplicaPlacementAnnotation = "topofit.io/replica-placement";  // pod: distinct | packed
 // pod, by topofit: when it last asked kube-scheduler to try the pod again (KubeWriter::RequeuePod).
 inline constexpr const char* kRequeuedAtAnnotation = "topofit.io/requeued-at";      // RFC 3339 UTC
 // pod: the group (job of many pods) it is a member of; topofit.io/group-* say what the group asks
@@ -26,6 +27,10 @@ inline constexpr const char* kRequeuedAtAnnotation = "topofit.io/requeued-at";  
 inline constexpr const char* kGroupAnnotation = "topofit.io/group";
 inline constexpr const char* kGfdProductLabel = "nvidia.com/gpu.product";
 inline constexpr const char* kGfdCountLabel = "nvidia.com/gpu.count";
+// GFD labels of shared GPUs (extender/cluster/shared_devices.h).
+inline constexpr const char* kGfdReplicasLabel = "nvidia.com/gpu.replicas";
+inline constexpr const char* kGfdSharingStrategyLabel = "nvidia.com/gpu.sharing-strategy";
+inline constexpr const char* kGfdMigStrategyLabel = "nvidia.com/mig.strategy";
 // Set by the cloud on managed clusters (EKS, GKE, AKS): the machine type, and GKE's GPU type.
 inline constexpr const char* kInstanceTypeLabel = "node.kubernetes.io/instance-type";
 inline constexpr const char* kGkeAcceleratorLabel = "cloud.google.com/gke-accelerator";

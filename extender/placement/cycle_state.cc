@@ -33,6 +33,8 @@ PlacerChoice CycleState::Compute(const NodeView& v, GpuSet free) const {
 PlacerChoice CycleState::ChoiceFor(const NodeView& v, GpuSet free) const {
   const Topology* topology = v.topology();
   if (!topology) return {};
+  // On a shared node: one replica per GPU unless the pod packs; MIG devices best fit.
+  free = v.node->spec().shared.Offerable(free, pod_.gpus, pod_.intent.packed_replicas);
   MemoSlot* slot = Slot(topology, free.mask(), v.node->spec().first_fit_hash, false);
   if (!slot) return Compute(v, free);
   if (slot->candidate.ring_mbps == UINT32_MAX) slot->candidate = Compute(v, free);

@@ -47,8 +47,9 @@ class CycleState {
   bool wants_reasons() const { return reasons_; }
 
   // The set the pod would get on the node now (empty candidate for nodes without GPUs): on a DRA
-  // node the allocator's first fit (Placer::FirstFit), elsewhere the Placer's choice. Memoised per
-  // cycle by (topology, free, DRA order): in a 5,000-node request most nodes share a few states.
+  // node the allocator's first fit (Placer::FirstFit), elsewhere the Placer's choice; on a node that
+  // shares its GPUs the placer chooses among SharedDevices::Offerable(free) only. Memoised per cycle
+  // by (topology, free, DRA order): in a 5,000-node request most nodes share a few states.
   PlacerChoice ChoiceFor(const NodeView& v) const { return ChoiceFor(v, v.free); }
   PlacerChoice ChoiceFor(const NodeView& v, GpuSet free) const;
   // Placer::FullFuture for the node's usable GPUs, memoised likewise.

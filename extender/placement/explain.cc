@@ -7,6 +7,26 @@
 
 namespace topofit::placement {
 
+namespace {
+
+// n.worst_link and n.links: the pairs of `set` on `topology`.
+void FillLinks(NodeExplanation& n, const Topology& topology, GpuSet set) {
+  std::vector<int> idx = set.Indices();
+  std::set<Link> kinds;
+  Link worst{LinkClass::Self, 0};
+  for (size_t a = 0; a < idx.size(); ++a) {
+    for (size_t b = a + 1; b < idx.size(); ++b) {
+      Link l = topology.link(idx[a], idx[b]);
+      kinds.insert(l);
+      if (l < worst) worst = l;
+    }
+  }
+  n.worst_link = ToString(worst);
+  for (auto it = kinds.rbegin(); it != kinds.rend(); ++it) n.links.push_back(ToString(*it));
+}
+
+}  // namespace
+
 Explanation Explain(const Pipeline& pipeline, const cluster::PodRequest& pod, std::span<const std::string> nodes) {
   Explanation out;
   out.pod = pod.key();
@@ -38,23 +58,15 @@ Explanation Explain(const Pipeline& pipeline, const cluster::PodRequest& pod, st
     const cluster::NodeState* node = reader.Find(e.name);
     if (node) n.free = node->free();
     if (node && node->spec().dra()) n.set_by = "dra-first-fit";
+    if (node && node->spec().shared.shared()) {
+      n.shared = node->spec().shared;
+      n.whole_free_gpus = n.shared.WholeFree(node->usable(), n.free);
+      if (e.candidate.found) n.set_gpus = n.shared.GpusOf(e.candidate.gpus);
+    }
     if (e.candidate.found) {
       n.set = e.candidate.gpus;
       n.bandwidth_gbps = e.candidate.bandwidth_gbps();
-      if (node && node->topology() && e.candidate.gpus.size() >= 2) {
-        std::vector<int> idx = e.candidate.gpus.Indices();
-        std::set<Link> kinds;
-        Link worst{LinkClass::Self, 0};
-        for (size_t a = 0; a < idx.size(); ++a) {
-          for (size_t b = a + 1; b < idx.size(); ++b) {
-            Link l = node->topology()->link(idx[a], idx[b]);
-            kinds.insert(l);
-            if (l < worst) worst = l;
-          }
-        }
-        n.worst_link = ToString(worst);
-        for (auto it = kinds.rbegin(); it != kinds.rend(); ++it) n.links.push_back(ToString(*it));
-      }
+      if (node && node->topology() && e.candidate.gpus.size() >= 2) FillLinks(n, *node->topology(), e.candidate.gpus);
     }
     out.nodes.push_back(std::move(n));
   }

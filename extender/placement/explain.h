@@ -29,6 +29,11 @@ struct NodeExplanation {
   std::vector<std::string> links;   // Distinct link kinds among the pairs of `set`, best first.
   int score = 0;                    // 0..10; 0 when failing.
   std::vector<ScorePart> parts;
+  // On a node that shares its GPUs (otherwise mode kNone and empty): what the devices are, the
+  // physical GPUs of `set`, and the node's free devices and whole free GPUs.
+  cluster::SharedDevices shared;
+  GpuSet set_gpus;
+  GpuSet whole_free_gpus;
 };
 
 struct Explanation {

@@ -157,25 +157,35 @@ uint64_t AllowedShapes(const std::vector<PodShape>& shapes, size_t m, uint32_t p
 
 // t's GPU side on node v: its free GPUs and each group's n and q, before and after the pod takes
 // c's set.
+// On a node that shares its GPUs, fragmentation is of whole physical GPUs (a GPU is free when all
+// its devices are) on the physical topology: replicas and MIG devices are not GPUs with links.
 void FillGpuTerms(FragmentationCycle::Terms& t, const FragmentationCycle& fc, const Placer& placer, const NodeView& v,
                   const PlacerChoice& c) {
   const size_t groups = fc.groups.size();
-  const GpuSet after = c.found ? GpuSet(v.free.mask() & ~c.gpus.mask()) : v.free;
-  t.free_before = v.free.size();
+  const Topology* topology = v.topology();
+  GpuSet usable = v.usable(), free = v.free;
+  GpuSet after = c.found ? GpuSet(v.free.mask() & ~c.gpus.mask()) : v.free;
+  if (const cluster::ResolvedTopology& spec = v.node->spec(); spec.shared.shared() && spec.physical) {
+    topology = spec.physical.get();
+    after = spec.shared.WholeFree(usable, after);
+    free = spec.shared.WholeFree(usable, free);
+    usable = spec.shared.GpusOf(usable);
+  }
+  t.free_before = free.size();
   t.free_after = after.size();
   t.n_before.assign(groups, 0);
   t.q_before.assign(groups, 1);
   t.n_after.assign(groups, 0);
   t.q_after.assign(groups, 1);
   for (size_t g = 0; g < groups; ++g)
-    GpuTerms(placer, *v.topology(), v.usable(), v.free, fc.groups[g], &t.n_before[g], &t.q_before[g]);
-  if (after == v.free) {  // A pod without GPUs: the GPU side stays as it is.
+    GpuTerms(placer, *topology, usable, free, fc.groups[g], &t.n_before[g], &t.q_before[g]);
+  if (after == free) {  // A pod without GPUs: the GPU side stays as it is.
     t.n_after = t.n_before;
     t.q_after = t.q_before;
     return;
   }
   for (size_t g = 0; g < groups; ++g)
-    GpuTerms(placer, *v.topology(), v.usable(), after, fc.groups[g], &t.n_after[g], &t.q_after[g]);
+    GpuTerms(placer, *topology, usable, after, fc.groups[g], &t.n_after[g], &t.q_after[g]);
 }
 
 // ProductShortfall::Delta of the cycle's pod's GPUs by GPU model, each model's computed once; none
@@ -219,7 +229,8 @@ void FragmentationGradientScore::PreScore(CycleState& state, std::span<const Nod
     const PlacerChoice& c = candidates[i];
     if (c.found) fc->best_ring_mbps = std::max(fc->best_ring_mbps, c.ring_mbps);
     if (!v.topology()) continue;
-    most_gpus = std::max(most_gpus, v.usable().size());
+    const cluster::SharedDevices& shared = v.node->spec().shared;  // Whole GPUs, as FillGpuTerms counts them.
+    most_gpus = std::max(most_gpus, shared.shared() ? shared.GpusOf(v.usable()).size() : v.usable().size());
     FragmentationCycle::Key key{v.topology(), v.free.mask(), v.node->product_id()};
     auto [it, added] = fc->terms.try_emplace(key);
     if (!added) continue;  // Terms depend only on the GPU state: computed once per state.

@@ -250,7 +250,8 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
 std::map<std::string, std::string> ExtenderVerbs::BindAnnotations(const cluster::PodRequest& pod, const std::string& node,
                                                                    GpuSet gpus, std::string& plan_note) const {
   std::map<std::string, std::string> annotations{{k8s::kGpuIdsAnnotation, gpus.ToString()}};
-  std::vector<std::string> uuids;
+  std::vector<std::string> uuids;  // By device index: replica ids on a time-sliced node (docs/shared-gpus.md).
+  bool mig = false;
   {
     auto reader = pipeline_->model().Read();
     const cluster::NodeState* n = reader.Find(node);
@@ -258,7 +259,14 @@ std::map<std::string, std::string> ExtenderVerbs::BindAnnotations(const cluster:
       plan_note = "DRA node: the pod's ResourceClaim names its GPUs";  // A plan there would bind no one.
       return annotations;
     }
-    if (n) uuids = n->spec().uuids;
+    if (n) {
+      uuids = n->spec().DeviceIds();
+      mig = n->spec().shared.mig();
+    }
+  }
+  if (mig) {
+    plan_note = fmt::format("node {} has MIG devices, whose ids only the node side knows (index-only placement)", node);
+    return annotations;
   }
   auto unix_now = std::chrono::duration_cast<std::chrono::seconds>(
                       std::chrono::system_clock::now().time_since_epoch()).count();

@@ -43,12 +43,32 @@ json GpuStatesJson(const cluster::NodeInfo& n) {
     out.push_back({{"index", g.index}, {"uuid", g.uuid}, {"pciBusId", g.pci_bus_id},
                    {"state", std::string(cluster::ToString(g.state))}, {"pod", g.pod}, {"uid", g.uid},
                    {"container", g.container}, {"terminating", g.terminating}, {"guessed", g.guessed}});
+    if (!g.device.empty()) {  // A shared node: the entry is a device of physical GPU `gpu`.
+      out.back()["gpu"] = g.gpu;
+      out.back()["device"] = g.device;
+    }
+  }
+  return out;
+}
+
+// A node that shares its GPUs: the physical GPUs, what the devices are and which are free.
+json SharingJson(const cluster::SharedDevices& s, GpuSet usable, GpuSet free) {
+  json out = {{"mode", std::string(cluster::ToString(s.mode))},
+              {"physicalGpus", s.gpus},
+              {"devicesPerGpu", s.per_gpu},
+              {"freeDevices", free.size()},
+              {"wholeFreeGpus", s.WholeFree(usable, free).Indices()},
+              {"gpusWithFreeDevices", s.GpusOf(free).Indices()}};
+  if (s.mig()) {
+    out["migProfile"] = s.mig_profile;
+    out["migComputeSlices"] = s.mig_compute_slices;
+    out["migMemoryGB"] = s.mig_memory_gb;
   }
   return out;
 }
 
 json NodeSummary(const cluster::NodeInfo& n) {
-  return {{"name", n.name},
+  json out = {{"name", n.name},
           {"gpus", n.gpu_count},
           {"allocatable", n.allocatable},
           {"usable", n.usable.size()},
@@ -59,6 +79,8 @@ json NodeSummary(const cluster::NodeInfo& n) {
           {"freeNvlinkSets", Shapes(n.free_shapes)},
           {"pods", n.pods.size()},
           {"warnings", n.warnings}};
+  if (n.shared.shared()) out["sharing"] = SharingJson(n.shared, n.usable, n.free);
+  return out;
 }
 
 // One node of an explanation; `info` gives each GPU's state (why GPUs are not free: free, planned,
@@ -71,7 +93,7 @@ json ExplainNodeJson(const placement::NodeExplanation& n, const std::optional<cl
     for (const auto& g : info->gpus) states.push_back(std::string(cluster::ToString(g.state)));
     warnings = info->warnings;
   }
-  return {{"node", n.node},
+  json out = {{"node", n.node},
           {"result", std::string(placement::ToString(n.code))},
           {"gpuStates", states},
           {"reason", n.reason},
@@ -84,6 +106,14 @@ json ExplainNodeJson(const placement::NodeExplanation& n, const std::optional<cl
           {"score", n.score},
           {"parts", parts},
           {"warnings", warnings}};
+  if (n.shared.shared()) {
+    out["setPhysicalGpus"] = n.set ? json(n.set_gpus.Indices()) : json(nullptr);
+    out["sharing"] = {{"mode", std::string(cluster::ToString(n.shared.mode))},
+                      {"physicalGpus", n.shared.gpus},
+                      {"freeDevices", n.free.size()},
+                      {"wholeFreeGpus", n.whole_free_gpus.Indices()}};
+  }
+  return out;
 }
 
 Reply Json(int status, const json& body) { return Reply{status, body.dump()}; }

@@ -1,0 +1,89 @@
+// Shared GPUs over HTTP: bind on a time-sliced node plans replica ids on distinct GPUs, a MIG node
+// gets gpu-ids only, and GET /api/v1/nodes shows the physical GPUs and the free devices.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+#include "extender/cluster/testing/shared_nodes.h"
+#include "extender/k8s/gpu_plan.h"
+#include "extender/server/server_test_util.h"
+
+namespace topofit::server {
+namespace {
+using nlohmann::json;
+using testing::GpuPod;
+using testing::LiveServer;
+
+TEST_CASE("shared gpus: bind plans replica ids of distinct GPUs, nodes API shows GPUs and free devices") {
+  LiveServer srv;
+  k8s::NodeObject ts = cluster::testing::TimeSlicedA100Node("ts");
+  std::string uuids;
+  for (int i = 0; i < 8; ++i) uuids += fmt::format("{}GPU-ts-{}", i ? "," : "", i);
+  ts.meta.annotations[k8s::kGpuUuidsAnnotation] = uuids;
+  srv.app->model().ApplyNode(ts);
+  REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod("r2", 2) + R"(,"NodeNames":["ts"]})"));
+  auto res = srv.Post("/scheduler/bind", R"({"PodName":"r2","PodNamespace":"t","PodUID":"uid-r2","Node":"ts"})");
+  REQUIRE(res);
+  CHECK(res->body == R"({"Error":""})");
+  auto& writer = dynamic_cast<k8s::InMemoryKubeWriter&>(srv.app->writer());
+  const auto ann = writer.Pods()["t/r2"].annotations;
+  REQUIRE(ann.count(k8s::kGpuPlanAnnotation));
+  auto plan = k8s::ParseGpuAssignment(ann.at(k8s::kGpuPlanAnnotation));
+  REQUIRE_MESSAGE(plan.ok(), plan.error());
+  std::set<std::string> gpus;
+  for (const std::string& id : plan->AllUuids()) {
+    auto sep = id.find("::");
+    REQUIRE(sep != std::string::npos);
+    CHECK(id.starts_with("GPU-ts-"));
+    gpus.insert(id.substr(0, sep));
+  }
+  CHECK(gpus.size() == 2);
+
+  auto node = srv.client->Get("/api/v1/nodes/ts");
+  REQUIRE(node);
+  json j = json::parse(node->body);
+  CHECK(j["profile"] == "hgx-a100-8");
+  CHECK(j["sharing"]["mode"] == "time-slicing");
+  CHECK(j["sharing"]["physicalGpus"] == 8);
+  CHECK(j["sharing"]["devicesPerGpu"] == 4);
+  CHECK(j["sharing"]["freeDevices"] == 30);
+  CHECK(j["sharing"]["wholeFreeGpus"].size() == 6);
+  CHECK(j["sharing"]["gpusWithFreeDevices"].size() == 8);
+  REQUIRE(j["gpuStates"].size() == 32);
+  CHECK(j["gpuStates"][5]["gpu"] == 1);
+  CHECK(j["gpuStates"][5]["device"] == "replica 1");
+  CHECK(j["gpuStates"][5]["uuid"] == "GPU-ts-1");
+}
+
+TEST_CASE("shared gpus: a MIG node gets gpu-ids and no plan, nodes without sharing have no sharing field") {
+  LiveServer srv;
+  srv.app->model().ApplyNode(cluster::testing::MigA100Node("mig"));
+  REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod("m1", 1) + R"(,"NodeNames":["mig"]})"));
+  auto res = srv.Post("/scheduler/bind", R"({"PodName":"m1","PodNamespace":"t","PodUID":"uid-m1","Node":"mig"})");
+  REQUIRE(res);
+  auto& writer = dynamic_cast<k8s::InMemoryKubeWriter&>(srv.app->writer());
+  const auto ann = writer.Pods()["t/m1"].annotations;
+  CHECK(ann.count(k8s::kGpuIdsAnnotation) == 1);
+  CHECK(ann.count(k8s::kGpuPlanAnnotation) == 0);
+  auto nodes = srv.client->Get("/api/v1/nodes");
+  REQUIRE(nodes);
+  json j = json::parse(nodes->body);
+  int shared = 0;
+  for (const auto& n : j["nodes"]) {
+    if (n["name"] != "mig") {
+      CHECK_FALSE(n.contains("sharing"));
+      continue;
+    }
+    ++shared;
+    CHECK(n["sharing"]["mode"] == "mig-single");
+    CHECK(n["sharing"]["migProfile"] == "1g.10gb");
+    CHECK(n["sharing"]["freeDevices"] == 55);
+    CHECK(n["sharing"]["wholeFreeGpus"].size() == 7);
+  }
+  CHECK(shared == 1);
+}
+
+}  // namespace
+}  // namespace topofit::server
