@@ -7,6 +7,26 @@
 
 namespace topofit::placement {
 
+namespace {
+
+// n.worst_link and n.links: the slowest pair of n.set and the distinct link kinds among its pairs.
+void DescribeLinks(const Topology& topology, NodeExplanation& n) {
+  std::vector<int> idx = n.set->Indices();
+  std::set<Link> kinds;
+  Link worst{LinkClass::Self, 0};
+  for (size_t a = 0; a < idx.size(); ++a) {
+    for (size_t b = a + 1; b < idx.size(); ++b) {
+      Link l = topology.link(idx[a], idx[b]);
+      kinds.insert(l);
+      if (l < worst) worst = l;
+    }
+  }
+  n.worst_link = ToString(worst);
+  for (auto it = kinds.rbegin(); it != kinds.rend(); ++it) n.links.push_back(ToString(*it));
+}
+
+}  // namespace
+
 Explanation Explain(const Pipeline& pipeline, const cluster::PodRequest& pod, std::span<const std::string> nodes) {
   Explanation out;
   out.pod = pod.key();
@@ -35,25 +55,13 @@ Explanation Explain(const Pipeline& pipeline, const cluster::PodRequest& pod, st
     n.reason = e.status.reason;
     n.score = e.score;
     n.parts = e.parts;
+    n.trade = e.trade;
     const cluster::NodeState* node = reader.Find(e.name);
     if (node) n.free = node->free();
     if (e.candidate.found) {
       n.set = e.candidate.gpus;
       n.bandwidth_gbps = e.candidate.bandwidth_gbps();
-      if (node && node->topology() && e.candidate.gpus.size() >= 2) {
-        std::vector<int> idx = e.candidate.gpus.Indices();
-        std::set<Link> kinds;
-        Link worst{LinkClass::Self, 0};
-        for (size_t a = 0; a < idx.size(); ++a) {
-          for (size_t b = a + 1; b < idx.size(); ++b) {
-            Link l = node->topology()->link(idx[a], idx[b]);
-            kinds.insert(l);
-            if (l < worst) worst = l;
-          }
-        }
-        n.worst_link = ToString(worst);
-        for (auto it = kinds.rbegin(); it != kinds.rend(); ++it) n.links.push_back(ToString(*it));
-      }
+      if (node && node->topology() && e.candidate.gpus.size() >= 2) DescribeLinks(*node->topology(), n);
     }
     out.nodes.push_back(std::move(n));
   }
@@ -64,6 +72,7 @@ Explanation Explain(const Pipeline& pipeline, const cluster::PodRequest& pod, st
     return a.node < b.node;
   });
   if (!out.nodes.empty() && out.nodes.front().code == FilterCode::kPass) out.chosen = out.nodes.front().node;
+  out.interconnect_rate = pipeline.config().interconnect_rate;
   return out;
 }
 

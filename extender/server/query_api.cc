@@ -1,5 +1,7 @@
 #include "extender/server/query_api.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +16,9 @@ namespace topofit::server {
 namespace {
 
 using nlohmann::json;
+
+// JSON has no infinity: +inf (the lexicographic rule's price, its rate) is null.
+json FiniteOrNull(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 json Shapes(const cluster::FreeShapes& s) {
   json out = json::object();
@@ -190,7 +195,8 @@ Reply QueryApi::Explain(std::string_view body, std::string_view nodes) const {
   placement::Explanation e = placement::Explain(*pipeline_, request, names);
   json out = {{"pod", e.pod}, {"gpus", e.gpus}, {"policy", e.policy}, {"minLink", e.min_link},
               {"error", e.error}, {"chosen", e.chosen ? json(*e.chosen) : json(nullptr)},
-              {"workload", e.workload}, {"gpuModels", e.gpu_models}};
+              {"workload", e.workload}, {"gpuModels", e.gpu_models},
+              {"interconnectRate", FiniteOrNull(e.interconnect_rate)}};
   json items = json::array();
   for (const auto& n : e.nodes) {
     json parts = json::array();
@@ -212,6 +218,10 @@ Reply QueryApi::Explain(std::string_view body, std::string_view nodes) const {
                      {"links", n.links},
                      {"score", n.score},
                      {"parts", parts}});
+    // Both sides of the trade, in GPUs; interconnectGpus null: a slower set under best-ring-first.
+    if (n.trade)
+      items.back()["trade"] = {{"fragmentationGpus", n.trade->fragmentation_gpus},
+                               {"interconnectGpus", FiniteOrNull(n.trade->interconnect_gpus)}};
   }
   out["nodes"] = items;
   return Json(200, out);
