@@ -19,7 +19,7 @@ bool IsMultiGpu(const cluster::PodRequest& pod) {
 }  // namespace
 
 // The value chosen by the procedure of docs/placement.md ("The exchange rate").
-double PipelineConfig::DefaultInterconnectRate() { return std::numeric_limits<double>::infinity(); }
+double PipelineConfig::DefaultInterconnectRate() { return 4; }
 
 std::vector<std::unique_ptr<ScorePlugin>> AllScorePlugins() {
   std::vector<std::unique_ptr<ScorePlugin>> out;

@@ -19,8 +19,10 @@ namespace topofit::placement {
 std::vector<std::unique_ptr<ScorePlugin>> AllScorePlugins();
 
 // SetQuality: how good the set this node offers is, relative to the best the pod could get on any
-// node of the request: ring(set) / max ring. 1 for 1-GPU pods (every single GPU is as good) and for
-// policy none; halved when a best-effort pod's set misses its min-link.
+// node of the request: ring(set) / max ring under the lexicographic rule (interconnect rate +inf);
+// with a finite rate FragmentationGradient prices the ring and SetQuality is 1. 1 for 1-GPU pods
+// (every single GPU is as good) and for policy none; halved when a best-effort pod's set misses its
+// min-link.
 class SetQualityScore final : public ScorePlugin {
  public:
   std::string_view Name() const override { return "SetQuality"; }
