@@ -55,9 +55,41 @@ def bw(c, r):
     return "%.2fx" % (r["multi_gpu_mean_bandwidth_gbps"] / kd) if kd else "-"
 
 
+def table(intro, columns):
+    """A blank line, the intro sentence, a blank line, then the header of a markdown table."""
+    print()
+    print(intro)
+    print()
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+
+
+def rate4(d, cases):
+    """Deployed topofit at the chosen interconnect rate (rate4/<w>.json) beside the rows above, which
+    regenerate.sh took before the rate existed (R = .inf)."""
+    out = []
+    for name, f, c in cases:
+        r = load(os.path.join(d, "rate4"), f)
+        if r and DEPLOYED in r:
+            out.append((name, c, r[DEPLOYED]))
+    if not out:
+        return
+    table("Deployed topofit at the chosen interconnect rate R = 4 (`rate4/`, 10 seeds, all-pods.yaml) beside "
+          "the tables above (R = .inf):",
+          ["workload", "R = 4", "R = .inf", "best other", "ratio", "best set of the node %",
+           "best set of the cluster %", "GB/s vs kube-default"])
+    for name, c, r in out:
+        best, b = best_other(c)
+        print("| %s | %.3f | %.3f | %s %.2f | %s | %.1f | %.1f | %s |" % (
+            name, r["unallocated_gpu_pct"], c[DEPLOYED]["unallocated_gpu_pct"], best, b,
+            ratio(r["unallocated_gpu_pct"], b), r.get("multi_gpu_node_best_set_pct", float("nan")),
+            r["multi_gpu_best_set_pct"], bw(c, r)))
+
+
 def heldout(d):
     """The multi-GPU-heavy workloads of heldout.sh: topofit-mostallocated (heldout/<w>.json) beside the
-    other policies (heldout/others/<w>.json), in the order of heldout.sh's two sets."""
+    other policies (heldout/others/<w>.json) and today's rule (R = .inf, heldout/today/<w>.json), in the
+    order of heldout.sh's two sets."""
     script = os.path.join(d, "heldout.sh")
     if not os.path.isdir(os.path.join(d, "heldout")) or not os.path.exists(script):
         return
@@ -67,13 +99,11 @@ def heldout(d):
     for name in ("CHOOSING", "REPORTING"):
         body = text.split(name + '="', 1)[1].split('"', 1)[0]
         sets[name.lower()] = body.split()
-    print()
-    print("Multi-GPU-heavy workloads of our own (`heldout.sh`; choosing set: the rate was chosen on it, "
-          "reporting set: only reported), topofit-mostallocated with all-pods.yaml:")
-    print()
-    print("| workload | set | multi-GPU pods: % of GPU pods / of GPUs | topofit-mostallocated | best other | ratio | best set of the node % "
-          "| best set of the cluster % | GB/s vs kube-default |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    table("Multi-GPU-heavy workloads of our own (`heldout.sh`; choosing set: the rate was chosen on it, "
+          "reporting set: only reported), topofit-mostallocated with all-pods.yaml at R = 4, 10 seeds:",
+          ["workload", "set", "multi-GPU pods: % of GPU pods / of GPUs", "topofit-mostallocated", "best other",
+           "ratio", "R = .inf (today)", "best set of the node %", "best set of the cluster %",
+           "GB/s vs kube-default"])
     for set_name, names in sets.items():
         for w in names:
             t, o = load(d, os.path.join("heldout", w + ".json")), load(d, os.path.join("heldout", "others", w + ".json"))
@@ -84,8 +114,10 @@ def heldout(d):
             best, b = best_other(c)
             dep = c[DEPLOYED]
             share = multi_share(d, w)
-            print("| %s | %s | %s | %.2f | %s %.2f | %s | %.1f | %.1f | %s |" % (
-                w, set_name, share, dep["unallocated_gpu_pct"], best, b, ratio(dep["unallocated_gpu_pct"], b),
+            today = load(d, os.path.join("heldout", "today", w + ".json"))
+            today = "%.2f" % today[DEPLOYED]["unallocated_gpu_pct"] if today and DEPLOYED in today else "-"
+            print("| %s | %s | %s | %.2f | %s %.2f | %s | %s | %.1f | %.1f | %s |" % (
+                w, set_name, share, dep["unallocated_gpu_pct"], best, b, ratio(dep["unallocated_gpu_pct"], b), today,
                 dep.get("multi_gpu_node_best_set_pct", float("nan")), dep["multi_gpu_best_set_pct"], bw(c, dep)))
 
 
@@ -199,6 +231,7 @@ def main():
                 plain["unallocated_gpu_pct"], cell(fp), rat(plain["unallocated_gpu_pct"], fp), best, b,
                 ratio(dep["unallocated_gpu_pct"], b), ratio(plain["unallocated_gpu_pct"], b),
                 dep["multi_gpu_best_set_pct"], plain["multi_gpu_best_set_pct"]))
+    rate4(d, cases)
     heldout(d)
     if rows and shutil.which("gnuplot"):
         dat = os.path.join(d, "summary-unallocated.dat")
