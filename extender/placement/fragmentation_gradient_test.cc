@@ -159,10 +159,12 @@ TEST_CASE("fragmentation gradient: a multi-GPU pod still gets the best set in th
   auto evals = pipeline.Evaluate(pod, std::vector<std::string_view>{"quad", "pcie"});
   CHECK(evals[0].score == 10);
   CHECK(evals[1].score < 10);
-  // At the default rate (4) the slower set's price, 4 x 4 x (1 - x) GPUs, outweighs what pcie saves.
+  // At the default rate (4) the slower set's price is 4 x 4 x (1 - x) GPUs; its whole cost is above quad's.
   REQUIRE(evals[1].trade.has_value());
   CHECK(evals[1].trade->interconnect_gpus > 10);
-  CHECK(evals[1].trade->fragmentation_gpus < evals[0].trade->fragmentation_gpus);
+  CHECK(evals[0].trade->interconnect_gpus == 0);
+  CHECK(evals[1].trade->fragmentation_gpus + evals[1].trade->interconnect_gpus >
+        evals[0].trade->fragmentation_gpus + evals[0].trade->interconnect_gpus);
   // With R = .inf (the lexicographic rule) a slower set gets nothing from FragmentationGradient.
   PipelineConfig lexicographic;
   lexicographic.interconnect_rate = std::numeric_limits<double>::infinity();
