@@ -60,6 +60,7 @@ std::string FormatJson(const ReportContext& ctx, const std::vector<PolicySummary
         {"failed_pods_total", r.failed_pods_total},
         {"multi_gpu_pods", r.multi_gpu_pods},
         {"multi_gpu_best_set_pct", r.multi_gpu_best_set_pct},
+        {"multi_gpu_node_best_set_pct", r.multi_gpu_node_best_set_pct},
         {"multi_gpu_mean_bandwidth_gbps", r.multi_gpu_mean_bandwidth_gbps},
         {"multi_gpu_mean_best_gbps", r.multi_gpu_mean_best_gbps},
         {"decision_us_p50", r.decision_us_p50},

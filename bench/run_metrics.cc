@@ -23,19 +23,21 @@ RecordingReplayer::RecordingReplayer(SimCluster* cluster, Policy* policy, RunMet
   out_->capacity = cluster->gpu_capacity();
 }
 
+uint32_t RecordingReplayer::BestRingOn(const PodSpec& pod, int i) {
+  const SimNode& n = cluster_->node(i);
+  if (n.type < 0) return 0;
+  uint64_t key = (n.free.mask() * 64 + uint64_t(n.type)) * 65 + uint64_t(pod.gpus);
+  auto it = best_ring_memo_.find(key);
+  if (it == best_ring_memo_.end()) {
+    const auto& sel = cluster_->type_of(i).topology->selector();
+    it = best_ring_memo_.emplace(key, sel.BestRingMbps(n.free, pod.gpus)).first;
+  }
+  return it->second;
+}
+
 uint32_t RecordingReplayer::BestRingAnywhere(const PodSpec& pod, const std::vector<int>& feasible) {
   uint32_t best = 0;
-  for (int i : feasible) {
-    const SimNode& n = cluster_->node(i);
-    if (n.type < 0) continue;
-    uint64_t key = (n.free.mask() * 64 + uint64_t(n.type)) * 65 + uint64_t(pod.gpus);
-    auto it = best_ring_memo_.find(key);
-    if (it == best_ring_memo_.end()) {
-      const auto& sel = cluster_->type_of(i).topology->selector();
-      it = best_ring_memo_.emplace(key, sel.BestRingMbps(n.free, pod.gpus)).first;
-    }
-    best = std::max(best, it->second);
-  }
+  for (int i : feasible) best = std::max(best, BestRingOn(pod, i));
   return best;
 }
 
@@ -65,7 +67,7 @@ Placement RecordingReplayer::Arrive(const PodSpec& pod) {
     // Measured before binding: the best the cluster offered when the decision was made.
     uint32_t best = BestRingAnywhere(pod, feasible_);
     const auto& sel = cluster_->type_of(p.node).topology->selector();
-    out_->multi.push_back({pod.gpus, sel.RingMbps(p.gpus) / 1000.0, best / 1000.0});
+    out_->multi.push_back({pod.gpus, sel.RingMbps(p.gpus) / 1000.0, best / 1000.0, BestRingOn(pod, p.node) / 1000.0});
   }
   cluster_->Bind(p.node, pod, p.gpus);
   policy_->Bound(*cluster_, pod, p);

@@ -7,7 +7,8 @@
 // microseconds, wall and the thread's CPU time: on a loaded machine the wall time's tail is mostly
 // waiting for a core), the bind. For every placed multi-GPU pod: the predicted ring bandwidth of its set
 // (SetSelector::RingMbps) and whether it equals the best ring any feasible node offered for that size
-// at that moment (SetSelector::BestRingMbps over every node passing kube-scheduler's filters).
+// at that moment (SetSelector::BestRingMbps over every node passing kube-scheduler's filters), and the
+// best ring of the node it was placed on.
 
 #include <cstdint>
 #include <map>
@@ -29,6 +30,7 @@ struct MultiGpuPlacement {
   int gpus = 0;
   double bandwidth_gbps = 0;
   double best_gbps = 0;        // Best available in the cluster at that moment.
+  double node_best_gbps = 0;   // Best available on the node it was placed on, at that moment.
 };
 
 struct RunMetrics {
@@ -63,6 +65,7 @@ class RecordingReplayer {
   void Depart(const PodSpec& pod, const Placement& placement);
 
  private:
+  uint32_t BestRingOn(const PodSpec& pod, int node);  // Best ring of pod.gpus in the node's free GPUs.
   uint32_t BestRingAnywhere(const PodSpec& pod, const std::vector<int>& feasible);
   SimCluster* cluster_;
   Policy* policy_;

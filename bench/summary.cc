@@ -31,7 +31,7 @@ std::vector<double> OnGrid(const std::vector<CurvePoint>& curve, int points) {
 // What the runs of one policy add up to, before the averages.
 struct Totals {
   std::vector<float> decisions, cpu, no_gpu, no_gpu_cpu;
-  int64_t best = 0;
+  int64_t best = 0, node_best = 0;
   double bw = 0, best_bw = 0;
   double max_x = 0;
 };
@@ -49,6 +49,7 @@ void AddRun(const RunMetrics& r, PolicySummary& s, Totals& t) {
     t.bw += m.bandwidth_gbps;
     t.best_bw += m.best_gbps;
     if (m.bandwidth_gbps + 1e-9 >= m.best_gbps) ++t.best;
+    if (m.bandwidth_gbps + 1e-9 >= m.node_best_gbps) ++t.node_best;
     s.multi.push_back(m);
   }
   t.decisions.insert(t.decisions.end(), r.decision_us.begin(), r.decision_us.end());
@@ -73,6 +74,7 @@ void Average(const std::vector<const RunMetrics*>& g, const Totals& t, PolicySum
   }
   if (s.multi_gpu_pods > 0) {
     s.multi_gpu_best_set_pct = 100.0 * double(t.best) / double(s.multi_gpu_pods);
+    s.multi_gpu_node_best_set_pct = 100.0 * double(t.node_best) / double(s.multi_gpu_pods);
     s.multi_gpu_mean_bandwidth_gbps = t.bw / double(s.multi_gpu_pods);
     s.multi_gpu_mean_best_gbps = t.best_bw / double(s.multi_gpu_pods);
   }

@@ -7,6 +7,8 @@
 //                               or in the whole replay (time-ordered); failed_pods_total: whole run.
 //   multi_gpu_best_set_pct      placed multi-GPU pods whose set's ring bandwidth equals the best any
 //                               feasible node offered at that moment, % of placed multi-GPU pods.
+//   multi_gpu_node_best_set_pct placed multi-GPU pods whose set's ring equals the best of the node they
+//                               were placed on at that moment, % of placed multi-GPU pods.
 //   multi_gpu_mean_bandwidth_gbps  mean predicted ring bandwidth of placed multi-GPU pods' sets.
 //   decision_us_p50/_p99        percentiles of per-pod decision time (filters + choice), all runs;
 //                               decision_cpu_us_*: the same in the thread's CPU time; no_gpu_*: pods
@@ -33,6 +35,7 @@ struct PolicySummary {
   double failed_pods_total = 0;
   int64_t multi_gpu_pods = 0;
   double multi_gpu_best_set_pct = 0;
+  double multi_gpu_node_best_set_pct = 0;
   double multi_gpu_mean_bandwidth_gbps = 0;
   double multi_gpu_mean_best_gbps = 0;  // Mean of the cluster-wide best, for context.
   double decision_us_p50 = 0;

@@ -14,6 +14,7 @@
 #   bench/results/regenerate.sh                       # everything
 #   TOPOFIT=path/to/topofit TRACES=path/to/openb bench/results/regenerate.sh default gpuspec20
 #   bench/results/regenerate.sh gpu-pods             # only the second pass (needs the first)
+#   bench/results/regenerate.sh heldout              # only the multi-GPU-heavy workloads (pass 3)
 #
 # Run from the repository root. Arguments: a subset of pod lists / families (default: all).
 set -eu
@@ -55,5 +56,17 @@ for x in $LISTS $FAMILIES; do
   echo "GPU pods only: $x" >&2
   run "$(kind_of "$x")" "$x" "$OUT/gpu-pods" --policies "$GPU_PODS_POLICIES"
 done
+# 3. the multi-GPU-heavy workloads of our own (heldout.sh, docs/placement.md "The exchange rate"): every
+#    other policy into heldout/others/, deployed topofit at the default rate into heldout/, at R = .inf
+#    (the rule before it) into heldout/today/.
+if want heldout; then
+  OTHERS="kube-default,kube-mostallocated,random,bestfit,dotprod,gpu-packing,fgd,fgd-gpu-pods,fgd-gpu-pods-mostallocated"
+  for s in choosing reporting; do
+    HELDOUT_DIR="$OUT/heldout/others" "$OUT/heldout.sh" "$s" --seeds 42-51 --policies "$OTHERS"
+    HELDOUT_DIR="$OUT/heldout" "$OUT/heldout.sh" "$s" --seeds 42-51 --policies topofit-mostallocated --config "$OUT/all-pods.yaml"
+    HELDOUT_DIR="$OUT/heldout/today" "$OUT/heldout.sh" "$s" --seeds 42-51 --policies topofit-mostallocated \
+      --config "$OUT/all-pods.yaml" --interconnect-rate inf
+  done
+fi
 python3 "$OUT/summarize.py" "$OUT" > "$OUT/summary.md"
 echo "wrote $OUT/summary.md" >&2

@@ -55,6 +55,95 @@ def bw(c, r):
     return "%.2fx" % (r["multi_gpu_mean_bandwidth_gbps"] / kd) if kd else "-"
 
 
+def table(intro, columns):
+    """A blank line, the intro sentence, a blank line, then the header of a markdown table."""
+    print()
+    print(intro)
+    print()
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+
+
+def rate4(d, cases):
+    """Deployed topofit at the chosen interconnect rate (rate4/<w>.json) beside the rows above, which
+    regenerate.sh took before the rate existed (R = .inf)."""
+    out = []
+    for name, f, c in cases:
+        r = load(os.path.join(d, "rate4"), f)
+        if r and DEPLOYED in r:
+            out.append((name, c, r[DEPLOYED]))
+    if not out:
+        return
+    table("Deployed topofit at the chosen interconnect rate R = 4 (`rate4/`, 10 seeds, all-pods.yaml) beside "
+          "the tables above (R = .inf):",
+          ["workload", "R = 4", "R = .inf", "best other", "ratio", "best set of the node %",
+           "best set of the cluster %", "GB/s vs kube-default"])
+    for name, c, r in out:
+        best, b = best_other(c)
+        print("| %s | %.3f | %.3f | %s %.2f | %s | %.1f | %.1f | %s |" % (
+            name, r["unallocated_gpu_pct"], c[DEPLOYED]["unallocated_gpu_pct"], best, b,
+            ratio(r["unallocated_gpu_pct"], b), r.get("multi_gpu_node_best_set_pct", float("nan")),
+            r["multi_gpu_best_set_pct"], bw(c, r)))
+
+
+def heldout(d):
+    """The multi-GPU-heavy workloads of heldout.sh: topofit-mostallocated (heldout/<w>.json) beside the
+    other policies (heldout/others/<w>.json) and today's rule (R = .inf, heldout/today/<w>.json), in the
+    order of heldout.sh's two sets."""
+    script = os.path.join(d, "heldout.sh")
+    if not os.path.isdir(os.path.join(d, "heldout")) or not os.path.exists(script):
+        return
+    sets = {}
+    with open(script) as f:
+        text = f.read()
+    for name in ("CHOOSING", "REPORTING"):
+        body = text.split(name + '="', 1)[1].split('"', 1)[0]
+        sets[name.lower()] = body.split()
+    table("Multi-GPU-heavy workloads of our own (`heldout.sh`; choosing set: the rate was chosen on it, "
+          "reporting set: only reported), topofit-mostallocated with all-pods.yaml at R = 4, 10 seeds:",
+          ["workload", "set", "multi-GPU pods: % of GPU pods / of GPUs", "topofit-mostallocated", "best other",
+           "ratio", "R = .inf (today)", "best set of the node %", "best set of the cluster %",
+           "GB/s vs kube-default"])
+    for set_name, names in sets.items():
+        for w in names:
+            t, o = load(d, os.path.join("heldout", w + ".json")), load(d, os.path.join("heldout", "others", w + ".json"))
+            if not t or not o or DEPLOYED not in t:
+                continue
+            c = dict(o)
+            c[DEPLOYED] = t[DEPLOYED]
+            best, b = best_other(c)
+            dep = c[DEPLOYED]
+            share = multi_share(d, w)
+            today = load(d, os.path.join("heldout", "today", w + ".json"))
+            today = "%.2f" % today[DEPLOYED]["unallocated_gpu_pct"] if today and DEPLOYED in today else "-"
+            print("| %s | %s | %s | %.2f | %s %.2f | %s | %s | %.1f | %.1f | %s |" % (
+                w, set_name, share, dep["unallocated_gpu_pct"], best, b, ratio(dep["unallocated_gpu_pct"], b), today,
+                dep.get("multi_gpu_node_best_set_pct", float("nan")), dep["multi_gpu_best_set_pct"], bw(c, dep)))
+
+
+def multi_share(d, w):
+    """Multi-GPU pods among the GPU pods of heldout workload w, and their share of the GPUs asked for:
+    from the size mix of a synthetic one; for a reweighted openb list, counted in its pod list under
+    $TRACES ('-' when that is not there)."""
+    if w.startswith("syn-"):
+        a, b, c, e = (int(x) for x in w.split("-s")[0].split("-")[-4:])
+        return "%d / %.0f" % (100 - a, 100.0 * (2 * b + 4 * c + 8 * e) / (a + 2 * b + 4 * c + 8 * e))
+    base = w[len("rw-"):]
+    name, factor = base.rsplit("-x", 1)
+    path = os.path.join(os.environ.get("TRACES", "../shared/traces/openb"), "openb_pod_list_%s.csv" % name)
+    if not os.path.exists(path):
+        return "-"
+    import csv
+    one = multi = multi_gpus = 0
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            g = int(row["num_gpu"])
+            one += g == 1
+            multi += int(factor) if g >= 2 else 0
+            multi_gpus += int(factor) * g if g >= 2 else 0
+    return "%.1f / %.0f" % (100.0 * multi / (one + multi), 100.0 * multi_gpus / (one + multi_gpus))
+
+
 def main():
     d = sys.argv[1]
     names = [("openb", l) for l in LISTS] + [("synthetic", f) for f in FAMILIES]
@@ -142,6 +231,8 @@ def main():
                 plain["unallocated_gpu_pct"], cell(fp), rat(plain["unallocated_gpu_pct"], fp), best, b,
                 ratio(dep["unallocated_gpu_pct"], b), ratio(plain["unallocated_gpu_pct"], b),
                 dep["multi_gpu_best_set_pct"], plain["multi_gpu_best_set_pct"]))
+    rate4(d, cases)
+    heldout(d)
     if rows and shutil.which("gnuplot"):
         dat = os.path.join(d, "summary-unallocated.dat")
         with open(dat, "w") as f:

@@ -1,6 +1,8 @@
 // `topofit bench`: the trace replay bench. Options only; the work is in bench/bench_runner.h.
 #include <cstdio>
+#include <limits>
 #include <memory>
+#include <optional>
 
 #include "base/log.h"
 #include "bench/bench_runner.h"
@@ -10,19 +12,29 @@
 namespace topofit::cli {
 namespace {
 
-// The scoring section of a `topofit serve --config` file, so the bench runs the pipeline as served.
-int ApplyServeConfig(const std::string& path, bench::CommonArgs* c) {
-  if (path.empty()) return 0;
-  server::ServeConfig cfg;
-  if (Status s = server::ApplyConfigFile(path, cfg); !s.ok()) {
-    Log(LogLevel::kError, "bench failed", {{"error", s.error()}});
-    return 2;
+// The bench's options that are not one field of its arguments: the serve config file, and the flags
+// that override one setting of it.
+struct ConfigArgs {
+  std::string file;
+  std::optional<double> interconnect_rate;
+};
+
+// The scoring section of a `topofit serve --config` file, so the bench runs the pipeline as served;
+// then --interconnect-rate.
+int ApplyServeConfig(const ConfigArgs& config, bench::CommonArgs* c) {
+  if (!config.file.empty()) {
+    server::ServeConfig cfg;
+    if (Status s = server::ApplyConfigFile(config.file, cfg); !s.ok()) {
+      Log(LogLevel::kError, "bench failed", {{"error", s.error()}});
+      return 2;
+    }
+    c->policy.pipeline = cfg.pipeline;
   }
-  c->policy.pipeline = cfg.pipeline;
+  if (config.interconnect_rate) c->policy.pipeline.interconnect_rate = *config.interconnect_rate;
   return 0;
 }
 
-void AddCommon(CLI::App* app, bench::CommonArgs* c, std::string* config) {
+void AddCommon(CLI::App* app, bench::CommonArgs* c, ConfigArgs* config) {
   app->add_option("--policies", c->policies, "Comma-separated policies (default: all; see --list-policies)");
   app->add_option("--gpu-models", c->gpu_models, "GPU model -> topology map (default: gpu-models.csv beside topofit)");
   app->add_option("--jobs,-j", c->jobs, "Parallel runs (default: number of CPUs)");
@@ -30,7 +42,11 @@ void AddCommon(CLI::App* app, bench::CommonArgs* c, std::string* config) {
                   "Send topofit's filter/prioritize/bind to a running `topofit serve` at this URL prefix");
   app->add_option("--extender-weight", c->policy.extender_weight, "The extender's weight in the scheduler config")
       ->capture_default_str();
-  app->add_option("--config", *config, "A `topofit serve --config` YAML file: its scoring weights and request mix");
+  app->add_option("--config", config->file, "A `topofit serve --config` YAML file: its scoring weights and request mix");
+  app->add_option("--interconnect-rate", config->interconnect_rate,
+                  "scoring.interconnectRate for the topofit policies (over --config): GPUs of fragmentation per GPU of a "
+                  "multi-GPU pod for the best ring; inf: best ring first")
+      ->check(CLI::Range(0.0, std::numeric_limits<double>::infinity()));
   app->add_option("--percentage-of-nodes-to-score", c->percentage_of_nodes_to_score,
                   "kube-scheduler's percentageOfNodesToScore: 1-100, or 0 for its adaptive default")
       ->check(CLI::Range(0, 100))
@@ -42,7 +58,7 @@ void AddCommon(CLI::App* app, bench::CommonArgs* c, std::string* config) {
   app->add_option("--plots", c->out.plots_dir, "Write PNG plots (gnuplot) into this directory");
 }
 
-CLI::App* AddOpenb(CLI::App& sub, bench::OpenbArgs* openb, std::string* config) {
+CLI::App* AddOpenb(CLI::App& sub, bench::OpenbArgs* openb, ConfigArgs* config) {
   CLI::App* o = sub.add_subcommand("openb", "The openb paper protocol (or --time-ordered) on openb CSVs");
   o->add_option("--nodes", openb->nodes, "Node list CSV (openb_node_list_*.csv)")->required();
   o->add_option("--pods", openb->pods, "Pod list CSV (openb_pod_list_*.csv)")->required();
@@ -54,7 +70,7 @@ CLI::App* AddOpenb(CLI::App& sub, bench::OpenbArgs* openb, std::string* config) 
   return o;
 }
 
-CLI::App* AddReplay(CLI::App& sub, bench::ReplayArgs* replay, std::string* config) {
+CLI::App* AddReplay(CLI::App& sub, bench::ReplayArgs* replay, ConfigArgs* config) {
   CLI::App* r = sub.add_subcommand("replay", "Time-ordered replay of a snapshot plus a JSON-lines trace");
   r->add_option("--snapshot", replay->snapshot, "Nodes (and bound pods): JSON from kubectl or topofit")->required();
   r->add_option("--trace", replay->trace, "JSON-lines trace, e.g. `topofit serve --record` output")->required();
@@ -62,7 +78,7 @@ CLI::App* AddReplay(CLI::App& sub, bench::ReplayArgs* replay, std::string* confi
   return r;
 }
 
-CLI::App* AddSynthetic(CLI::App& sub, bench::SyntheticArgs* synth, std::string* config) {
+CLI::App* AddSynthetic(CLI::App& sub, bench::SyntheticArgs* synth, ConfigArgs* config) {
   CLI::App* s = sub.add_subcommand("synthetic", "A seeded synthetic cluster and workload");
   s->add_option("--family", synth->spec.family,
                  "Workload family: gpu-model, multi-gpu or cpu-heavy on a heterogeneous cluster (default: the plain mix)");
@@ -84,7 +100,7 @@ CommandRun SetupBench(CLI::App& sub) {
   auto openb = std::make_shared<bench::OpenbArgs>();
   auto replay = std::make_shared<bench::ReplayArgs>();
   auto synth = std::make_shared<bench::SyntheticArgs>();
-  auto config = std::make_shared<std::string>();
+  auto config = std::make_shared<ConfigArgs>();
   sub.add_flag("--list-policies", *list, "Name the policies and exit");
   sub.require_subcommand(0, 1);
   CLI::App* o = AddOpenb(sub, openb.get(), config.get());

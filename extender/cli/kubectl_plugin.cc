@@ -122,6 +122,14 @@ std::string GroupExplainLines(const json& g) {
   return out;
 }
 
+// "1.50 + 2.25": the fragmentation a placement causes and the price of its ring, in GPUs; "-" without.
+std::string TradeCell(const json& trade) {
+  if (!trade.is_object()) return "-";
+  const json ring = trade.value("interconnectGpus", json());
+  return fmt::format("{:.2f} + {}", trade.value("fragmentationGpus", 0.0),
+                     ring.is_number() ? fmt::format("{:.2f}", ring.get<double>()) : std::string("inf"));
+}
+
 std::string ExplainTable(const json& j) {
   std::string head = fmt::format("pod {}: {} GPUs, policy {}{}\n", j.value("pod", ""), j.value("gpus", 0),
                                  j.value("policy", ""), j.value("chosen", json()).is_string()
@@ -131,14 +139,19 @@ std::string ExplainTable(const json& j) {
   // What the scores weighed: the workload estimate and, when pods are bound to GPU models, their demand.
   if (!j.value("workload", "").empty()) head += "workload: " + j["workload"].get<std::string>() + "\n";
   if (!j.value("gpuModels", "").empty()) head += j["gpuModels"].get<std::string>() + "\n";
-  std::vector<std::vector<std::string>> rows{{"NODE", "VERDICT", "SCORE", "GPUS", "GB/S", "LINKS", "REASON"}};
+  const json rate = j.value("interconnectRate", json());
+  head += rate.is_number() ? fmt::format("interconnect rate {} GPUs per GPU of the pod (FRAG + RING: the trade, in GPUs)\n",
+                                         rate.get<double>())
+                           : "interconnect rate .inf: best ring first (RING inf: a slower set)\n";
+  std::vector<std::vector<std::string>> rows{
+      {"NODE", "VERDICT", "SCORE", "GPUS", "GB/S", "LINKS", "FRAG + RING", "REASON"}};
   for (const auto& n : j.value("nodes", json::array())) {
     std::string links;
     for (const auto& l : n.value("links", json::array())) links += (links.empty() ? "" : ",") + l.get<std::string>();
     const json bw = n.value("bandwidthGBps", json(0));
     rows.push_back({n.value("node", ""), n.value("result", ""), std::to_string(n.value("score", 0)),
                     Ints(n.value("set", json())), bw.is_number() && bw.get<double>() > 0 ? fmt::format("{:.1f}", bw.get<double>()) : "-",
-                    links.empty() ? "-" : links, n.value("reason", "")});
+                    links.empty() ? "-" : links, TradeCell(n.value("trade", json())), n.value("reason", "")});
   }
   if (j.contains("group") && j["group"].is_object()) head += GroupExplainLines(j["group"]);
   return head + Table(rows);

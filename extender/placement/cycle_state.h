@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -64,6 +65,10 @@ class CycleState {
   std::shared_ptr<const cluster::FreeGpus> free_gpus;
   // Filled by FragmentationGradientScore::PreScore.
   std::shared_ptr<FragmentationCycle> fragmentation;
+  // The exchange rate between ring bandwidth and fragmentation (PipelineConfig::interconnect_rate),
+  // set by the pipeline where FragmentationGradient runs; +inf: the lexicographic rule (best set of
+  // the cluster first).
+  double interconnect_rate = std::numeric_limits<double>::infinity();
 
  private:
   struct MemoSlot {

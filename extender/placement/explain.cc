@@ -55,6 +55,7 @@ Explanation Explain(const Pipeline& pipeline, const cluster::PodRequest& pod, st
     n.reason = e.status.reason;
     n.score = e.score;
     n.parts = e.parts;
+    n.trade = e.trade;
     const cluster::NodeState* node = reader.Find(e.name);
     if (node) n.free = node->free();
     if (node && node->spec().dra()) n.set_by = "dra-first-fit";
@@ -77,6 +78,7 @@ Explanation Explain(const Pipeline& pipeline, const cluster::PodRequest& pod, st
     return a.node < b.node;
   });
   if (!out.nodes.empty() && out.nodes.front().code == FilterCode::kPass) out.chosen = out.nodes.front().node;
+  out.interconnect_rate = pipeline.config().interconnect_rate;
   return out;
 }
 

@@ -2,8 +2,8 @@
 // Explain: why a pod would (not) go where - for POST /api/v1/explain and `topofit explain`.
 //
 // For every node (or the given ones): pass/fail with the reason, the best candidate set with its
-// predicted ring bandwidth and the link classes of its pairs, and the score with its parts; plus the
-// node the pipeline would choose. Read-only: it never reserves or changes the model.
+// predicted ring bandwidth and the link classes of its pairs, the score with its parts and both sides
+// of the bandwidth / fragmentation trade (in GPUs); plus the node the pipeline would choose. Read-only: it never reserves or changes the model.
 
 #include <optional>
 #include <span>
@@ -34,6 +34,10 @@ struct NodeExplanation {
   cluster::SharedDevices shared;
   GpuSet set_gpus;
   GpuSet whole_free_gpus;
+  // FragmentationGradient's trade on this node, in GPUs: what the placement costs in fragmentation and
+  // the price of its ring against the best any node offers (+inf under the lexicographic rule on a
+  // slower set); nullopt when failing or FragmentationGradient is off.
+  std::optional<NodeEvaluation::Trade> trade;
 };
 
 struct Explanation {
@@ -45,6 +49,7 @@ struct Explanation {
   std::vector<NodeExplanation> nodes;  // Sorted: passing first by score descending, then by name.
   std::optional<std::string> chosen;   // Highest score (ties: first by name); nullopt if none pass.
   std::string workload;                // DescribeWorkload of the estimate FragmentationGradient used.
+  double interconnect_rate = 0;        // scoring.interconnectRate (+inf: best ring first).
   std::string gpu_models;              // DescribeShortfall of it and the free GPUs; "" when no pod
                                        // seen is bound to a GPU model.
 };

@@ -4,6 +4,7 @@
 // so the case shows what the workload-aware score adds.
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -154,7 +155,20 @@ TEST_CASE("fragmentation gradient: a multi-GPU pod still gets the best set in th
   auto evals = pipeline.Evaluate(pod, std::vector<std::string_view>{"quad", "pcie"});
   CHECK(evals[0].score == 10);
   CHECK(evals[1].score < 10);
-  CHECK(evals[1].parts[1].value == 0.0);  // Slower set: FragmentationGradient gives nothing.
+  // At the default rate (4) the slower set's price is 4 x 4 x (1 - x) GPUs; its whole cost is above quad's.
+  REQUIRE(evals[1].trade.has_value());
+  CHECK(evals[1].trade->interconnect_gpus > 10);
+  CHECK(evals[0].trade->interconnect_gpus == 0);
+  CHECK(evals[1].trade->fragmentation_gpus + evals[1].trade->interconnect_gpus >
+        evals[0].trade->fragmentation_gpus + evals[0].trade->interconnect_gpus);
+  // With R = .inf (the lexicographic rule) a slower set gets nothing from FragmentationGradient.
+  PipelineConfig lexicographic;
+  lexicographic.interconnect_rate = std::numeric_limits<double>::infinity();
+  Pipeline lex(&model, lexicographic);
+  for (int i = 0; i < 10; ++i) lex.workload().Observe(Pod("w" + std::to_string(i), 8, 8, 64));
+  auto l = lex.Evaluate(pod, std::vector<std::string_view>{"quad", "pcie"});
+  CHECK(l[0].score == 10);
+  CHECK(l[1].parts[1].value == 0.0);
 }
 
 TEST_CASE("fragmentation gradient: the formula, by hand, and relative levels") {
@@ -169,11 +183,12 @@ TEST_CASE("fragmentation gradient: the formula, by hand, and relative levels") {
   // Evaluate counts the pod as prioritize would: shares 2/3 for 2 GPUs (w1, p), 1/3 for 4 GPUs (decay
   // over two pods is 2^(1/2000) per pod, negligible: Approx).
   // a: before 2 free: 2-GPU fits, 4-GPU loses 2 -> frag 2/3; after 0 free -> 0. delta -2/3.
-  // b: before 4 free -> 0; after 2 free: 4-GPU loses 2 -> 2/3. delta +2/3. G = 4: s = 0.5 -+ 1/12.
+  // b: before 4 free -> 0; after 2 free: 4-GPU loses 2 -> 2/3. delta +2/3. Same ring on both (price 0);
+  // G = 4 and R k = 4 x 2 (the default rate): s = 0.5 -+ (2/3) / (2 (4 + 8)) = 0.5 -+ 1/36.
   auto evals = pipeline.Evaluate(pod, std::vector<std::string_view>{"a", "b"});
   REQUIRE(evals[0].parts.size() == 2);
-  CHECK(evals[0].parts[1].value == doctest::Approx(0.5 + 1.0 / 12).epsilon(1e-3));
-  CHECK(evals[1].parts[1].value == doctest::Approx(0.5 - 1.0 / 12).epsilon(1e-3));
+  CHECK(evals[0].parts[1].value == doctest::Approx(0.5 + 1.0 / 36).epsilon(1e-3));
+  CHECK(evals[1].parts[1].value == doctest::Approx(0.5 - 1.0 / 36).epsilon(1e-3));
   CHECK(evals[0].score == 10);
   CHECK(evals[1].score == 0);  // The lowest of a relative scale.
   PipelineConfig absolute;

@@ -44,6 +44,7 @@ Pipeline::Pipeline(cluster::ClusterModel* model, PipelineConfig config, std::vec
     weight_sum += w;
     const bool resources = plugin->ReadsResources();
     per_node_ |= resources;
+    if (plugin->Name() == "FragmentationGradient") interconnect_rate_ = config_.interconnect_rate;
     scores_.push_back({std::move(plugin), w, resources});
   }
   score_scale_ = weight_sum > 0 ? 10.0 / weight_sum : 0.0;
@@ -234,6 +235,7 @@ std::vector<NodeScore> Pipeline::Prioritize(const cluster::PodRequest& pod, std:
   workload_.Observe(pod);
   CycleState state(pod, placer_, /*reasons=*/false);
   state.workload = workload_.Snapshot();
+  state.interconnect_rate = interconnect_rate_;
   // The filters, the candidate set and the score plugins that read only GPUs run once per distinct
   // GPU state (plugin.h) - a few hundred at most, even in a busy cluster. Plugins that read CPU and
   // memory run once per GPU state too for the nodes whose CPU and memory equal the first node's of

@@ -18,7 +18,9 @@
 // Thread-safe: every method may run concurrently with each other and with model writers.
 
 #include <functional>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -63,6 +65,13 @@ struct NodeEvaluation {
   PlacerChoice candidate;           // The set the pod would get (found == false when none).
   int score = 0;                 // 0 when the node fails.
   std::vector<ScorePart> parts;  // Empty when the node fails.
+  // Both sides of FragmentationGradient's trade (score_plugins.h), in GPUs; nullopt when it does not
+  // run or the node fails. interconnect_gpus is +inf on a slower set under the lexicographic rule.
+  struct Trade {
+    double fragmentation_gpus = 0;  // frag after - frag before, the model shortfall's change included.
+    double interconnect_gpus = 0;   // The price of this node's ring against the best of any node.
+  };
+  std::optional<Trade> trade;
 };
 
 class Pipeline {
@@ -153,6 +162,8 @@ class Pipeline {
   std::vector<Weighted> scores_;
   double score_scale_ = 0;  // 10 / the sum of the weights.
   bool per_node_ = false;  // Some enabled score plugin reads CPU and memory.
+  // config_.interconnect_rate where FragmentationGradient is enabled (it prices the ring), else +inf.
+  double interconnect_rate_ = std::numeric_limits<double>::infinity();
 };
 
 }  // namespace topofit::placement

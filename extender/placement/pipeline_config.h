@@ -16,13 +16,15 @@
 //   Stranding     s = 0.5 - waste / (2k), clamped to [0, 1]; waste = GPUs still backed by their node's
 //                 per-GPU share of CPU and memory before the pod, minus after, minus the k it takes
 //                 (score_plugins.h): free GPUs must keep CPU and memory beside them to stay usable.
-//   FragmentationGradient  s = 0.5 - (frag after - frag before) / (2 G): the expected free GPUs a pod of
-//                 the workload estimate could not use, the FGD rule (score_plugins.h); 0 on a node
-//                 whose set is slower than the best, so that SetQuality + FragmentationGradient is
-//                 lexicographic: best set first, then least fragmentation.
-// Default weights: SetQuality 1, FragmentationGradient 1 (equal: the 0-on-a-slower-set rule makes
-// the order lexicographic whatever the ratio). Packing, Fragmentation and Stranding remain for
-// configurations that name them; FragmentationGradient subsumes them (docs/placement.md).
+//   FragmentationGradient  s = 0.5 - (frag after - frag before + price) / (2 (G + R k)): the expected
+//                 free GPUs a pod of the workload estimate could not use, the FGD rule, plus the price
+//                 of the node's ring for a multi-GPU pod, R k (1 - ring here / best ring of any node)
+//                 GPUs, R = interconnect_rate below (score_plugins.h). With R = +inf it is 0 on a node
+//                 whose set is slower than the best and SetQuality + FragmentationGradient is
+//                 lexicographic: best set first, then least fragmentation; with R finite SetQuality
+//                 only keeps a best-effort pod's min-link (1, 0.5 when missed) and the trade is R's.
+// Default weights: SetQuality 1, FragmentationGradient 1. Packing, Fragmentation and Stranding remain
+// for configurations that name them; FragmentationGradient subsumes them (docs/placement.md).
 
 #include <map>
 #include <string>
@@ -63,6 +65,15 @@ struct PipelineConfig {
   // the fewest free GPUs unusable. Only useful when kube-scheduler sends such pods to the extender (an
   // extender entry without managedResources, in the profile those pods use); off by default.
   bool score_pods_without_gpus = false;
+  // The exchange rate between ring bandwidth and fragmentation (`scoring.interconnectRate`), in GPUs
+  // per GPU of the pod: a k-GPU pod whose set on a node has x times the best ring any node offers it
+  // is charged R k (1 - x) GPUs, the GPUs' worth of work it would lose if its speed were proportional
+  // to its ring bandwidth (R = 1) or to part of it (R < 1), against the GPUs the placement makes
+  // unusable (frag). 0: fragmentation alone decides (the pod still gets the best set of the node it
+  // lands on); +inf (`.inf`): best ring of the cluster first, then fragmentation. Chosen by the
+  // procedure of docs/placement.md ("The exchange rate").
+  double interconnect_rate = DefaultInterconnectRate();
+  static double DefaultInterconnectRate();  // score_plugins.cc, beside the plugin that uses it.
   // The running workload estimate that FragmentationGradient takes its expectation over.
   WorkloadOptions workload;
 };

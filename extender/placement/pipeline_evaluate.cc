@@ -1,6 +1,7 @@
 // Pipeline::Evaluate: every given node's verdict, candidate, score parts and score, read-only, for
 // Explain and tests; scored as Prioritize scores (pipeline.cc), node by node.
 #include "extender/placement/pipeline.h"
+#include "extender/placement/score_plugins.h"
 
 namespace topofit::placement {
 
@@ -20,6 +21,7 @@ std::vector<NodeEvaluation> Pipeline::Evaluate(const cluster::PodRequest& pod, s
   }
   CycleState state(pod, placer_);
   state.workload = workload_.SnapshotWith(pod);  // As prioritize would see it.
+  state.interconnect_rate = interconnect_rate_;
   auto reader = model_->Read();
   state.free_gpus = CountFreeGpus(reader, state.workload.get());
   std::vector<const cluster::NodeState*> found(nodes.size());
@@ -55,6 +57,10 @@ std::vector<NodeEvaluation> Pipeline::Evaluate(const cluster::PodRequest& pod, s
       double v = s.plugin->Score(state, views[j], candidates[j]);
       totals[j] += s.weight * v;
       e.parts.push_back({s.plugin->Name(), v, s.weight});
+      if (s.plugin->Name() == "FragmentationGradient") {
+        auto [frag, price] = FragmentationGradientScore::Trade(state, views[j], candidates[j]);
+        e.trade = NodeEvaluation::Trade{frag, price};
+      }
     }
   }
   std::vector<int> levels(passing.size(), 0);

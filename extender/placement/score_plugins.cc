@@ -1,10 +1,25 @@
 #include "extender/placement/score_plugins.h"
 
+#include "extender/placement/pipeline_config.h"
+
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 namespace topofit::placement {
+
+namespace {
+
+// A pod whose set's ring counts: 2 GPUs or more, topology policy not none.
+bool IsMultiGpu(const cluster::PodRequest& pod) {
+  return pod.gpus >= 2 && pod.intent.policy != cluster::TopologyPolicy::kNone;
+}
+
+}  // namespace
+
+// The value chosen by the procedure of docs/placement.md ("The exchange rate").
+double PipelineConfig::DefaultInterconnectRate() { return 4; }
 
 std::vector<std::unique_ptr<ScorePlugin>> AllScorePlugins() {
   std::vector<std::unique_ptr<ScorePlugin>> out;
@@ -28,6 +43,8 @@ double SetQualityScore::Score(const CycleState& state, const NodeView& node, con
   const cluster::PodRequest& pod = state.pod();
   if (pod.gpus < 2 || pod.intent.policy == cluster::TopologyPolicy::kNone) return 1.0;
   if (!c.found) return 0.0;
+  // A finite exchange rate: FragmentationGradient prices the ring; only the min-link is left here.
+  if (std::isfinite(state.interconnect_rate)) return c.meets_min_link ? 1.0 : 0.5;
   double s = state.best_ring_mbps == 0 ? 1.0 : double(c.ring_mbps) / state.best_ring_mbps;
   if (!c.meets_min_link) s *= 0.5;
   return std::clamp(s, 0.0, 1.0);
@@ -239,7 +256,11 @@ void FragmentationGradientScore::PreScore(CycleState& state, std::span<const Nod
     t.allowed = AllowedShapes(*shapes, m, key.product);
     FillGpuTerms(t, *fc, state.placer(), v, c);
   }
+  fc->most_gpus = most_gpus;
   fc->scale = 1.0 / (2.0 * most_gpus);
+  const cluster::PodRequest& pod = state.pod();
+  if (IsMultiGpu(pod) && std::isfinite(state.interconnect_rate))  // The price adds up to R k GPUs.
+    fc->scale = 1.0 / (2.0 * (most_gpus + state.interconnect_rate * pod.gpus));
   state.fragmentation = std::move(fc);
 }
 
@@ -258,13 +279,26 @@ std::pair<double, double> FragmentationGradientScore::Frag(const CycleState& sta
   return {before, after + t.shortfall_delta};
 }
 
+double FragmentationGradientScore::Price(const CycleState& state, const PlacerChoice& c) {
+  const FragmentationCycle* fc = state.fragmentation.get();
+  if (!fc || !c.found || !IsMultiGpu(state.pod()) || c.ring_mbps >= fc->best_ring_mbps) return 0.0;
+  const double rate = state.interconnect_rate;
+  if (!std::isfinite(rate)) return std::numeric_limits<double>::infinity();
+  return rate * state.pod().gpus * (1.0 - double(c.ring_mbps) / double(fc->best_ring_mbps));
+}
+
+std::pair<double, double> FragmentationGradientScore::Trade(const CycleState& state, const NodeView& node,
+                                                            const PlacerChoice& c) {
+  auto [before, after] = Frag(state, node, c);
+  return {after - before, Price(state, c)};
+}
+
 double FragmentationGradientScore::Score(const CycleState& state, const NodeView& node, const PlacerChoice& c) const {
   const FragmentationCycle* fc = state.fragmentation.get();
   if (!fc || !c.found) return 0.0;
-  const cluster::PodRequest& pod = state.pod();
-  if (pod.gpus >= 2 && pod.intent.policy != cluster::TopologyPolicy::kNone && c.ring_mbps < fc->best_ring_mbps) return 0.0;
-  auto [before, after] = Frag(state, node, c);
-  return std::clamp(0.5 - (after - before) * fc->scale, 0.0, 1.0);
+  auto [frag, price] = Trade(state, node, c);
+  if (!std::isfinite(price)) return 0.0;  // The lexicographic rule: a slower set than the best.
+  return std::clamp(0.5 - (frag + price) * fc->scale, 0.0, 1.0);
 }
 
 }  // namespace topofit::placement

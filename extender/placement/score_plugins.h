@@ -19,8 +19,10 @@ namespace topofit::placement {
 std::vector<std::unique_ptr<ScorePlugin>> AllScorePlugins();
 
 // SetQuality: how good the set this node offers is, relative to the best the pod could get on any
-// node of the request: ring(set) / max ring. 1 for 1-GPU pods (every single GPU is as good) and for
-// policy none; halved when a best-effort pod's set misses its min-link.
+// node of the request: ring(set) / max ring under the lexicographic rule (interconnect rate +inf);
+// with a finite rate FragmentationGradient prices the ring and SetQuality is 1. 1 for 1-GPU pods
+// (every single GPU is as good) and for policy none; halved when a best-effort pod's set misses its
+// min-link.
 class SetQualityScore final : public ScorePlugin {
  public:
   std::string_view Name() const override { return "SetQuality"; }
@@ -80,10 +82,13 @@ class StrandingScore final : public ScorePlugin {
 //   delta = frag(after placing the pod on its set) - frag(before)         (may be negative)
 //           + shortfall's change: the GPUs that model-bound shapes will ask for and their models' free
 //             GPUs cannot give (product_shortfall.h; 0 when no shape is bound to a model)
-//   s     = clamp(0.5 - delta / (2 G), 0, 1), G = the most usable GPUs of any node scored, so that
-//           delta compares across node sizes; 0 for a multi-GPU pod (policy not none) on a node
-//           whose set is slower than the best any node offers, so that with SetQuality beside it
-//           every node of the best set ranks above every other.
+//   price = for a multi-GPU pod (policy not none) on a node whose set is slower than the best any
+//           node offers: R k (1 - ring here / best ring), R = CycleState::interconnect_rate (GPUs of
+//           fragmentation per GPU of the pod, pipeline_config.h); 0 otherwise
+//   s     = clamp(0.5 - (delta + price) / (2 (G + R k)), 0, 1), G = the most usable GPUs of any node
+//           scored, so that delta compares across node sizes (R k counted only for multi-GPU pods);
+//           with R = +inf, 0 on a slower set, so that with SetQuality beside it every node of the
+//           best set ranks above every other (the lexicographic rule).
 // This is the paper's whole-GPU definition (a shape that fits can use every free GPU) plus ring
 // quality. It reads CPU and memory (it subsumes Stranding: GPUs left without CPU or memory for a pod
 // count as lost), keeps free sets for the sizes in demand (Fragmentation) and fills nodes whose
@@ -102,6 +107,10 @@ class FragmentationGradientScore final : public ScorePlugin {
   // frag before and after placing the cycle's pod on `c`, in GPUs, the shortfall's change included in
   // after (for tests and explain).
   static std::pair<double, double> Frag(const CycleState& state, const NodeView& node, const PlacerChoice& c);
+  // The price of c's ring, in GPUs (+inf on a slower set under the lexicographic rule).
+  static double Price(const CycleState& state, const PlacerChoice& c);
+  // Both sides of the trade on the node: frag's change (shortfall included) and the price, in GPUs.
+  static std::pair<double, double> Trade(const CycleState& state, const NodeView& node, const PlacerChoice& c);
 };
 
 // FragmentationGradientScore's tables for one cycle: per workload shape, and per GPU state of the
@@ -139,7 +148,8 @@ struct FragmentationCycle {
   std::vector<Shape> shapes;  // At most 64.
   std::vector<Group> groups;
   std::unordered_map<Key, Terms, KeyHash> terms;
-  double scale = 1;           // 1 / (2 G)
+  double scale = 1;           // 1 / (2 G), or 1 / (2 (G + R k)) for a multi-GPU pod under a finite R
+  int most_gpus = 1;          // G
   uint32_t best_ring_mbps = 0;
 };
 

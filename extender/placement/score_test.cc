@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "extender/placement/pipeline.h"
@@ -107,8 +108,16 @@ TEST_CASE("score: policy none ignores set quality") {
   auto evals = f.pipeline.Evaluate(Request("p", 2, {{k8s::kTopologyPolicyAnnotation, "none"}}), names);
   CHECK(evals[0].parts[0].value == doctest::Approx(1.0));
   CHECK(evals[1].parts[0].value == doctest::Approx(1.0));
+  // Best-effort: the slower ring is priced (FragmentationGradient's trade, at the default rate), and
+  // SetQuality, which holds only the min-link then, stays 1; with R = .inf SetQuality is the ring ratio.
   auto be = f.pipeline.Evaluate(Request("p", 2), names);
-  CHECK(be[1].parts[0].value < 1.0);
+  CHECK(be[1].parts[0].value == doctest::Approx(1.0));
+  CHECK(be[1].trade->interconnect_gpus > 0);
+  CHECK(evals[1].trade->interconnect_gpus == 0);
+  PipelineConfig lexicographic;
+  lexicographic.interconnect_rate = std::numeric_limits<double>::infinity();
+  Pipeline lex(&f.model, lexicographic);
+  CHECK(lex.Evaluate(Request("p", 2), names)[1].parts[0].value < 1.0);
 }
 
 }  // namespace

@@ -55,12 +55,17 @@ TEST_CASE("explain: JSON and YAML pods, read-only") {
   CHECK(j["gpus"] == 4);
   CHECK(j["nodes"].size() == 5);
   CHECK(j["chosen"].is_string());
+  CHECK(j["interconnectRate"] == 4);
   bool saw_fail = false;
   for (const auto& n : j["nodes"]) {
     if (n["result"] == "pass") {
       CHECK(n["set"].size() == 4);
       CHECK(n["bandwidthGBps"].get<double>() >= 0);
       CHECK(n["parts"].is_array());
+      // Both sides of the trade, in GPUs (the default rate is finite: the ring's price is a number).
+      REQUIRE(n["trade"].is_object());
+      CHECK(n["trade"]["fragmentationGpus"].is_number());
+      CHECK(n["trade"]["interconnectGpus"].get<double>() >= 0);
     } else {
       saw_fail = true;
       CHECK_FALSE(n["reason"].get<std::string>().empty());

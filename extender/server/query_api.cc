@@ -1,10 +1,10 @@
 #include "extender/server/query_api.h"
 
-#include <fmt/format.h>
-
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "extender/k8s/object_decoder.h"
@@ -18,6 +18,9 @@ namespace topofit::server {
 namespace {
 
 using nlohmann::json;
+
+// JSON has no infinity: +inf (the lexicographic rule's price, its rate) is null.
+json FiniteOrNull(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 json Shapes(const cluster::FreeShapes& s) {
   json out = json::object();
@@ -106,6 +109,10 @@ json ExplainNodeJson(const placement::NodeExplanation& n, const std::optional<cl
           {"score", n.score},
           {"parts", parts},
           {"warnings", warnings}};
+  // Both sides of the trade, in GPUs; interconnectGpus null: a slower set under best-ring-first.
+  if (n.trade)
+    out["trade"] = {{"fragmentationGpus", n.trade->fragmentation_gpus},
+                    {"interconnectGpus", FiniteOrNull(n.trade->interconnect_gpus)}};
   if (n.shared.shared()) {
     out["setPhysicalGpus"] = n.set ? json(n.set_gpus.Indices()) : json(nullptr);
     out["sharing"] = {{"mode", std::string(cluster::ToString(n.shared.mode))},
@@ -263,7 +270,8 @@ Reply QueryApi::Explain(std::string_view body, std::string_view nodes) const {
   placement::Explanation e = placement::Explain(*pipeline_, request, names);
   json out = {{"pod", e.pod}, {"gpus", e.gpus}, {"policy", e.policy}, {"minLink", e.min_link},
               {"error", e.error}, {"chosen", e.chosen ? json(*e.chosen) : json(nullptr)},
-              {"workload", e.workload}, {"gpuModels", e.gpu_models}, {"nodes", nullptr}};
+              {"workload", e.workload}, {"gpuModels", e.gpu_models},
+              {"interconnectRate", FiniteOrNull(e.interconnect_rate)}, {"nodes", nullptr}};
   // The nodes are written one at a time into the text: a document of every node at once is ~40 MB
   // of small allocations for 5,000 nodes (the reply is 2 MB), which a flood of explains would hold
   // four at a time (docs/hostile-input.md, "Hostile traffic under load").

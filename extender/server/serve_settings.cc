@@ -1,5 +1,7 @@
 #include "extender/server/serve_settings.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
@@ -113,6 +115,18 @@ std::string ShowGroupLevels(const Settings& s) {
   for (const groups::DomainLevel& l : s.config.group_levels.levels)
     out += fmt::format("{}{{name: {}, labels: [{}]}}", out.empty() ? "" : ", ", l.name, fmt::join(l.keys, ", "));
   return "[" + out + "]";
+}
+
+Status ReadInterconnectRate(const Node& v, std::string_view where, Settings& s) {
+  double r = v.as<double>();
+  if (!(r >= 0)) return Error{fmt::format("{}: {} is not a rate >= 0 (GPUs per GPU of the pod; .inf for best ring first)", where, v.Scalar())};
+  s.config.pipeline.interconnect_rate = r;
+  return Status::Ok();
+}
+
+std::string ShowInterconnectRate(const Settings& s) {
+  const double r = s.config.pipeline.interconnect_rate;
+  return std::isfinite(r) ? fmt::format("{}", r) : ".inf";
 }
 
 // `read` and `show` of the settings that are one field of their type, read as YAML reads it.
@@ -244,6 +258,11 @@ constexpr ServeSetting kSettings[] = {
     {"scoring.tieBreak", "", "RULE",
      "fit-then-pack, pack or none: which nodes of the best band get 10 (extender/placement/tie_break.h)", ReadTieBreak,
      [](const Settings& s) { return std::string(placement::ToString(s.config.pipeline.tie_break)); }},
+    {"scoring.interconnectRate", "", "GPUS",
+     "The exchange rate between a multi-GPU pod's ring and fragmentation: a k-GPU pod on a set of x times the "
+     "best ring any node offers is charged R k (1 - x) GPUs against the GPUs its placement makes unusable; 0: "
+     "fragmentation alone, .inf: best ring of the cluster first (docs/placement.md)",
+     ReadInterconnectRate, ShowInterconnectRate},
     {"scoring.workloadHalfLife", "", "PODS",
      "The workload estimate's decay, in pods (extender/placement/workload_estimate.h)",
      ReadHalfLife, [](const Settings& s) { return fmt::format("{}", s.config.pipeline.workload.half_life); }},

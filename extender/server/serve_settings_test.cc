@@ -4,6 +4,9 @@
 #include "extender/server/serve_settings.h"
 
 #include <doctest/doctest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
 
 #include <map>
 #include <set>
@@ -52,6 +55,7 @@ const std::map<std::string, std::string, std::less<>> kExamples = {
     {"scoring.weights", "{Packing: 0.5, SetQuality: 2}"},
     {"scoring.levels", "absolute"},
     {"scoring.tieBreak", "pack"},
+    {"scoring.interconnectRate", ".inf"},
     {"scoring.workloadHalfLife", "500"},
     {"scoring.podsWithoutGpus", "true"},
     {"scoring.requestMix", "[{size: 2, weight: 3}, {size: 8, weight: 1}]"},
@@ -129,8 +133,9 @@ TEST_CASE("serve settings: the seventeen shared by a flag and a key, and what ea
                                               "--kube-api-qps", "--kube-api-burst", "--kube-api-list-limit",
                                               "--in-cluster"});
   CHECK(key_only == std::vector<std::string>{"tlsReloadInterval", "reservationTTL", "groupLevels", "scoring.weights",
-                                             "scoring.levels", "scoring.tieBreak", "scoring.workloadHalfLife",
-                                             "scoring.podsWithoutGpus", "scoring.requestMix"});
+                                             "scoring.levels", "scoring.tieBreak", "scoring.interconnectRate",
+                                             "scoring.workloadHalfLife", "scoring.podsWithoutGpus",
+                                             "scoring.requestMix"});
 }
 
 TEST_CASE("serve settings: the defaults are the structs' own") {
@@ -168,12 +173,29 @@ TEST_CASE("serve settings: the defaults are the structs' own") {
   CHECK(show("scoring.weights") == "{FragmentationGradient: 1, SetQuality: 1}");
   CHECK(show("scoring.levels") == "relative");
   CHECK(show("scoring.tieBreak") == "fit-then-pack");
+  CHECK(show("scoring.interconnectRate") == "4");
   CHECK(show("scoring.workloadHalfLife") == "2000");
   CHECK(show("scoring.requestMix") == "[{size: 1, weight: 1}, {size: 2, weight: 1}, {size: 4, weight: 1}, {size: 8, weight: 1}]");
   CHECK(show("--kube-api-qps") == "500");
   CHECK(show("--kube-api-burst") == "1000");
   CHECK(show("--kube-api-list-limit") == "500");
   CHECK(show("--in-cluster") == "false");
+}
+
+TEST_CASE("serve settings: the interconnect rate is a number >= 0 or .inf") {
+  const ServeSetting* rate = FindServeKey("scoring.interconnectRate");
+  REQUIRE(rate != nullptr);
+  ServeSettings s;
+  CHECK(ReadSettingYaml(*rate, YAML::Load("0.5"), s).ok());
+  CHECK(s.config.pipeline.interconnect_rate == 0.5);
+  CHECK(ReadSettingYaml(*rate, YAML::Load(".inf"), s).ok());
+  CHECK(std::isinf(s.config.pipeline.interconnect_rate));
+  CHECK(rate->show(s) == ".inf");
+  Status negative = ReadSettingYaml(*rate, YAML::Load("-1"), s);
+  REQUIRE(!negative.ok());
+  CHECK(negative.error().find("not a rate >= 0") != std::string::npos);
+  CHECK(!ReadSettingYaml(*rate, YAML::Load(".nan"), s).ok());
+  CHECK(!ReadSettingYaml(*rate, YAML::Load("fast"), s).ok());
 }
 
 TEST_CASE("serve settings: flags win over the --config file, which wins over the defaults") {
