@@ -29,9 +29,18 @@ std::string KindOf(dom::element item) {
   return kind;
 }
 
+// A root that is one object, not a List.
+bool IsObjectKind(std::string_view kind) { return kind == "Node" || kind == "Pod" || kind == "PodGroup"; }
+
+// A PodGroup's apiVersion names its API; without one it is the Workload API's.
+PodGroupObject DecodeSnapshotPodGroup(dom::element v, const Path& path) {
+  return DecodePodGroupValue(v, path, PodGroupObject::Api::kWorkload);
+}
+
 void DecodeItem(dom::element v, std::string_view kind, Snapshot& out) {
   if (kind == "Node") out.nodes.push_back(DecodeNodeValue(v, Path{}));
   else if (kind == "Pod") out.pods.push_back(DecodePodValue(v, Path{}));
+  else if (kind == "PodGroup") out.pod_groups.push_back(DecodeSnapshotPodGroup(v, Path{}));
 }
 
 Result<Snapshot> LoadJson(std::string_view text) {
@@ -42,7 +51,7 @@ Result<Snapshot> LoadJson(std::string_view text) {
     dom::element root = json::Parse(parser, padded);
     if (root.type() != dom::element_type::OBJECT) json::Fail(Path{}, "expected a Kubernetes List object");
     std::string kind = KindOf(root);
-    if (kind == "Node" || kind == "Pod") {
+    if (IsObjectKind(kind)) {
       DecodeItem(root, kind, out);
       return out;
     }
@@ -100,6 +109,7 @@ std::string_view Implied(std::string_view list_kind) {
 void Streamer::Deliver(dom::element v, std::string_view kind, const Path& path) {
   if (kind == "Node") sink_.node(DecodeNodeValue(v, path));
   else if (kind == "Pod") sink_.pod(DecodePodValue(v, path));
+  else if (kind == "PodGroup" && sink_.pod_group) sink_.pod_group(DecodeSnapshotPodGroup(v, path));
 }
 
 Result<std::string> Streamer::RootKind() {
@@ -146,7 +156,7 @@ Status Streamer::Item(int i, std::string_view text) {
     root_kind_ = std::move(*kind);
     for (const ListStream::Field& f : list_.fields()) has_kind_ |= KeyIs(f.key, "kind");
   }
-  if (root_kind_ == "Node" || root_kind_ == "Pod") return Status::Ok();  // One object: items is a field.
+  if (IsObjectKind(root_kind_)) return Status::Ok();  // One object: items is a field.
   // Without the List's kind yet, an item that does not name its own kind waits for it.
   return Decode(i, text, Implied(root_kind_), /*defer_kindless=*/!has_kind_);
 }
@@ -164,7 +174,7 @@ Status Streamer::Finish() {
   if (!valid) return Error{valid.error()};
   auto kind = RootKind();
   if (!kind) return Error{kind.error()};
-  if (*kind == "Node" || *kind == "Pod") {
+  if (IsObjectKind(*kind)) {
     // One object: put its fields back together and decode it whole.
     std::string text = "{";
     for (const ListStream::Field& f : list_.fields()) {
@@ -268,7 +278,8 @@ Result<Snapshot> LoadSnapshot(std::string_view text) {
 Result<Snapshot> LoadSnapshotFile(const std::string& path) {
   Snapshot out;
   SnapshotSink sink{[&](NodeObject&& n) { out.nodes.push_back(std::move(n)); },
-                    [&](PodObject&& p) { out.pods.push_back(std::move(p)); }};
+                    [&](PodObject&& p) { out.pods.push_back(std::move(p)); },
+                    [&](PodGroupObject&& g) { out.pod_groups.push_back(std::move(g)); }};
   if (Status s = StreamSnapshotFile(path, sink); !s.ok()) return Error{s.error()};
   return out;
 }

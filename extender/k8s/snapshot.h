@@ -1,7 +1,9 @@
 #pragma once
-// Snapshot loader: the Nodes and Pods of a cluster from what `kubectl get nodes,pods -A -o json`
-// (or `-o yaml`) prints - a List whose items have kind Node or Pod. A NodeList, a PodList or a
-// single Node or Pod object is accepted too; items of other kinds are skipped.
+// Snapshot loader: the Nodes, Pods and PodGroups of a cluster from what `kubectl get
+// nodes,pods,podgroups -A -o json` (or `-o yaml`) prints - a List whose items have kind Node, Pod or
+// PodGroup (of either API, pod_group.h: its apiVersion says which; without one, the Workload API's).
+// A NodeList, a PodList or a single Node, Pod or PodGroup object is accepted too; items of other
+// kinds are skipped.
 //
 // Errors name the item: "items[3] (pod default/train): spec.containers[0]...". Never throws.
 //
@@ -27,6 +29,7 @@ namespace topofit::k8s {
 struct Snapshot {
   std::vector<NodeObject> nodes;
   std::vector<PodObject> pods;
+  std::vector<PodGroupObject> pod_groups;
 };
 
 // JSON or YAML, told apart by the first character.
@@ -36,6 +39,7 @@ Result<Snapshot> LoadSnapshotFile(const std::string& path);  // Streamed: the me
 struct SnapshotSink {
   std::function<void(NodeObject&&)> node;
   std::function<void(PodObject&&)> pod;
+  std::function<void(PodGroupObject&&)> pod_group;  // May be empty: PodGroups are then skipped.
 };
 Status StreamSnapshot(std::string_view text, const SnapshotSink& sink);
 // Reads the file in pieces of 1 MiB. Errors are prefixed with the path.
