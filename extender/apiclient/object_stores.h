@@ -19,6 +19,9 @@ namespace topofit::apiclient {
 
 using LogFn = std::function<void(const std::string&)>;
 
+// metadata.<field> of an API object when it is a string, else "".
+std::string MetaField(const nlohmann::json& object, const char* field);
+
 class NodeStore final : public ReflectorStore {
  public:
   NodeStore(ClusterSink& sink, LogFn log) : sink_(sink), log_(std::move(log)) {}
