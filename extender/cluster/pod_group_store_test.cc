@@ -1,5 +1,7 @@
 #include "extender/cluster/pod_group_store.h"
 
+#include "extender/cluster/testing/builders.h"
+
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -9,14 +11,9 @@
 namespace topofit::cluster {
 namespace {
 
-k8s::PodGroupObject Gang(std::string ns, std::string name, int32_t min, k8s::PodGroupObject::Api api =
-                                                                              k8s::PodGroupObject::Api::kWorkload) {
-  k8s::PodGroupObject g;
-  g.api = api;
-  g.namespace_ = std::move(ns);
-  g.name = std::move(name);
-  g.min_count = min;
-  return g;
+k8s::PodGroupObject Gang(std::string ns, std::string name, int32_t min,
+                        k8s::PodGroupObject::Api api = k8s::PodGroupObject::Api::kWorkload) {
+  return testing::MakePodGroup(api, ns, name, min);
 }
 
 }  // namespace

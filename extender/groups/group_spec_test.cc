@@ -12,14 +12,7 @@ using Annotations = std::map<std::string, std::string>;
 
 const DomainLevels kLevels = DomainLevels::Defaults();
 
-k8s::PodGroupObject PodGroup(k8s::PodGroupObject::Api api, std::string ns, std::string name, int32_t min_count) {
-  k8s::PodGroupObject g;
-  g.api = api;
-  g.namespace_ = std::move(ns);
-  g.name = std::move(name);
-  g.min_count = min_count;
-  return g;
-}
+using cluster::testing::MakePodGroup;
 
 TEST_CASE("group spec: a pod without group annotations is no group member") {
   auto r = ParseGroupAnnotations({{k8s::kMinLinkAnnotation, "NV"}}, kLevels);
@@ -95,7 +88,7 @@ TEST_CASE("group spec: from a Workload API PodGroup - gang minCount, size from t
   auto pod = MakePod("u", 4, "", "", 0, {{kGroupLevelAnnotation, "accelerator"}, {kGroupPolicyAnnotation, "required"}});
   pod.meta.namespace_ = "ml";
   auto member = cluster::MakePodRequest(pod);
-  k8s::PodGroupObject pg = PodGroup(k8s::PodGroupObject::Api::kWorkload, "ml", "worker-0", 6);
+  k8s::PodGroupObject pg = MakePodGroup(k8s::PodGroupObject::Api::kWorkload, "ml", "worker-0", 6);
   k8s::WorkloadGroupRef ref{"worker-0", ""};
   auto spec = GroupFromPodGroup(member, ref, pg, 4, pod.meta.annotations, kLevels);
   REQUIRE(spec.ok());
@@ -119,7 +112,7 @@ TEST_CASE("group spec: from a Workload API PodGroup - gang minCount, size from t
 TEST_CASE("group spec: from a coscheduling PodGroup, and the mismatches that are errors") {
   auto pod = MakePod("u", 8);
   auto member = cluster::MakePodRequest(pod);  // namespace "default"
-  k8s::PodGroupObject pg = PodGroup(k8s::PodGroupObject::Api::kCoscheduling, "default", "pg1", 2);
+  k8s::PodGroupObject pg = MakePodGroup(k8s::PodGroupObject::Api::kCoscheduling, "default", "pg1", 2);
   auto ok = GroupFromPodGroup(member, {"", "pg1"}, pg, 2, {}, kLevels);
   REQUIRE(ok.ok());
   CHECK(ok->level == 4);
@@ -147,7 +140,7 @@ TEST_CASE("group spec: from a coscheduling PodGroup, and the mismatches that are
 TEST_CASE("group spec: a Workload PodGroup's topology key is its level, required") {
   auto pod = MakePod("u", 8);
   auto member = cluster::MakePodRequest(pod);
-  k8s::PodGroupObject pg = PodGroup(k8s::PodGroupObject::Api::kWorkload, "default", "t", 2);
+  k8s::PodGroupObject pg = MakePodGroup(k8s::PodGroupObject::Api::kWorkload, "default", "t", 2);
   pg.topology_key = "network.topology.nvidia.com/block";
   auto spec = GroupFromPodGroup(member, {"t", ""}, pg, 2, {}, kLevels);
   REQUIRE_MESSAGE(spec.ok(), (spec.ok() ? "" : spec.error()));

@@ -30,12 +30,7 @@ k8s::PodObject CoschedulingMember(const std::string& uid, const std::string& gro
 }
 
 k8s::PodGroupObject Gang(Api api, const std::string& name, int32_t min_count) {
-  k8s::PodGroupObject g;
-  g.api = api;
-  g.namespace_ = "default";
-  g.name = name;
-  g.min_count = min_count;
-  return g;
+  return cluster::testing::MakePodGroup(api, "default", name, min_count);
 }
 
 struct Rig {
