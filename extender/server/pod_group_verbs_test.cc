@@ -92,7 +92,9 @@ TEST_CASE("podgroup verbs: Workload API and coscheduling gangs from a snapshot, 
   auto groups = srv.client->Get("/api/v1/groups");
   REQUIRE(groups);
   std::map<std::string, std::string> state;
-  for (const auto& g : json::parse(groups->body)["groups"]) state[g["key"]] = g["state"];
+  for (const auto& g : json::parse(groups->body)["groups"]) {
+    state[g["namespace"].get<std::string>() + "/" + g["name"].get<std::string>()] = g["state"];
+  }
   CHECK(state["t/train"] == "planned");
   CHECK(state["t/ray"] == "planned");
   CHECK(state["t/mine"] == "planned");
