@@ -91,9 +91,10 @@ TEST_CASE("podgroup verbs: Workload API and coscheduling gangs from a snapshot, 
 
   auto groups = srv.client->Get("/api/v1/groups");
   REQUIRE(groups);
+  const json listed = json::parse(groups->body);
   std::map<std::string, std::string> state;
-  for (const auto& g : json::parse(groups->body)["groups"]) {
-    state[g["namespace"].get<std::string>() + "/" + g["name"].get<std::string>()] = g["state"];
+  for (const auto& g : listed["groups"]) {
+    state[g["namespace"].get<std::string>() + "/" + g["name"].get<std::string>()] = g["state"].get<std::string>();
   }
   CHECK(state["t/train"] == "planned");
   CHECK(state["t/ray"] == "planned");
