@@ -12,8 +12,9 @@ LogFn OrLog(LogFn log) {
   return [](const std::string& msg) { Log(LogLevel::kWarn, "cluster watch", {{"detail", msg}}); };
 }
 
-ReflectorOptions WatchOptions(const LiveOptions& o, const char* kind, const char* path,
-                              const char* selector) {
+}  // namespace
+
+ReflectorOptions WatchOptions(const LiveOptions& o, const char* kind, const char* path, const char* selector) {
   ReflectorOptions r;
   r.kind = kind;
   r.path = path;
@@ -26,8 +27,6 @@ ReflectorOptions WatchOptions(const LiveOptions& o, const char* kind, const char
   }
   return r;
 }
-
-}  // namespace
 
 Result<ClusterConfig> ResolveClusterConfig(const LiveOptions& options) {
   if (!options.kubeconfig.empty()) return LoadKubeconfig(options.kubeconfig, options.context);

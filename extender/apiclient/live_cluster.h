@@ -50,6 +50,9 @@ struct LiveOptions {
   std::function<void(const std::string& kind, bool connected)> on_watch_state;
 };
 
+// A watch's ReflectorOptions from LiveOptions: its timings, page size, log (prefixed "watch KIND: ")
+// and on_watch_state.
+ReflectorOptions WatchOptions(const LiveOptions& options, const char* kind, const char* path, const char* selector);
 // The ClusterConfig LiveOptions point at (kubeconfig file or in-cluster).
 Result<ClusterConfig> ResolveClusterConfig(const LiveOptions& options);
 // A client for that API server, to share between the LiveCluster and the bind path's ApiWriter.

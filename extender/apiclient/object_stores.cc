@@ -3,7 +3,6 @@
 #include "extender/k8s/object_decoder.h"
 
 namespace topofit::apiclient {
-namespace {
 
 std::string MetaField(const nlohmann::json& object, const char* field) {
   auto meta = object.find("metadata");
@@ -11,8 +10,6 @@ std::string MetaField(const nlohmann::json& object, const char* field) {
   auto v = meta->find(field);
   return v != meta->end() && v->is_string() ? v->get<std::string>() : std::string();
 }
-
-}  // namespace
 
 void ObjectStore::Record(Applied applied, bool listing) {
   if (applied.held) {

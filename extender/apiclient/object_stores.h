@@ -23,6 +23,9 @@ namespace topofit::apiclient {
 
 using LogFn = std::function<void(const std::string&)>;
 
+// metadata.<field> of an API object when it is a string, else "".
+std::string MetaField(const nlohmann::json& object, const char* field);
+
 class ObjectStore : public ReflectorStore {
  public:
   void BeginList() final { listed_.clear(); }

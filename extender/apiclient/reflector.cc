@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "base/log.h"
 #include "extender/apiclient/backoff.h"
 #include "extender/apiclient/watch_event.h"
@@ -59,11 +61,16 @@ void Reflector::Run(const Reflector* gate) {
       auto listed = List();
       if (!listed.ok()) {
         if (handle_.aborted()) return;
+        if (HandleAbsent()) {
+          if (!Sleep(options_.absent_retry)) return;
+          continue;
+        }
         SetConnected(false);
         Log("list failed: " + listed.error());
         if (!Sleep(backoff.Next())) return;
         continue;
       }
+      if (absent_.exchange(false, std::memory_order_acq_rel)) Log("served now; watching");
       rv = std::move(*listed);
       backoff.Reset();
     }
@@ -86,7 +93,20 @@ void Reflector::Run(const Reflector* gate) {
   }
 }
 
+bool Reflector::HandleAbsent() {
+  if (options_.absent_retry.count() <= 0 || list_status_ != 404) return false;
+  SetConnected(true);  // The API server answers; it does not serve this kind.
+  if (!absent_.exchange(true, std::memory_order_acq_rel)) {
+    Log(fmt::format("{} is not served (404: its CRD is not installed or its API version is not enabled); none "
+                    "are known, checking again every {} s", options_.path, options_.absent_retry.count() / 1000));
+    store_.BeginList();
+    store_.EndList();
+  }
+  return true;
+}
+
 Result<std::string> Reflector::List() {
+  list_status_ = 0;
   store_.BeginList();
   std::string cont, rv;
   bool paged = options_.timings.page_size > 0;
@@ -110,6 +130,7 @@ Result<std::string> Reflector::List() {
         options_.timings.list_timeout, &handle_);
     if (!parsed.ok()) return Error{"list: " + parsed.error()};
     if (!res.ok()) return Error{res.error()};
+    list_status_ = res->status;
     if (res->status == 410 && !cont.empty()) {
       // The continue token expired between pages: start over with one unpaged list, as client-go's
       // pager does (FullListIfExpired).
@@ -213,6 +234,7 @@ Reflector::WatchEnd Reflector::EndOfStream(const Result<ApiResponse>& res) {
     Log("watch: 410 Gone; listing again");
     return WatchEnd::Gone;
   }
+  if (res->status == 404 && options_.absent_retry.count() > 0) return WatchEnd::Gone;  // The list says why.
   if (res->status != 200) {
     Log("watch: " + ApiErrorMessage(*res));
     return WatchEnd::Failed;

@@ -69,6 +69,11 @@ struct ReflectorOptions {
   std::function<void(const std::string&)> log;    // nullptr: stderr.
   // Called from the reflector's thread each time connected() changes (e.g. for a metric).
   std::function<void(bool connected)> on_connection;
+  // > 0: the kind may not be served (a CRD not installed, an API version not enabled). A list answered
+  // 404 is then logged once (and once when it is served again), empties the store (BeginList, EndList),
+  // counts as connected and is tried again every `absent_retry`, not at the backoff's pace; a watch
+  // answered 404 lists again. 0: a 404 is a failure like any other.
+  std::chrono::milliseconds absent_retry{0};
 };
 
 class Reflector {
@@ -86,6 +91,8 @@ class Reflector {
   void Stop();
 
   bool synced() const { return synced_.load(std::memory_order_acquire); }
+  // The last list was answered 404 and absent_retry is set: the API server does not serve the kind.
+  bool absent() const { return absent_.load(std::memory_order_acquire); }
   bool connected() const { return connected_.load(std::memory_order_acquire); }
   // Counters, for tests and metrics.
   uint64_t lists() const { return lists_.load(); }
@@ -106,6 +113,9 @@ class Reflector {
   bool Sleep(std::chrono::milliseconds d);  // false when stopping.
   void Log(const std::string& msg) const;
   void SetConnected(bool connected);
+  // After a failed list: true when it was a 404 of a kind that may be absent (then handled: logged once,
+  // the store emptied); the caller waits absent_retry.
+  bool HandleAbsent();
 
   ApiClient& api_;
   ReflectorStore& store_;
@@ -118,6 +128,8 @@ class Reflector {
   bool stopping_ = false;
   std::atomic<bool> synced_{false};
   std::atomic<bool> connected_{false};
+  std::atomic<bool> absent_{false};
+  int list_status_ = 0;  // HTTP status of the last list's last page; 0 when it got none.
   std::atomic<uint64_t> lists_{0}, events_{0};
 };
 

@@ -1,6 +1,6 @@
 // `topofit serve`: the kube-scheduler extender over HTTP. Cluster source: the API server (--kubeconfig,
-// --in-cluster: list + watch), else --snapshot FILE (what `kubectl get nodes,pods -A -o json|yaml`
-// prints), else the embedded demo cluster.
+// --in-cluster: list + watch of nodes, pods and both APIs' PodGroups), else --snapshot FILE (what
+// `kubectl get nodes,pods,podgroups -A -o json|yaml` prints), else the embedded demo cluster.
 #include <fmt/format.h>
 
 #include <unistd.h>
@@ -13,6 +13,7 @@
 
 #include "base/log.h"
 #include "extender/apiclient/model_sink.h"
+#include "extender/apiclient/pod_group_watch.h"
 #include "extender/cli/command.h"
 #include "extender/cli/serve_flags.h"
 #include "extender/k8s/demo_cluster.h"
@@ -113,6 +114,7 @@ void LogServing(const server::ServeConfig& cfg, server::ServeApp& a, server::Ser
        {"prefix", cfg.server.url_prefix},
        {"nodes", std::to_string(loaded.nodes)},
        {"pods", std::to_string(loaded.pods)},
+       {"podgroups", std::to_string(loaded.pod_groups)},
        {"source", source}});
 }
 
@@ -155,7 +157,11 @@ int RunServe(const ServeFlags& flags) {
   }
   if (Status bound = a.server().Bind(); !bound.ok()) return Fail(1, bound.error());
   std::unique_ptr<apiclient::LiveCluster> watch;  // Declared after the app: stops before the model goes.
-  if (*api) watch = StartWatch(live, *api, a);
+  std::unique_ptr<apiclient::PodGroupWatch> pod_groups;  // Either API may be absent: never fails here.
+  if (*api) {
+    watch = StartWatch(live, *api, a);
+    pod_groups = std::make_unique<apiclient::PodGroupWatch>(**api, a.pod_groups(), live);
+  }
   LogServing(cfg, a, loaded, *api ? (*api)->config().server : src.snapshot.empty() ? "demo" : src.snapshot);
   if (!*api && src.snapshot.empty() && !cfg.server.tls.enabled()) PrintTryIt(cfg, a.server().port());
   return ServeUntilSignal(a);

@@ -197,7 +197,8 @@ class ClusterModel {
   // Records a bound pod's holding on `node`, or parks it there until the node arrives; a holding
   // the pod had on another node goes (nodes_mu_ held shared, index_mu_ not held).
   void PutBoundLocked(const std::string& node, Holding h);
-  // A pod carrying topofit.io/group into group_members_ (or out, when it is leaving).
+  // A group member (k8s::GroupNameOf: a PodGroup or topofit.io/group) into group_members_ (or out, when
+  // it is leaving).
   void NoteGroupMember(const k8s::PodObject& pod);
 
   const Clock* clock_;

@@ -8,13 +8,13 @@
 namespace topofit::cluster {
 
 void ClusterModel::NoteGroupMember(const k8s::PodObject& pod) {
-  auto g = pod.meta.annotations.find(k8s::kGroupAnnotation);
-  if (g == pod.meta.annotations.end()) return;
+  const std::string group = k8s::GroupNameOf(pod.group_ref, pod.meta.annotations);
+  if (group.empty()) return;
   if (pod.meta.deleting) {  // Leaving: a re-created member takes its place.
     group_members_.Erase(pod.meta.uid);
     return;
   }
-  group_members_.Put(pod.meta.namespace_ + "/" + g->second, GroupMember{pod.meta.uid, pod.meta.name, pod.node_name});
+  group_members_.Put(pod.meta.namespace_ + "/" + group, GroupMember{pod.meta.uid, pod.meta.name, pod.node_name});
 }
 
 Status ClusterModel::ReserveHolds(std::span<const SlotHold> holds, Duration ttl) {

@@ -75,7 +75,8 @@ PodRequest MakePodRequest(const k8s::PodObject& pod) {
     const std::string_view rest = std::string_view(it->first).substr(group_key.size());
     if (rest.empty() || rest.front() == '-') r.group_annotations.insert(*it);
   }
-  if (auto it = r.group_annotations.find(k8s::kGroupAnnotation); it != r.group_annotations.end()) r.group = it->second;
+  r.group_ref = pod.group_ref;
+  r.group = k8s::GroupNameOf(pod.group_ref, r.group_annotations);
   auto intent = ParsePodIntent(pod.meta.annotations);
   if (intent.ok()) {
     r.intent = *intent;

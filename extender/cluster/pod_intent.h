@@ -80,9 +80,12 @@ struct PodRequest {
   std::vector<std::string> gpu_products;
   std::string error;       // Non-empty when the pod's annotations are invalid (see above).
   std::vector<k8s::ContainerGpus> containers;  // Its GPU containers, for the per-container plan.
-  // Group membership, read by extender/groups/ (group_lookup.h): the name in topofit.io/group ("" for
-  // a pod of no group) and the pod's topofit.io/group and topofit.io/group-* annotations as written.
+  // Group membership, read by extender/groups/ (group_lookup.h): the group's name by k8s::GroupNameOf
+  // (the PodGroup of spec.schedulingGroup.podGroupName, else of the label scheduling.x-k8s.io/pod-group,
+  // else topofit.io/group; "" for a pod of no group), the PodGroup references as decoded, and the pod's
+  // topofit.io/group and topofit.io/group-* annotations as written.
   std::string group;
+  k8s::WorkloadGroupRef group_ref;
   std::map<std::string, std::string> group_annotations;
 
   std::string group_key() const { return group.empty() ? std::string() : namespace_ + "/" + group; }

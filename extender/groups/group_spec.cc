@@ -125,26 +125,70 @@ Result<std::optional<GroupSpec>> GroupFromAnnotations(const cluster::PodRequest&
   return std::optional<GroupSpec>(std::move(spec));
 }
 
-Result<GroupSpec> GroupFromPodGroup(const cluster::PodRequest& member, const WorkloadGroupRef& ref,
-                                    const PodGroupObject& group, int members_seen,
+namespace {
+
+std::string_view MinField(const k8s::PodGroupObject& g) {
+  return g.api == k8s::PodGroupObject::Api::kWorkload ? "spec.schedulingPolicy.gang.minCount" : "spec.minMember";
+}
+
+// The group annotations a PodGroup's member may not carry: another group's name, and the members (the
+// PodGroup states them). Errors appended.
+void CheckPodGroupAnnotations(const std::map<std::string, std::string>& a, const k8s::PodGroupObject& group,
+                              std::vector<std::string>* errors) {
+  if (const std::string* v = Get(a, kGroupAnnotation); v && Trim(*v) != group.name) {
+    errors->push_back(fmt::format("{} '{}' names another group than the pod's PodGroup {}", kGroupAnnotation, *v,
+                                  group.key()));
+  }
+  for (const char* k : {kGroupSizeAnnotation, kGroupMinCountAnnotation}) {
+    if (Get(a, k)) {
+      errors->push_back(fmt::format("{}: the pod's PodGroup {} states its members ({}); remove the annotation", k,
+                                    group.key(), MinField(group)));
+    }
+  }
+}
+
+// Without topofit.io/group-level: the PodGroup's topology key is the level, required unless
+// topofit.io/group-policy says otherwise.
+void TopologyLevel(const std::map<std::string, std::string>& a, const k8s::PodGroupObject& group,
+                   const DomainLevels& levels, GroupSpec* spec, std::vector<std::string>* errors) {
+  if (group.topology_key.empty() || Get(a, kGroupLevelAnnotation)) return;
+  const int found = levels.Find(group.topology_key);
+  if (found < 0) {
+    errors->push_back(fmt::format("PodGroup {}: spec.schedulingConstraints.topology key '{}' is the label of no "
+                                  "level ({}); name one in the groupLevels setting",
+                                  group.key(), group.topology_key, LevelChoices(levels)));
+    return;
+  }
+  spec->level = found;
+  if (!Get(a, kGroupPolicyAnnotation)) spec->policy = LevelPolicy::kRequired;
+}
+
+}  // namespace
+
+Result<GroupSpec> GroupFromPodGroup(const cluster::PodRequest& member, const k8s::WorkloadGroupRef& ref,
+                                    const k8s::PodGroupObject& group, int members_seen,
                                     const std::map<std::string, std::string>& annotations,
                                     const DomainLevels& levels) {
-  const std::string& named = group.api == PodGroupObject::Api::kWorkload ? ref.pod_group_name : ref.coscheduling_pod_group;
+  using PodGroup = k8s::PodGroupObject;
+  const std::string& named = group.api == PodGroup::Api::kWorkload ? ref.pod_group_name : ref.coscheduling_pod_group;
   if (named.empty() || named != group.name || group.namespace_ != member.namespace_) {
-    return Error{fmt::format("pod {} does not name PodGroup {}/{}", member.key(), group.namespace_, group.name)};
+    return Error{fmt::format("pod {} does not name PodGroup {}", member.key(), group.key())};
   }
-  if (group.policy == PodGroupObject::Policy::kGang && group.min_count < 1) {
-    return Error{fmt::format("PodGroup {}/{}: minCount {} is not a positive number", group.namespace_, group.name,
-                             group.min_count)};
+  const bool gang = group.policy == PodGroup::Policy::kGang;
+  if (gang && (group.min_count < 1 || group.min_count > kMaxGroupSize)) {
+    return Error{fmt::format("PodGroup {}: {} {} is not 1..{}", group.key(), MinField(group), group.min_count,
+                             kMaxGroupSize)};
   }
   if (!member.error.empty()) return Error{member.error};
   std::vector<std::string> errors;
   GroupSpec spec;
+  CheckPodGroupAnnotations(annotations, group, &errors);
   ParseLevel(annotations, levels, &spec.level, &spec.policy, &errors);
+  TopologyLevel(annotations, group, levels, &spec, &errors);
   if (Status s = Joined(errors); !s.ok()) return Error{s.error()};
   spec.namespace_ = group.namespace_;
   spec.name = group.name;
-  spec.min_count = group.policy == PodGroupObject::Policy::kGang ? group.min_count : 1;
+  spec.min_count = gang ? group.min_count : 1;
   spec.size = std::clamp(std::max(spec.min_count, members_seen), 1, kMaxGroupSize);
   spec.min_count = std::min(spec.min_count, spec.size);
   spec.gpus = member.gpus;

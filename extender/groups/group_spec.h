@@ -14,12 +14,12 @@
 //     topofit.io/group-policy     required | preferred (case-insensitive; default preferred)
 //     required: every member inside one domain of that level, or no plan. preferred: inside one domain
 //     of that level if any fits, else of the next broader level, ..., else anywhere in the cluster.
-//   the Kubernetes objects (GroupFromPodGroup): a pod's spec.schedulingGroup.podGroupName naming a
-//     scheduling.k8s.io/v1alpha2 PodGroup (gang policy: spec.schedulingPolicy.gang.minCount; Kubernetes
-//     1.35+, GenericWorkload gate), or the coscheduling label scheduling.x-k8s.io/pod-group naming a
-//     scheduling.x-k8s.io/v1alpha1 PodGroup (spec.minMember). WorkloadGroupRef and PodGroupObject are
-//     what the decoders would fill; no decoder fills them yet (docs/groups.md). The network level then
-//     still comes from topofit.io/group-level and -policy on the pod.
+//   the Kubernetes objects (GroupFromPodGroup; k8s/pod_group.h decodes them): a pod's
+//     spec.schedulingGroup.podGroupName naming a scheduling.k8s.io/v1alpha2 PodGroup (gang policy:
+//     spec.schedulingPolicy.gang.minCount; Kubernetes 1.36, GenericWorkload gate), or the coscheduling
+//     label scheduling.x-k8s.io/pod-group naming a scheduling.x-k8s.io/v1alpha1 PodGroup
+//     (spec.minMember). The network level comes from topofit.io/group-level and -policy on the pod,
+//     else from the PodGroup's spec.schedulingConstraints.topology key (required), else the host.
 // Errors name the annotation, the value and what is accepted, like pod_intent.h: "invalid
 // topofit.io/group-size 'eight': expected a whole number 1..10000". Several errors are joined by "; ".
 // Not an error: a pod with none of the group annotations (it is no group member: nullopt). A pod with
@@ -43,8 +43,6 @@ inline constexpr const char* kGroupSizeAnnotation = "topofit.io/group-size";
 inline constexpr const char* kGroupMinCountAnnotation = "topofit.io/group-min-count";
 inline constexpr const char* kGroupLevelAnnotation = "topofit.io/group-level";
 inline constexpr const char* kGroupPolicyAnnotation = "topofit.io/group-policy";
-// The coscheduling plugin's label (kubernetes-sigs/scheduler-plugins).
-inline constexpr const char* kCoschedulingPodGroupLabel = "scheduling.x-k8s.io/pod-group";
 inline constexpr int kMaxGroupSize = 10000;
 
 enum class LevelPolicy : uint8_t { kRequired, kPreferred };
@@ -81,33 +79,16 @@ Result<std::optional<GroupSpec>> GroupFromAnnotations(const cluster::PodRequest&
                                                       const std::map<std::string, std::string>& annotations,
                                                       const DomainLevels& levels);
 
-// ---- The Kubernetes objects, as decoders would fill them ----
-
-// On a member pod.
-struct WorkloadGroupRef {
-  std::string pod_group_name;          // spec.schedulingGroup.podGroupName (scheduling.k8s.io/v1alpha2)
-  std::string coscheduling_pod_group;  // label scheduling.x-k8s.io/pod-group
-  bool empty() const { return pod_group_name.empty() && coscheduling_pod_group.empty(); }
-};
-
-// A PodGroup: scheduling.k8s.io/v1alpha2 (Workload API) or scheduling.x-k8s.io/v1alpha1 (coscheduling).
-struct PodGroupObject {
-  enum class Api : uint8_t { kWorkload, kCoscheduling };
-  enum class Policy : uint8_t { kBasic, kGang };
-  Api api = Api::kWorkload;
-  std::string namespace_;
-  std::string name;
-  Policy policy = Policy::kGang;  // Coscheduling PodGroups are always gangs.
-  int32_t min_count = 0;          // spec.schedulingPolicy.gang.minCount / spec.minMember
-};
-
 // The member's GroupSpec from its PodGroup: size = max(min_count, members_seen) (a PodGroup states no
 // total, only the gang's minimum); a basic-policy PodGroup is a group of min_count 1. The level and
-// policy come from the member's topofit.io/group-level and -policy (other group annotations are
-// ignored). Errors: the PodGroup is not the one the pod names, min_count < 1 for a gang, and the
-// annotation errors above.
-Result<GroupSpec> GroupFromPodGroup(const cluster::PodRequest& member, const WorkloadGroupRef& ref,
-                                    const PodGroupObject& group, int members_seen,
+// policy come from the member's topofit.io/group-level and -policy; without group-level, a Workload
+// PodGroup's topology key is the level (one of its label keys, network_domains.h), required.
+// Errors: the PodGroup is not the one the pod names; min_count < 1 for a gang or more than 10000
+// ("PodGroup ml/t: spec.minMember 0 is not 1..10000"); a topology key that is no level's label;
+// topofit.io/group naming another group, or -size / -min-count (the PodGroup states the members); and
+// the annotation errors above.
+Result<GroupSpec> GroupFromPodGroup(const cluster::PodRequest& member, const k8s::WorkloadGroupRef& ref,
+                                    const k8s::PodGroupObject& group, int members_seen,
                                     const std::map<std::string, std::string>& annotations,
                                     const DomainLevels& levels);
 

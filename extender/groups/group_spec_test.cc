@@ -12,6 +12,8 @@ using Annotations = std::map<std::string, std::string>;
 
 const DomainLevels kLevels = DomainLevels::Defaults();
 
+using cluster::testing::MakePodGroup;
+
 TEST_CASE("group spec: a pod without group annotations is no group member") {
   auto r = ParseGroupAnnotations({{k8s::kMinLinkAnnotation, "NV"}}, kLevels);
   REQUIRE(r.ok());
@@ -86,8 +88,8 @@ TEST_CASE("group spec: from a Workload API PodGroup - gang minCount, size from t
   auto pod = MakePod("u", 4, "", "", 0, {{kGroupLevelAnnotation, "accelerator"}, {kGroupPolicyAnnotation, "required"}});
   pod.meta.namespace_ = "ml";
   auto member = cluster::MakePodRequest(pod);
-  PodGroupObject pg{PodGroupObject::Api::kWorkload, "ml", "worker-0", PodGroupObject::Policy::kGang, 6};
-  WorkloadGroupRef ref{"worker-0", ""};
+  k8s::PodGroupObject pg = MakePodGroup(k8s::PodGroupObject::Api::kWorkload, "ml", "worker-0", 6);
+  k8s::WorkloadGroupRef ref{"worker-0", ""};
   auto spec = GroupFromPodGroup(member, ref, pg, 4, pod.meta.annotations, kLevels);
   REQUIRE(spec.ok());
   CHECK(spec->key() == "ml/worker-0");
@@ -98,8 +100,8 @@ TEST_CASE("group spec: from a Workload API PodGroup - gang minCount, size from t
   CHECK(spec->policy == LevelPolicy::kRequired);
   CHECK(GroupFromPodGroup(member, ref, pg, 9, pod.meta.annotations, kLevels)->size == 9);
 
-  PodGroupObject basic = pg;
-  basic.policy = PodGroupObject::Policy::kBasic;
+  k8s::PodGroupObject basic = pg;
+  basic.policy = k8s::PodGroupObject::Policy::kBasic;
   basic.min_count = 0;
   auto b = GroupFromPodGroup(member, ref, basic, 3, pod.meta.annotations, kLevels);
   REQUIRE(b.ok());
@@ -110,7 +112,7 @@ TEST_CASE("group spec: from a Workload API PodGroup - gang minCount, size from t
 TEST_CASE("group spec: from a coscheduling PodGroup, and the mismatches that are errors") {
   auto pod = MakePod("u", 8);
   auto member = cluster::MakePodRequest(pod);  // namespace "default"
-  PodGroupObject pg{PodGroupObject::Api::kCoscheduling, "default", "pg1", PodGroupObject::Policy::kGang, 2};
+  k8s::PodGroupObject pg = MakePodGroup(k8s::PodGroupObject::Api::kCoscheduling, "default", "pg1", 2);
   auto ok = GroupFromPodGroup(member, {"", "pg1"}, pg, 2, {}, kLevels);
   REQUIRE(ok.ok());
   CHECK(ok->level == 4);
@@ -120,10 +122,38 @@ TEST_CASE("group spec: from a coscheduling PodGroup, and the mismatches that are
         "pod default/pod-u does not name PodGroup default/pg1");  // the label, not the Workload field, names it
   pg.min_count = 0;
   CHECK(GroupFromPodGroup(member, {"", "pg1"}, pg, 2, {}, kLevels).error() ==
-        "PodGroup default/pg1: minCount 0 is not a positive number");
+        "PodGroup default/pg1: spec.minMember 0 is not 1..10000");
+  pg.min_count = 10001;
+  CHECK(GroupFromPodGroup(member, {"", "pg1"}, pg, 2, {}, kLevels).error() ==
+        "PodGroup default/pg1: spec.minMember 10001 is not 1..10000");
   pg.min_count = 2;
   CHECK(GroupFromPodGroup(member, {"", "pg1"}, pg, 2, {{kGroupPolicyAnnotation, "x"}}, kLevels).error() ==
         "invalid topofit.io/group-policy 'x': expected required or preferred");
+  CHECK(GroupFromPodGroup(member, {"", "pg1"}, pg, 2, {{kGroupAnnotation, "other"}, {kGroupSizeAnnotation, "4"}},
+                          kLevels).error() ==
+        "topofit.io/group 'other' names another group than the pod's PodGroup default/pg1; "
+        "topofit.io/group-size: the pod's PodGroup default/pg1 states its members (spec.minMember); remove the "
+        "annotation");
+  CHECK(GroupFromPodGroup(member, {"", "pg1"}, pg, 2, {{kGroupAnnotation, "pg1"}}, kLevels).ok());  // the same name
+}
+
+TEST_CASE("group spec: a Workload PodGroup's topology key is its level, required") {
+  auto pod = MakePod("u", 8);
+  auto member = cluster::MakePodRequest(pod);
+  k8s::PodGroupObject pg = MakePodGroup(k8s::PodGroupObject::Api::kWorkload, "default", "t", 2);
+  pg.topology_key = "network.topology.nvidia.com/block";
+  auto spec = GroupFromPodGroup(member, {"t", ""}, pg, 2, {}, kLevels);
+  REQUIRE_MESSAGE(spec.ok(), (spec.ok() ? "" : spec.error()));
+  CHECK(kLevels.levels[spec->level].name == "block");
+  CHECK(spec->policy == LevelPolicy::kRequired);
+  auto annotated = GroupFromPodGroup(member, {"t", ""}, pg, 2, {{kGroupPolicyAnnotation, "preferred"}}, kLevels);
+  REQUIRE(annotated.ok());
+  CHECK(annotated->policy == LevelPolicy::kPreferred);  // the pod's annotations win
+  pg.topology_key = "example.com/row";
+  auto unknown = GroupFromPodGroup(member, {"t", ""}, pg, 2, {}, kLevels);
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.error().find("PodGroup default/t: spec.schedulingConstraints.topology key 'example.com/row' is the "
+                             "label of no level") == 0);
 }
 
 }  // namespace

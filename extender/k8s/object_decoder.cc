@@ -1,12 +1,11 @@
 // Single-pass On-Demand decoding of Node and Pod objects.
 #include "extender/k8s/object_decoder.h"
 
+#include <climits>
 #include <optional>
 #include <set>
 
 #include <fmt/format.h>
-
-#include <optional>
 
 #include "extender/k8s/effective_request.h"
 #include "extender/k8s/quantity.h"
@@ -171,6 +170,10 @@ void DecodePodSpec(dom::element v, const Path& path, PodObject& pod) {
       if (auto it = selector.find(kGfdProductLabel); it != selector.end()) selector_products = {{it->second}};
     } else if (KeyIs(key, "affinity") && !json::IsNull(value)) {
       affinity_products = AffinityProducts(value, p);
+    } else if (KeyIs(key, "schedulingGroup")) {
+      ForEachField(value, p, [&](std::string_view k, dom::element f) {
+        if (KeyIs(k, "podGroupName")) pod.group_ref.pod_group_name = json::String(f, p.Field(k));
+      });
     } else if (KeyIs(key, "priority")) {
       int64_t prio = json::Int(value, p);
       if (prio < INT32_MIN || prio > INT32_MAX) json::Fail(p, "out of range");
@@ -258,7 +261,107 @@ PodObject DecodePodValue(dom::element v, const Path& path) {
       }
     });
   });
+  if (auto it = pod.meta.labels.find(kCoschedulingPodGroupLabel); it != pod.meta.labels.end())
+    pod.group_ref.coscheduling_pod_group = it->second;
   return pod;
+}
+
+namespace {
+
+int32_t MemberCount(dom::element v, const Path& path) {
+  int64_t n = json::Int(v, path);
+  if (n < 0 || n > INT32_MAX) json::Fail(path, fmt::format("{} is out of range 0..{}", n, INT32_MAX));
+  return int32_t(n);
+}
+
+// spec.schedulingPolicy of a Workload API PodGroup: basic or gang (with minCount); true when it states one.
+bool DecodeSchedulingPolicy(dom::element v, const Path& path, PodGroupObject& group) {
+  bool stated = false;
+  ForEachField(v, path, [&](std::string_view key, dom::element value) {
+    if (json::IsNull(value)) return;
+    Path p = path.Field(key);
+    if (KeyIs(key, "basic")) {
+      group.policy = PodGroupObject::Policy::kBasic;
+      stated = true;
+    } else if (KeyIs(key, "gang")) {
+      group.policy = PodGroupObject::Policy::kGang;
+      stated = true;
+      ForEachField(value, p, [&](std::string_view k, dom::element f) {
+        if (KeyIs(k, "minCount")) group.min_count = MemberCount(f, p.Field(k));
+      });
+    }
+  });
+  return stated;
+}
+
+// spec.schedulingConstraints.topology[0].key (the API allows one constraint today).
+void DecodeTopologyConstraint(dom::element v, const Path& path, PodGroupObject& group) {
+  ForEachField(v, path, [&](std::string_view key, dom::element list) {
+    if (!KeyIs(key, "topology")) return;
+    Path p = path.Field(key);
+    ForEachElement(list, p, [&](int i, dom::element c) {
+      if (i > 0) return;
+      ForEachField(c, p.Index(i), [&](std::string_view k, dom::element f) {
+        if (KeyIs(k, "key")) group.topology_key = json::String(f, p.Index(i).Field(k));
+      });
+    });
+  });
+}
+
+void DecodePodGroupSpec(dom::element v, const Path& path, PodGroupObject& group) {
+  bool policy_stated = false;
+  ForEachField(v, path, [&](std::string_view key, dom::element value) {
+    Path p = path.Field(key);
+    if (group.api == PodGroupObject::Api::kCoscheduling) {
+      if (KeyIs(key, "minMember")) group.min_count = MemberCount(value, p);
+    } else if (KeyIs(key, "schedulingPolicy")) {
+      policy_stated = DecodeSchedulingPolicy(value, p, group);
+    } else if (KeyIs(key, "schedulingConstraints")) {
+      DecodeTopologyConstraint(value, p, group);
+    }
+  });
+  if (group.api == PodGroupObject::Api::kWorkload && !policy_stated)
+    json::Fail(path.Field("schedulingPolicy"), "states neither basic nor gang");
+}
+
+// The apiVersion of the object, when it has one, into group.api (read before spec: fields come in any order).
+void ReadPodGroupApi(dom::element v, const Path& path, PodGroupObject& group) {
+  for (dom::key_value_pair field : dom::object(v)) {
+    if (!KeyIs(field.key, "apiVersion")) continue;
+    Path p = path.Field(field.key);
+    std::string version = json::String(field.value, p);
+    if (!PodGroupApiOf(version, &group.api)) {
+      json::Fail(p, fmt::format("unsupported PodGroup apiVersion '{}': expected {} or {}", version,
+                                kWorkloadPodGroupApiVersion, kCoschedulingPodGroupApiVersion));
+    }
+  }
+}
+
+}  // namespace
+
+PodGroupObject DecodePodGroupValue(dom::element v, const Path& path, PodGroupObject::Api api) {
+  PodGroupObject group;
+  group.api = api;
+  if (v.type() != dom::element_type::OBJECT) json::Fail(path, "expected a PodGroup object");
+  ObjectMeta meta;
+  WithObjectContext("podgroup", meta, [&] {
+    ReadPodGroupApi(v, path, group);
+    bool has_spec = false;
+    ForEachField(v, path, [&](std::string_view key, dom::element value) {
+      Path p = path.Field(key);
+      if (KeyIs(key, "metadata")) {
+        DecodeMeta(value, p, meta);
+      } else if (KeyIs(key, "spec")) {
+        has_spec = true;
+        DecodePodGroupSpec(value, p, group);
+      }
+    });
+    if (!has_spec && group.api == PodGroupObject::Api::kWorkload) json::Fail(path.Field("spec"), "missing");
+  });
+  group.namespace_ = std::move(meta.namespace_);
+  group.name = std::move(meta.name);
+  group.uid = std::move(meta.uid);
+  return group;
 }
 
 Result<NodeObject> DecodeNode(std::string_view json) {
@@ -267,6 +370,11 @@ Result<NodeObject> DecodeNode(std::string_view json) {
 
 Result<PodObject> DecodePod(std::string_view json) {
   return DecodeText<PodObject>(json, [](dom::element v, const Path& p) { return DecodePodValue(v, p); });
+}
+
+Result<PodGroupObject> DecodePodGroup(std::string_view json, PodGroupObject::Api api) {
+  return DecodeText<PodGroupObject>(json,
+                                    [api](dom::element v, const Path& p) { return DecodePodGroupValue(v, p, api); });
 }
 
 }  // namespace topofit::k8s

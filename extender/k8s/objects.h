@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "extender/k8s/pod_group.h"
+
 namespace topofit::k8s {
 
 inline constexpr const char* kGpuResource = "nvidia.com/gpu";
@@ -81,6 +83,8 @@ struct PodObject {
   std::vector<std::string> gpu_products;
   // The containers that request GPUs: init containers in order, then app containers in order.
   std::vector<ContainerGpus> gpu_containers;
+  // The PodGroup it names (spec.schedulingGroup.podGroupName, label scheduling.x-k8s.io/pod-group).
+  WorkloadGroupRef group_ref;
   bool terminated() const { return phase == "Succeeded" || phase == "Failed"; }
 };
 

@@ -30,6 +30,11 @@ std::string KindOf(dom::element item) {
   return kind;
 }
 
+// A PodGroup's apiVersion names its API; without one it is the Workload API's.
+PodGroupObject DecodeSnapshotPodGroup(dom::element v, const Path& path) {
+  return DecodePodGroupValue(v, path, PodGroupObject::Api::kWorkload);
+}
+
 // The one place that knows the kinds a snapshot holds: `v` of `kind` to the sink's function for it.
 void DeliverItem(dom::element v, std::string_view kind, const Path& path, const SnapshotSink& sink) {
   if (kind == "Node") sink.node(DecodeNodeValue(v, path));
@@ -37,11 +42,12 @@ void DeliverItem(dom::element v, std::string_view kind, const Path& path, const 
   else if (kind == "DeviceClass" && sink.device_class) sink.device_class(DecodeDeviceClassValue(v, path));
   else if (kind == "ResourceSlice" && sink.resource_slice) sink.resource_slice(DecodeResourceSliceValue(v, path));
   else if (kind == "ResourceClaim" && sink.resource_claim) sink.resource_claim(DecodeResourceClaimValue(v, path));
+  else if (kind == "PodGroup" && sink.pod_group) sink.pod_group(DecodeSnapshotPodGroup(v, path));
 }
 
 bool IsObjectKind(std::string_view kind) {
-  return kind == "Node" || kind == "Pod" || kind == "DeviceClass" || kind == "ResourceSlice" ||
-         kind == "ResourceClaim";
+  return kind == "Node" || kind == "Pod" || kind == "PodGroup" || kind == "DeviceClass" ||
+         kind == "ResourceSlice" || kind == "ResourceClaim";
 }
 
 // The item kind a typed List implies for items that do not name theirs ("" for a plain List).
@@ -56,7 +62,8 @@ SnapshotSink CollectInto(Snapshot& out) {
                       [&](PodObject&& p) { out.pods.push_back(std::move(p)); },
                       [&](DeviceClassObject&& c) { out.device_classes.push_back(std::move(c)); },
                       [&](ResourceSliceObject&& s) { out.resource_slices.push_back(std::move(s)); },
-                      [&](ResourceClaimObject&& c) { out.resource_claims.push_back(std::move(c)); }};
+                      [&](ResourceClaimObject&& c) { out.resource_claims.push_back(std::move(c)); },
+                      [&](PodGroupObject&& g) { out.pod_groups.push_back(std::move(g)); }};
 }
 
 void DecodeItem(dom::element v, std::string_view kind, Snapshot& out) { DeliverItem(v, kind, Path{}, CollectInto(out)); }

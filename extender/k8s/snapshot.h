@@ -1,9 +1,11 @@
 #pragma once
-// Snapshot loader: the Nodes and Pods of a cluster from what `kubectl get nodes,pods -A -o json`
-// (or `-o yaml`) prints - a List whose items have kind Node or Pod - and, where GPUs are served by
-// DRA, the DeviceClasses, ResourceSlices and ResourceClaims (`kubectl get nodes,pods,deviceclasses,
-// resourceslices,resourceclaims -A -o json`; docs/dra.md). A NodeList, a PodList (or a List of one of
-// the DRA kinds) or a single such object is accepted too; items of other kinds are skipped.
+// Snapshot loader: the Nodes, Pods and PodGroups of a cluster from what `kubectl get
+// nodes,pods,podgroups -A -o json` (or `-o yaml`) prints - a List whose items have kind Node, Pod or
+// PodGroup (of either API, pod_group.h: its apiVersion says which; without one, the Workload API's) -
+// and, where GPUs are served by DRA, the DeviceClasses, ResourceSlices and ResourceClaims (`kubectl
+// get ...,deviceclasses,resourceslices,resourceclaims -A -o json`; docs/dra.md). A NodeList, a PodList
+// (or a List of one of the other kinds) or a single such object is accepted too; items of other kinds
+// are skipped.
 //
 // Errors name the item: "items[3] (pod default/train): spec.containers[0]...". Never throws.
 //
@@ -33,6 +35,7 @@ struct Snapshot {
   std::vector<DeviceClassObject> device_classes;
   std::vector<ResourceSliceObject> resource_slices;
   std::vector<ResourceClaimObject> resource_claims;
+  std::vector<PodGroupObject> pod_groups;
 };
 
 // JSON or YAML, told apart by the first character.
@@ -46,6 +49,7 @@ struct SnapshotSink {
   std::function<void(DeviceClassObject&&)> device_class;
   std::function<void(ResourceSliceObject&&)> resource_slice;
   std::function<void(ResourceClaimObject&&)> resource_claim;
+  std::function<void(PodGroupObject&&)> pod_group;  // May be empty: PodGroups are then skipped.
 };
 Status StreamSnapshot(std::string_view text, const SnapshotSink& sink);
 // Reads the file in pieces of 1 MiB. Errors are prefixed with the path.

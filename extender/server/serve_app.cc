@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/json_writer.h"
+#include "extender/groups/pod_group_lookup.h"
 
 namespace topofit::server {
 
@@ -38,7 +39,9 @@ Result<std::unique_ptr<ServeApp>> ServeApp::Create(const ServeConfig& config, co
     app->recorder_ = std::move(*rec);
   }
   if (Status levels = config.group_levels.Validate(); !levels.ok()) return Error{"groupLevels: " + levels.error()};
-  app->group_lookup_ = std::make_unique<groups::GroupLookup>(config.group_levels);
+  app->pod_groups_ = std::make_unique<cluster::PodGroupStore>();
+  app->pod_groups_->SetOnChange([a = app.get()](const k8s::PodGroupObject& g) { a->RequeueMembers(g); });
+  app->group_lookup_ = std::make_unique<groups::PodGroupLookup>(config.group_levels, *app->pod_groups_);
   app->groups_ = std::make_unique<groups::GroupCoordinator>(*app->pipeline_, *app->group_lookup_);
   app->verbs_ = std::make_unique<ExtenderVerbs>(app->pipeline_.get(), app->writer_.get(), app->metrics_.get(),
                                                 app->recorder_.get(), log_decisions);
@@ -63,6 +66,7 @@ void ServeApp::Load(const k8s::Snapshot& snapshot) {
   for (const auto& s : snapshot.resource_slices) dra_->ApplyResourceSlice(s);
   for (const auto& c : snapshot.resource_claims) dra_->ApplyResourceClaim(c);
   for (const auto& pod : snapshot.pods) model_->ApplyPod(dra_->Pod(pod));
+  for (const auto& group : snapshot.pod_groups) pod_groups_->Put(group);
   verbs_->SetLearnNodes(true);  // No watch in snapshot mode: full-node requests may name new nodes.
   verbs_->SetDra(dra_.get(), std::chrono::milliseconds(0));  // No watch either to bring a claim: no wait.
   // No watch either to tell that a pod is gone: DELETE /api/v1/pods/NS/NAME does.
@@ -91,6 +95,10 @@ Result<ServeApp::Loaded> ServeApp::LoadFile(const std::string& path) {
                          [&](k8s::ResourceClaimObject&& c) {
                            dra_->ApplyResourceClaim(c);
                            ++n.dra_objects;
+                         },
+                         [&](k8s::PodGroupObject&& group) {
+                           pod_groups_->Put(group);
+                           ++n.pod_groups;
                          }};
   if (Status s = k8s::StreamSnapshotFile(path, sink); !s.ok()) return Error{s.error()};
   Load(k8s::Snapshot{});
@@ -100,6 +108,14 @@ Result<ServeApp::Loaded> ServeApp::LoadFile(const std::string& path) {
 }  // namespace topofit::server
 
 namespace topofit::server {
+
+void ServeApp::RequeueMembers(const k8s::PodGroupObject& group) {
+  for (const cluster::GroupMember& m : model_->group_members().Of(group.key())) {
+    if (m.bound()) continue;
+    writer_->RequeuePod(group.namespace_, m.name, m.uid);
+    metrics_->CountRequeue();
+  }
+}
 
 Reply ServeApp::DeletePod(std::string_view ns, std::string_view name) {
   auto pod = model_->PodByName(ns, name);

@@ -2,8 +2,10 @@
 // FakeApiServer: a small HTTPS Kubernetes API server on 127.0.0.1 for the kube client's tests.
 //
 // Serves /api/v1/nodes and /api/v1/pods (and resource.k8s.io/v1 deviceclasses, resourceslices and
-// resourceclaims) as paged lists (limit/continue) and as chunked watches
-// (resourceVersion, allowWatchBookmarks, timeoutSeconds, the pods' phase field selector), plus GET
+// resourceclaims) as paged lists (limit/continue) and as chunked watches (resourceVersion,
+// allowWatchBookmarks, timeoutSeconds, the pods' phase field selector), the same for the PodGroups of
+// scheduling.k8s.io/v1alpha2 (kind kWorkloadPodGroups) and of scheduling.x-k8s.io/v1alpha1
+// (kCoschedulingPodGroups: answered 404, as when its CRD is not installed, until ServeCoschedulingPodGroups), plus GET
 // and merge-PATCH of a pod and POST pods/{name}/binding (409 when already bound). Tests drive it:
 // add/modify/delete objects (each a new resourceVersion and a watch event), drop every watch
 // mid-stream, compact history (watches get an ERROR 410 event), answer the next watch with HTTP 410,
@@ -38,8 +40,12 @@ class FakeApiServer {
   int port() const { return port_; }
   std::string url() const { return "https://127.0.0.1:" + std::to_string(port_); }
 
-  // Objects. `kind` is "nodes", "pods", "deviceclasses", "resourceslices" or "resourceclaims"; keys
-  // are names (nodes, classes, slices) and "ns/name" (pods, claims).
+  static constexpr const char* kWorkloadPodGroups = "podgroups";
+  static constexpr const char* kCoschedulingPodGroups = "podgroups.scheduling.x-k8s.io";
+  void ServeCoschedulingPodGroups() { coscheduling_served_ = true; }
+
+  // Objects. `kind` is "nodes", "pods", "deviceclasses", "resourceslices", "resourceclaims" or a
+  // PodGroups kind above; keys are names (nodes, classes, slices) and "ns/name" (pods, claims, PodGroups).
   void Put(const std::string& kind, nlohmann::json object);  // ADDED or MODIFIED
   void Delete(const std::string& kind, const std::string& key);
   nlohmann::json Get(const std::string& kind, const std::string& key);
@@ -86,6 +92,7 @@ class FakeApiServer {
   std::thread thread_;
   int port_ = 0;
 
+  std::atomic<bool> coscheduling_served_{false};
   std::mutex mu_;
   std::condition_variable cv_;
   // Held while a watch reply ends (DataSink::done). httplib writes the last chunk from function-local

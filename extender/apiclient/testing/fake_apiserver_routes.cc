@@ -154,12 +154,25 @@ void FakeApiServer::ServeWatch(const void* request, void* response, const std::s
 
 void FakeApiServer::Setup() {
   auto& s = *server_;
-  s.Get(R"(/api/v1/(nodes|pods))", [this](const httplib::Request& req, httplib::Response& res) {
+  auto collection = [this](const httplib::Request& req, httplib::Response& res, const std::string& kind) {
     if (!Authorized(&req)) return Reply(res, 401, Status(401, "Unauthorized", "Unauthorized"));
-    std::string kind = req.matches[1];
+    if (kind == kCoschedulingPodGroups && !coscheduling_served_.load()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++kinds_[kind].lists;  // Asked, and answered 404.
+      return Reply(res, 404, Status(404, "NotFound", "the server could not find the requested resource"));
+    }
     std::string w = req.get_param_value("watch");
     if (w == "1" || w == "true") ServeWatch(&req, &res, kind);
     else ServeList(&req, &res, kind);
+  };
+  s.Get(R"(/api/v1/(nodes|pods))", [collection](const httplib::Request& req, httplib::Response& res) {
+    collection(req, res, req.matches[1]);
+  });
+  s.Get("/apis/scheduling.k8s.io/v1alpha2/podgroups", [collection](const httplib::Request& req, httplib::Response& res) {
+    collection(req, res, kWorkloadPodGroups);
+  });
+  s.Get("/apis/scheduling.x-k8s.io/v1alpha1/podgroups", [collection](const httplib::Request& req, httplib::Response& res) {
+    collection(req, res, kCoschedulingPodGroups);
   });
   // DRA's kinds (docs/dra.md), listed and watched as nodes and pods are.
   s.Get(R"(/apis/resource\.k8s\.io/v1/(deviceclasses|resourceslices|resourceclaims))",

@@ -12,6 +12,17 @@
 
 namespace topofit::cluster::testing {
 
+// A gang PodGroup of `min_count` members.
+inline k8s::PodGroupObject MakePodGroup(k8s::PodGroupObject::Api api, const std::string& ns, const std::string& name,
+                                        int32_t min_count) {
+  k8s::PodGroupObject g;
+  g.api = api;
+  g.namespace_ = ns;
+  g.name = name;
+  g.min_count = min_count;
+  return g;
+}
+
 inline k8s::NodeObject MakeNode(const std::string& name, int gpus, const std::string& topology = "",
                                 std::map<std::string, std::string> labels = {}) {
   k8s::NodeObject n;
