@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/loadgen/child_process.h"
+#include "base/files.h"
 
 namespace topofit::bench {
 
@@ -19,8 +19,8 @@ inline double Percentile(std::vector<double>& v, double q) {
 
 // The 1-minute load average, as /proc/loadavg writes it ("3.12").
 inline std::string LoadAverage() {
-  std::string s = SlurpFile("/proc/loadavg");
-  return s.substr(0, s.find(' '));
+  auto s = ReadFile("/proc/loadavg");
+  return s ? s->substr(0, s->find(' ')) : std::string();
 }
 
 }  // namespace topofit::bench

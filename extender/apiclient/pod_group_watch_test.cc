@@ -36,10 +36,10 @@ struct Fixture {
     LiveOptions o;
     o.kubeconfig = testing::WriteTempFile("podgroups.kubeconfig",
                                           testing::KubeconfigYaml(server.url(), testing::GetTestPki().ca_pem, "    token: t\n"));
-    o.backoff_initial = std::chrono::milliseconds(20);
-    o.backoff_max = std::chrono::milliseconds(200);
-    o.watch_timeout_min = std::chrono::seconds(1);
-    o.read_slack = std::chrono::milliseconds(2000);
+    o.watch.backoff_initial = std::chrono::milliseconds(20);
+    o.watch.backoff_max = std::chrono::milliseconds(200);
+    o.watch.watch_timeout_min = std::chrono::seconds(1);
+    o.watch.read_slack = std::chrono::milliseconds(2000);
     o.api.request_timeout = std::chrono::milliseconds(2000);
     o.log = [this](const std::string& m) {
       std::lock_guard<std::mutex> lock(logs_mu);

@@ -350,7 +350,7 @@ PodGroupObject DecodePodGroupValue(dom::element v, const Path& path, PodGroupObj
     ForEachField(v, path, [&](std::string_view key, dom::element value) {
       Path p = path.Field(key);
       if (KeyIs(key, "metadata")) {
-        DecodeMeta(value, p, meta);
+        DecodeMetaValue(value, p, meta);
       } else if (KeyIs(key, "spec")) {
         has_spec = true;
         DecodePodGroupSpec(value, p, group);

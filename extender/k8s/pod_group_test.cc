@@ -121,7 +121,7 @@ TEST_CASE("pod group: snapshots carry PodGroups of both APIs, whole and streamed
   REQUIRE(whole->pods.size() == 1);
   CHECK(whole->pods[0].group_ref.pod_group_name == "train-7");
   std::vector<PodGroupObject> streamed;
-  SnapshotSink sink{[](NodeObject&&) {}, [](PodObject&&) {},
+  SnapshotSink sink{[](NodeObject&&) {}, [](PodObject&&) {}, nullptr, nullptr, nullptr,
                     [&](PodGroupObject&& g) { streamed.push_back(std::move(g)); }};
   REQUIRE(StreamSnapshot(list, sink).ok());
   CHECK(streamed == whole->pod_groups);

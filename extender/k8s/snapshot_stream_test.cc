@@ -54,7 +54,7 @@ void CheckSame(const Snapshot& a, const Snapshot& b) {
 Result<Snapshot> Streamed(std::string_view text) {
   Snapshot out;
   SnapshotSink sink{[&](NodeObject&& n) { out.nodes.push_back(std::move(n)); },
-                    [&](PodObject&& p) { out.pods.push_back(std::move(p)); }};
+                    [&](PodObject&& p) { out.pods.push_back(std::move(p)); }, nullptr, nullptr, nullptr, nullptr};
   if (Status s = StreamSnapshot(text, sink); !s.ok()) return Error{s.error()};
   return out;
 }

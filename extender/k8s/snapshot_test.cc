@@ -113,7 +113,7 @@ TEST_CASE("snapshot: DeviceClasses, ResourceSlices and ResourceClaims beside nod
 
   int slices = 0, claims = 0;
   SnapshotSink sink{[](NodeObject&&) {}, [](PodObject&&) {}, nullptr,
-                    [&](ResourceSliceObject&&) { ++slices; }, [&](ResourceClaimObject&&) { ++claims; }};
+                    [&](ResourceSliceObject&&) { ++slices; }, [&](ResourceClaimObject&&) { ++claims; }, nullptr};
   REQUIRE(StreamSnapshot(text, sink).ok());  // A kind without a function is skipped.
   CHECK(slices == 1);
   CHECK(claims == 1);
