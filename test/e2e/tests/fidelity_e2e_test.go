@@ -328,7 +328,8 @@ func (e *e2eRun) end(p *e2ePod, exit bool) {
 }
 
 // checkActuals waits until topofit.io/gpu-actual of every running pod equals what PodResources List
-// says its containers hold (topofit node's reconciler writes it).
+// says its containers hold, plus the GPUs kubelet allocated to its regular init containers (held
+// for the pod's life, never listed; docs/kubelet-contracts.md). topofit node's reconciler writes it.
 func (e *e2eRun) checkActuals() {
 	e.t.Helper()
 	ns := e.c.Namespace
@@ -342,7 +343,8 @@ func (e *e2eRun) checkActuals() {
 		want := map[string]map[string][]string{} // pod -> container -> IDs
 		nodeOf := map[string]string{}
 		for _, n := range e.nodes {
-			for key, ids := range e.truth(n, false).Holdings {
+			tr := e.truth(n, true)
+			for key, ids := range tr.Holdings {
 				i, j := strings.Index(key, "/"), strings.LastIndex(key, "/")
 				pod := key[i+1 : j]
 				if want[pod] == nil {
@@ -350,6 +352,13 @@ func (e *e2eRun) checkActuals() {
 				}
 				want[pod][key[j+1:]] = ids
 				nodeOf[pod] = n.name
+			}
+			for key, cd := range tr.Containers { // init containers: allocated, not listed
+				i, j := strings.Index(key, "/"), strings.LastIndex(key, "/")
+				pod, c := key[i+1:j], key[j+1:]
+				if _, listed := want[pod][c]; want[pod] != nil && !listed && nodeOf[pod] == n.name {
+					want[pod][c] = sorted(cd.IDs)
+				}
 			}
 		}
 		for _, p := range list.Items {
