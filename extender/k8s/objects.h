@@ -18,6 +18,8 @@ namespace topofit::k8s {
 inline constexpr const char* kGpuResource = "nvidia.com/gpu";
 // Annotations and labels topofit reads or writes.
 inline constexpr const char* kGpuIdsAnnotation = "topofit.io/gpu-ids";              // pod: "0,1,2,3"
+// pod, by topofit's bind: where the pod went and why, in words ("GPUs 0,1 on n1 over NV2 ...").
+inline constexpr const char* kPlacementAnnotation = "topofit.io/placement";
 inline constexpr const char* kTopologyAnnotation = "topofit.io/gpu-topology";       // node: profile or topo -m text
 inline constexpr const char* kTopologyPolicyAnnotation = "topofit.io/topology-policy";  // pod
 inline constexpr const char* kMinLinkAnnotation = "topofit.io/min-link";            // pod

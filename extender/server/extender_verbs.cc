@@ -50,6 +50,14 @@ std::string PodLabel(const k8s::PodObject& pod) {
 
 }  // namespace
 
+std::string_view ToString(BindEvents e) { return e == BindEvents::kAll ? "all" : "notable"; }
+
+std::optional<BindEvents> ParseBindEvents(std::string_view text) {
+  if (text == "notable") return BindEvents::kNotable;
+  if (text == "all") return BindEvents::kAll;
+  return std::nullopt;
+}
+
 ExtenderVerbs::ExtenderVerbs(placement::Pipeline* pipeline, k8s::KubeWriter* writer, Metrics* metrics,
                              Recorder* recorder, bool log_decisions)
     : pipeline_(pipeline), writer_(writer), metrics_(metrics), recorder_(recorder), log_(log_decisions) {}
@@ -101,6 +109,14 @@ Result<protocol::ExtenderArgs> ExtenderVerbs::DecodeArgs(std::string_view body, 
   return args;
 }
 
+std::string ExtenderVerbs::FilterReply(const protocol::ExtenderArgs& args, std::span<const std::string_view> names,
+                                       const placement::FilterOutcome& outcome) {
+  if (outcome.passed.empty()) return protocol::EncodeFilterResult(args, names, outcome);
+  placement::FilterOutcome passed_only;
+  passed_only.passed = outcome.passed;
+  return protocol::EncodeFilterResult(args, names, passed_only);
+}
+
 Reply ExtenderVerbs::FilterImpl(std::string_view body, bool padded) {
   auto start = Clock::now();
   auto args = DecodeArgs(body, padded);
@@ -122,7 +138,7 @@ Reply ExtenderVerbs::FilterImpl(std::string_view body, bool padded) {
     cluster::RequeueRule(pipeline_->model()).TurnedAway(pod, capacity_failed);
   }
 
-  std::string out = protocol::EncodeFilterResult(*args, names, outcome);
+  std::string out = FilterReply(*args, names, outcome);
 
   if (metrics_) {
     metrics_->CountDecision(Verb::kFilter, "passed", outcome.passed.size());
@@ -221,22 +237,17 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
   if (!gpus) return fail(fmt::format("cannot reserve GPUs for {} on {}: {}", label, args->node, gpus.error()));
   std::string ids = gpus->ToString();
   std::string plan_note;
-  const std::map<std::string, std::string> annotations = BindAnnotations(*pod, args->node, *gpus, plan_note);
+  std::map<std::string, std::string> annotations = BindAnnotations(*pod, args->node, *gpus, plan_note);
+  const std::string summary = member ? GroupBoundMessage(*pod, node_name, *gpus) : BindSummary(why, dra, *gpus);
+  if (!summary.empty()) annotations[k8s::kPlacementAnnotation] = summary;
   Status bound = writer_->Bind(args->pod_namespace, args->pod_name, args->pod_uid, args->node, annotations);
   if (!bound.ok()) {
     (void)pipeline_->Release(args->pod_uid);
     return fail(fmt::format("binding {} to {}: {}", label, args->node, bound.error()));
   }
-  (void)pipeline_->Confirm(args->pod_uid);
-  if (member) groups_->Bound(*pod, args->node);
-  pipeline_->model().pending().Erase(args->pod_uid);
-  pipeline_->model().waits().Forget(args->pod_uid);
-  if (member || !why.nodes.empty()) {
-    std::string summary = member ? GroupBoundMessage(*pod, node_name, *gpus)
-                                 : placement::PlacementSummary(why.nodes.front(), *gpus);
-    if (dra.dra) summary += "; " + dra.Note();
+  Bound(*args, *pod, member);
+  if (!summary.empty() && (bind_events_ == BindEvents::kAll || member || dra.dra))
     writer_->RecordPodEvent({args->pod_namespace, args->pod_name, args->pod_uid, "Normal", "GPUsAssigned", summary});
-  }
   if (metrics_) metrics_->CountDecision(Verb::kBind, "bound");
   if (log_) {
     LogFields f = {{"pod", label}, {"node", args->node}, {"gpus", ids}, {"took_us", std::to_string(MicrosSince(start))}};
@@ -245,6 +256,20 @@ Reply ExtenderVerbs::BindImpl(std::string_view body) {
     LogDecision(LogLevel::kInfo, "bind", f);
   }
   return Reply{200, protocol::EncodeBindingResult("")};
+}
+
+std::string ExtenderVerbs::BindSummary(const placement::Explanation& why, const placement::DraBindView& dra, GpuSet gpus) {
+  if (why.nodes.empty()) return {};
+  std::string summary = placement::PlacementSummary(why.nodes.front(), gpus);
+  if (dra.dra) summary += "; " + dra.Note();
+  return summary;
+}
+
+void ExtenderVerbs::Bound(const protocol::BindingArgs& args, const cluster::PodRequest& pod, bool member) {
+  (void)pipeline_->Confirm(args.pod_uid);
+  if (member) groups_->Bound(pod, args.node);
+  pipeline_->model().pending().Erase(args.pod_uid);
+  pipeline_->model().waits().Forget(args.pod_uid);
 }
 
 std::map<std::string, std::string> ExtenderVerbs::BindAnnotations(const cluster::PodRequest& pod, const std::string& node,

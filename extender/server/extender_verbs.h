@@ -4,7 +4,8 @@
 // (http_server.h routes to it), so tests and the bench can call it directly.
 //
 // Wire contract (docs/extender-protocol.md): PascalCase keys out, any case in; every handled
-// call of filter and bind answers 200 with a JSON body, errors in "Error"; prioritize, preempt and
+// call of filter and bind answers 200 with a JSON body, errors in "Error"; filter's FailedNodes and
+// FailedAndUnresolvableNodes are filled only when no node passed (FilterReply); prioritize, preempt and
 // prioritize-pods-without-gpus answer malformed requests with 400 and {"error": "..."}. Unused fields
 // are null. Integers are JSON integers. Malformed input never changes the model.
 //
@@ -16,8 +17,9 @@
 // unusable), whatever scoring.podsWithoutGpus says.
 //
 // bind: reserve the set under the node's lock (Pipeline::ReserveBest), create the Binding carrying
-// topofit.io/gpu-ids (one write: the pod is bound and annotated together or not at all), then
-// Confirm; any failure Releases the reservation.
+// topofit.io/gpu-ids and topofit.io/placement (one write: the pod is bound and annotated together or
+// not at all), then Confirm; any failure Releases the reservation. The same words go into a
+// GPUsAssigned Event only where BindEvents says (a second write per pod, docs/throughput.md).
 //
 // filter: a pod turned away on every node, on some for want of free GPUs (a resolvable failure),
 // waits on those in the model's CapacityWaits until the live watch sees GPUs freed there; bind ends
@@ -35,6 +37,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,6 +47,7 @@
 #include "extender/groups/group_coordinator.h"
 #include "extender/k8s/kube_writer.h"
 #include "extender/placement/dra_prediction.h"
+#include "extender/placement/explain.h"
 #include "extender/placement/pipeline.h"
 #include "extender/protocol/extender_args.h"
 #include "extender/server/metrics.h"
@@ -51,6 +55,14 @@
 #include "extender/server/reply.h"
 
 namespace topofit::server {
+
+// Which binds also record a GPUsAssigned Event on the pod (topofit.io/placement carries its words
+// on every bind). kNotable: group members (the event names the domain) and pods on DRA nodes (it says
+// whether the claim got the predicted GPUs); kAll: every bind.
+enum class BindEvents { kNotable, kAll };
+std::string_view ToString(BindEvents e);
+// "notable" or "all"; nullopt for anything else.
+std::optional<BindEvents> ParseBindEvents(std::string_view text);
 
 class ExtenderVerbs {
  public:
@@ -79,9 +91,18 @@ class ExtenderVerbs {
     dra_ = dra;
     claim_wait_ = claim_wait;
   }
+  // Set before serving; kNotable by default.
+  void SetBindEvents(BindEvents events) { bind_events_ = events; }
 
  private:
   Reply FilterImpl(std::string_view body, bool padded);
+  // The filter reply: the passed nodes; the failed ones with their reasons only when none passed.
+  // kube-scheduler reads an extender's failures only to explain a pod no node fits (statuses for its
+  // FailedScheduling event and preemption; v1.36.3 schedule_one.go:892-936, extender.go:295-305) and
+  // drops a node the reply neither passes nor fails, so with one node passed they are ~30 KB of JSON
+  // per pod at 500 nodes for it to decode and discard (docs/throughput.md).
+  static std::string FilterReply(const protocol::ExtenderArgs& args, std::span<const std::string_view> names,
+                                 const placement::FilterOutcome& outcome);
   // without_gpus: the prioritize-pods-without-gpus verb.
   Reply PrioritizeImpl(std::string_view body, bool padded, bool without_gpus);
   Reply BindImpl(std::string_view body);
@@ -89,6 +110,11 @@ class ExtenderVerbs {
   // where it can be made (else index-only, gpu-ids alone, and `plan_note` says why).
   std::map<std::string, std::string> BindAnnotations(const cluster::PodRequest& pod, const std::string& node,
                                                      GpuSet gpus, std::string& plan_note) const;
+  // Where a pod of no group went and why, in words (topofit.io/placement, GPUsAssigned); "" when the
+  // node was not explained.
+  static std::string BindSummary(const placement::Explanation& why, const placement::DraBindView& dra, GpuSet gpus);
+  // After the Binding is written: the reservation confirmed, the pod no longer pending or waiting.
+  void Bound(const protocol::BindingArgs& args, const cluster::PodRequest& pod, bool member);
   // The DRA view of a bind (dra_prediction.h), after waiting for the pod's claim on a DRA node.
   placement::DraBindView DraView(const cluster::PodRequest& pod, const std::string& node) const;
   Reply PreemptImpl(std::string_view body);
@@ -112,6 +138,7 @@ class ExtenderVerbs {
   groups::GroupCoordinator* groups_ = nullptr;
   const cluster::DraCluster* dra_ = nullptr;
   std::chrono::milliseconds claim_wait_{0};
+  BindEvents bind_events_ = BindEvents::kNotable;
 };
 
 }  // namespace topofit::server

@@ -53,7 +53,7 @@ Reply ExtenderVerbs::GroupFilter(const protocol::ExtenderArgs& args, const clust
                                                 std::chrono::steady_clock::now() - start).count())});
     Log(LogLevel::kInfo, "decision", f);
   }
-  return Reply{200, protocol::EncodeFilterResult(args, names, outcome)};
+  return Reply{200, FilterReply(args, names, outcome)};
 }
 
 std::vector<placement::NodeScore> ExtenderVerbs::GroupScores(const cluster::PodRequest& pod,

@@ -47,6 +47,7 @@ Result<std::unique_ptr<ServeApp>> ServeApp::Create(const ServeConfig& config, co
                                                 app->recorder_.get(), log_decisions);
   app->verbs_->SetDra(app->dra_.get());
   app->verbs_->SetGroups(app->groups_.get());
+  app->verbs_->SetBindEvents(config.bind_events);
   app->metrics_->SetGroupCounts([groups = app->groups_.get()] { return CountGroups(*groups); });
   app->query_ = std::make_unique<QueryApi>(app->pipeline_.get(), app->groups_.get(), config.group_levels);
   std::shared_ptr<TlsCredentials> tls;

@@ -18,6 +18,7 @@
 #include "extender/cluster/cluster_model.h"
 #include "extender/groups/network_domains.h"
 #include "extender/placement/pipeline_config.h"
+#include "extender/server/extender_verbs.h"
 #include "extender/server/http_server.h"
 
 namespace topofit::server {
@@ -28,6 +29,8 @@ struct ServeConfig {
   placement::PipelineConfig pipeline;
   // The network levels groups of pods are placed over (extender/groups/network_domains.h), broadest first.
   groups::DomainLevels group_levels = groups::DomainLevels::Defaults();
+  // Which binds also write a GPUsAssigned Event (ExtenderVerbs::SetBindEvents).
+  BindEvents bind_events = BindEvents::kNotable;
 };
 
 // Splits "ADDR:PORT" (ADDR may be empty for all interfaces, or [v6]).

@@ -117,6 +117,13 @@ std::string ShowGroupLevels(const Settings& s) {
   return "[" + out + "]";
 }
 
+Status ReadBindEvents(const Node& v, std::string_view where, Settings& s) {
+  auto e = ParseBindEvents(v.as<std::string>());
+  if (!e) return Error{fmt::format("{}: '{}' is not notable or all", where, v.Scalar())};
+  s.config.bind_events = *e;
+  return Status::Ok();
+}
+
 Status ReadInterconnectRate(const Node& v, std::string_view where, Settings& s) {
   double r = v.as<double>();
   if (!(r >= 0)) return Error{fmt::format("{}: {} is not a rate >= 0 (GPUs per GPU of the pod; .inf for best ring first)", where, v.Scalar())};
@@ -244,6 +251,11 @@ constexpr ServeSetting kSettings[] = {
        return s.config.model.reservation_ttl = std::chrono::duration_cast<cluster::Duration>(*d), Status::Ok();
      },
      [](const Settings& s) { return FormatDuration(s.config.model.reservation_ttl); }},
+    {"bindEvents", "--bind-events", "WHICH",
+     "notable or all: which binds also write a GPUsAssigned Event (a second API write per pod); every bind "
+     "sets topofit.io/placement, the same words, in its Binding. notable: group members and pods on DRA "
+     "nodes (docs/throughput.md)",
+     ReadBindEvents, [](const Settings& s) { return std::string(ToString(s.config.bind_events)); }},
     {"groupLevels", "", "LIST",
      "The network levels groups of pods are placed in, broadest first, each with the node labels that name "
      "its domains, tried in order (extender/groups/network_domains.h, docs/groups.md)",

@@ -51,6 +51,7 @@ const std::map<std::string, std::string, std::less<>> kExamples = {
     {"--in-cluster", "true"},
     {"tlsReloadInterval", "250ms"},
     {"reservationTTL", "45s"},
+    {"bindEvents", "all"},
     {"groupLevels", "[{name: rack, labels: [example.com/rack]}, {name: host, labels: [kubernetes.io/hostname]}]"},
     {"scoring.weights", "{Packing: 0.5, SetQuality: 2}"},
     {"scoring.levels", "absolute"},
@@ -117,7 +118,7 @@ TEST_CASE("serve settings: each reads its example from --config and from its fla
   CHECK(names.size() == kExamples.size());
 }
 
-TEST_CASE("serve settings: the seventeen shared by a flag and a key, and what each has alone") {
+TEST_CASE("serve settings: the eighteen shared by a flag and a key, and what each has alone") {
   std::vector<std::string> both, flag_only, key_only;
   for (const ServeSetting& s : ServeSettingsTable()) {
     if (!s.key.empty() && !s.flag.empty()) both.push_back(std::string(s.flag));
@@ -128,7 +129,7 @@ TEST_CASE("serve settings: the seventeen shared by a flag and a key, and what ea
                                          "--keep-alive", "--read-timeout", "--write-timeout", "--request-timeout",
                                          "--max-connections", "--max-buffered-bytes", "--max-concurrent-queries",
                                          "--max-query-body-bytes", "--filter-keeps-best", "--tls-cert-file", "--tls-private-key-file",
-                                         "--client-ca-file"});
+                                         "--client-ca-file", "--bind-events"});
   CHECK(flag_only == std::vector<std::string>{"--snapshot", "--record", "--config", "--kubeconfig", "--context",
                                               "--kube-api-qps", "--kube-api-burst", "--kube-api-list-limit",
                                               "--in-cluster"});
@@ -340,4 +341,15 @@ TEST_CASE("serve settings: groupLevels names the network levels groups are place
 }
 
 }  // namespace
+
+TEST_CASE("serve settings: bindEvents says which binds also write a GPUsAssigned Event") {
+  ServeConfig cfg;
+  CHECK(cfg.bind_events == BindEvents::kNotable);
+  REQUIRE(ApplyConfigYaml("bindEvents: all\n", cfg).ok());
+  CHECK(cfg.bind_events == BindEvents::kAll);
+  REQUIRE(ApplyConfigYaml("bindEvents: notable\n", cfg).ok());
+  CHECK(cfg.bind_events == BindEvents::kNotable);
+  CHECK(ApplyConfigYaml("bindEvents: some\n", cfg).error() == "config bindEvents: 'some' is not notable or all");
+}
+
 }  // namespace topofit::server

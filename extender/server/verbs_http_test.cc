@@ -37,6 +37,14 @@ TEST_CASE("filter, node-cache mode: PascalCase and lower-case keys") {
     // dgx-v100-1 has 4 free, pcie-1 6 free, pcie-4x-1 only 4 GPUs: never fits 8.
     std::vector<std::string> passed = j["NodeNames"];
     CHECK(std::find(passed.begin(), passed.end(), "dgx-v100-2") != passed.end());
+    // A node passed: the failures are left out (ExtenderVerbs::FilterReply).
+    CHECK(j["FailedAndUnresolvableNodes"] == json::object());
+    CHECK(j["FailedNodes"] == json::object());
+    // None passes: every failure with its reason, resolvable or not.
+    body = R"({"Pod":)" + GpuPod("f1", 8) + R"(,"Nodes":null,"NodeNames":["dgx-v100-1","pcie-4x-1"]})";
+    if (lower) body = LowerKeys(body);
+    j = json::parse(srv.Post("/scheduler/filter", body)->body);
+    CHECK(j["NodeNames"] == json::array());
     CHECK(j["FailedAndUnresolvableNodes"].contains("pcie-4x-1"));
     CHECK(j["FailedNodes"].contains("dgx-v100-1"));
   }
@@ -53,7 +61,7 @@ TEST_CASE("filter, full-node mode echoes the kept Node objects, canonical encodi
   REQUIRE(j["Nodes"]["items"].size() == 1);
   CHECK(j["Nodes"]["items"][0]["metadata"]["name"] == "dgx-v100-2");
   CHECK(j["Nodes"]["items"][0]["status"]["nodeInfo"]["bootID"] == "x<y");
-  CHECK(j["FailedAndUnresolvableNodes"].contains("pcie-4x-1"));
+  CHECK(j["FailedAndUnresolvableNodes"] == json::object());  // One passed: failures left out.
 
   // Upstream's canonical ExtenderArgs (both lists; a pod without GPUs passes everything).
   auto canon = srv.Post("/scheduler/filter",
@@ -145,17 +153,13 @@ TEST_CASE("bind: reserves, annotates, binds, unknown pod is an Error") {
   auto info = srv.app->model().PodByUid("uid-b1");
   REQUIRE(info);
   CHECK(info->gpus.ToString() == ids);
-  // The pod's event says where and why: GPUs, links, bandwidth, the node's score parts.
-  auto events = writer.Events();
-  REQUIRE(events.size() == 1);
-  CHECK(events[0].ns == "t");
-  CHECK(events[0].name == "b1");
-  CHECK(events[0].uid == "uid-b1");
-  CHECK(events[0].type == "Normal");
-  CHECK(events[0].reason == "GPUsAssigned");
-  CHECK(events[0].message.starts_with("GPUs " + ids + " on dgx-v100-2 over NV"));
-  CHECK(events[0].message.find("GB/s predicted ring all-reduce; node scores: ") != std::string::npos);
-  CHECK(events[0].message.find("SetQuality") == std::string::npos);
+  // The pod itself says where and why (the same write as the binding): GPUs, links, bandwidth, the
+  // node's score parts. A routine bind writes no Event (bindEvents: notable).
+  const std::string placed = pods["t/b1"].annotations[k8s::kPlacementAnnotation];
+  CHECK(placed.starts_with("GPUs " + ids + " on dgx-v100-2 over NV"));
+  CHECK(placed.find("GB/s predicted ring all-reduce; node scores: ") != std::string::npos);
+  CHECK(placed.find("SetQuality") == std::string::npos);
+  CHECK(writer.Events().empty());
 
   auto unknown = srv.Post("/scheduler/bind", LowerKeys(R"({"PodName":"zz","PodNamespace":"t","PodUID":"nope","Node":"a100-1"})"));
   REQUIRE(unknown);
@@ -170,7 +174,27 @@ TEST_CASE("bind: reserves, annotates, binds, unknown pod is an Error") {
   REQUIRE(failed);
   CHECK(json::parse(failed->body)["Error"].get<std::string>().find("conflict") != std::string::npos);
   CHECK_FALSE(srv.app->model().PodByUid("uid-b2"));
-  CHECK(writer.Events().size() == 1);  // No event for a bind that failed.
+  CHECK(writer.Pods().count("t/b2") == 0);  // Nothing written for a bind that failed.
+}
+
+TEST_CASE("bind: with bindEvents all, the placement's words are a GPUsAssigned event too") {
+  ServeConfig cfg;
+  cfg.bind_events = BindEvents::kAll;
+  LiveServer srv(cfg);
+  REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod("b1", 4) + R"(,"NodeNames":)" + std::string(kDemoNames) + "}"));
+  auto res = srv.Post("/scheduler/bind", R"({"PodName":"b1","PodNamespace":"t","PodUID":"uid-b1","Node":"dgx-v100-2"})");
+  REQUIRE(res);
+  CHECK(res->body == R"({"Error":""})");
+  auto& writer = dynamic_cast<k8s::InMemoryKubeWriter&>(srv.app->writer());
+  auto events = writer.Events();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].ns == "t");
+  CHECK(events[0].name == "b1");
+  CHECK(events[0].uid == "uid-b1");
+  CHECK(events[0].type == "Normal");
+  CHECK(events[0].reason == "GPUsAssigned");
+  CHECK(events[0].message == writer.Pods()["t/b1"].annotations[k8s::kPlacementAnnotation]);
+  CHECK(events[0].message.starts_with("GPUs "));
 }
 
 TEST_CASE("filter: a pod turned away everywhere waits where it lacked free GPUs, until bound") {
@@ -264,7 +288,7 @@ TEST_CASE("verbs are refused until the model is loaded: nodes without their pods
     app.server().SetReady(true);  // What live mode does when both first lists are applied.
     j = json::parse(post("/scheduler/filter", filter).body);
     CHECK(j["Error"] == "");
-    CHECK(j["FailedNodes"].contains("dgx-v100-1"));  // 4 of its GPUs are held: 8 do not fit.
+    CHECK(std::find(j["NodeNames"].begin(), j["NodeNames"].end(), "dgx-v100-1") == j["NodeNames"].end());  // 4 held: 8 do not fit.
     CHECK(json::parse(post("/scheduler/bind", bind).body)["Error"].get<std::string>().find("cannot reserve") !=
           std::string::npos);
   }

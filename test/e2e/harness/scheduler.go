@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -91,6 +92,9 @@ func newScheduler(dir, bin, configPath string, extraArgs []string) (*Scheduler, 
 		healthURL:  fmt.Sprintf("https://127.0.0.1:%d/healthz", port),
 	}, nil
 }
+
+// URL is the scheduler's secure port, https://127.0.0.1:PORT (a self-signed certificate).
+func (s *Scheduler) URL() string { return strings.TrimSuffix(s.healthURL, "/healthz") }
 
 // WaitServing waits until the scheduler's secure port answers /healthz with 200.
 func (s *Scheduler) WaitServing(ctx context.Context) error {

@@ -98,6 +98,9 @@ func throughputConfigs() map[string]throughputConfig {
 		// Filter and prioritize both called, filter passing every node that fits (serve's default).
 		"topofit-prioritize": {Name: "topofit-prioritize", Extender: true, Edit: both(fastClient, withPrioritize),
 			ServeArgs: []string{"--filter-keeps-best=false"}},
+		// As deployed, but every bind also writes a GPUsAssigned Event (topofit serve --bind-events all).
+		"topofit-bind-events-all": {Name: "topofit-bind-events-all", Extender: true, Edit: fastClient,
+			ServeArgs: []string{"--bind-events", "all"}},
 		// Without the second entry (prioritize-pods-without-gpus): pods without GPUs never reach topofit.
 		"topofit-gpu-entry-only": {Name: "topofit-gpu-entry-only", Extender: true, Edit: both(fastClient, gpuEntryOnly)},
 	}
@@ -197,6 +200,9 @@ func runThroughput(t *testing.T, cfg throughputConfig, nodes, pods int) throughp
 		t.Fatal(err)
 	}
 	opts := harness.Options{SchedulerConfig: cfgPath}
+	if profileSeconds() > 0 {
+		enableProfiling(&opts)
+	}
 	var ext *harness.TopofitExtender
 	if cfg.Extender {
 		ext = &harness.TopofitExtender{Binary: harness.TopofitBinary(t)}
@@ -250,6 +256,10 @@ func runThroughput(t *testing.T, cfg throughputConfig, nodes, pods int) throughp
 	}
 	noGPU, _ := strconv.Atoi(os.Getenv("TOPOFIT_E2E_THROUGHPUT_NO_GPU"))
 	specsP := throughputPods(pods, noGPU)
+	waitProfiles := func() {}
+	if n := profileSeconds(); n > 0 {
+		waitProfiles = startProfiles(t, c, n)
+	}
 	start := time.Now()
 	go parallel(t, len(specsP), 32, func(i int) error { _, err := c.CreatePod(ctx, specsP[i]); return err })
 	deadline := time.After(time.Duration(pods)*200*time.Millisecond + 2*time.Minute)
@@ -275,6 +285,10 @@ func runThroughput(t *testing.T, cfg throughputConfig, nodes, pods int) throughp
 		}
 	}
 	elapsed := time.Since(start).Seconds()
+	if profileSeconds() > 0 {
+		waitProfiles()
+		saveAPIServerMetrics(t, c)
+	}
 	r := throughputResult{Config: cfg.Name, Nodes: nodes, Pods: pods, Seconds: elapsed, PodsPerSec: float64(pods) / elapsed,
 		APIServer: c.APIServer.CPUSeconds() - cpu0[0], Scheduler: c.Scheduler.CPUSeconds() - cpu0[1],
 		TestProcess: cpuSelf() - cpu0[3]}
