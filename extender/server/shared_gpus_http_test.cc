@@ -8,6 +8,7 @@
 
 #include "extender/cluster/testing/shared_nodes.h"
 #include "extender/k8s/gpu_plan.h"
+#include "extender/k8s/topofit_annotations.h"
 #include "extender/server/server_test_util.h"
 
 namespace topofit::server {
@@ -55,6 +56,17 @@ TEST_CASE("shared gpus: bind plans replica ids of distinct GPUs, nodes API shows
   CHECK(j["gpuStates"][5]["gpu"] == 1);
   CHECK(j["gpuStates"][5]["device"] == "replica 1");
   CHECK(j["gpuStates"][5]["uuid"] == "GPU-ts-1");
+
+  auto metrics = srv.client->Get("/metrics");
+  REQUIRE(metrics);
+  const std::string& m = metrics->body;
+  CHECK(m.find("topofit_devices{kind=\"replica\",state=\"free\"} 30\n") != std::string::npos);
+  CHECK(m.find("topofit_devices{kind=\"replica\",state=\"held\"} 2\n") != std::string::npos);
+  CHECK(m.find("topofit_shared_physical_gpus{kind=\"replica\",state=\"whole-free\"} 6\n") != std::string::npos);
+  CHECK(m.find("topofit_shared_physical_gpus{kind=\"replica\",state=\"partly-held\"} 2\n") != std::string::npos);
+  CHECK(m.find("topofit_shared_physical_gpus{kind=\"replica\",state=\"full\"} 0\n") != std::string::npos);
+  CHECK(m.find("topofit_devices{kind=\"mig\",state=\"free\"} 0\n") != std::string::npos);
+  CHECK(m.find("topofit_devices{kind=\"whole\",state=\"free\"} ") != std::string::npos);
 }
 
 TEST_CASE("shared gpus: a MIG node gets gpu-ids and no plan, nodes without sharing have no sharing field") {
@@ -83,6 +95,41 @@ TEST_CASE("shared gpus: a MIG node gets gpu-ids and no plan, nodes without shari
     CHECK(n["sharing"]["wholeFreeGpus"].size() == 7);
   }
   CHECK(shared == 1);
+  auto metrics = srv.client->Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(metrics->body.find("topofit_devices{kind=\"mig\",state=\"held\"} 1\n") != std::string::npos);
+  CHECK(metrics->body.find("topofit_shared_physical_gpus{kind=\"mig\",state=\"partly-held\"} 1\n") !=
+        std::string::npos);
+  CHECK(metrics->body.find("topofit_shared_physical_gpus{kind=\"mig\",state=\"whole-free\"} 7\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("shared gpus: a MIG node that publishes its MIG map gets a plan naming MIG devices of one GPU") {
+  LiveServer srv;
+  k8s::NodeObject mig = cluster::testing::MigA100Node("mig");
+  std::string uuids, map;
+  for (int g = 0; g < 8; ++g) {
+    uuids += fmt::format("{}GPU-m-{}", g ? "," : "", g);
+    for (int d = 0; d < 7; ++d) map += fmt::format("{}MIG-{}-{}", d ? "," : g ? ";" : "", g, d);
+  }
+  mig.meta.annotations[k8s::kGpuUuidsAnnotation] = uuids;
+  mig.meta.annotations[k8s::kGpuMigUuidsAnnotation] = map;
+  srv.app->model().ApplyNode(mig);
+  REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod("m2", 2) + R"(,"NodeNames":["mig"]})"));
+  auto res = srv.Post("/scheduler/bind", R"({"PodName":"m2","PodNamespace":"t","PodUID":"uid-m2","Node":"mig"})");
+  REQUIRE(res);
+  CHECK(res->body == R"({"Error":""})");
+  auto& writer = dynamic_cast<k8s::InMemoryKubeWriter&>(srv.app->writer());
+  const auto ann = writer.Pods()["t/m2"].annotations;
+  REQUIRE(ann.count(k8s::kGpuPlanAnnotation));
+  auto plan = k8s::ParseGpuAssignment(ann.at(k8s::kGpuPlanAnnotation));
+  REQUIRE_MESSAGE(plan.ok(), plan.error());
+  std::set<std::string> gpus;
+  for (const std::string& id : plan->AllUuids()) {
+    REQUIRE(id.starts_with("MIG-"));
+    gpus.insert(id.substr(0, id.rfind('-')));
+  }
+  CHECK(gpus.size() == 1);  // Best fit: both on one GPU.
 }
 
 }  // namespace

@@ -33,12 +33,19 @@ type nodeRig struct {
 // the test ends; the tail of topofit node's log is printed when it failed.
 func startNodeRig(ctx context.Context, t *testing.T, bin, node string, gpus int, dir string, args ...string) *nodeRig {
 	t.Helper()
+	return startNodeRigIDs(ctx, t, bin, node, nodesim.GPUIDs(gpus), dir, args...)
+}
+
+// startNodeRigIDs is startNodeRig with the stub serving the device ids `ids` (e.g. replica ids).
+func startNodeRigIDs(ctx context.Context, t *testing.T, bin, node string, ids []string, dir string, args ...string) *nodeRig {
+	t.Helper()
+	gpus := len(ids)
 	k, err := nodesim.StartKubelet(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { k.Stop(context.Background()) })
-	r := &nodeRig{k: k, registrar: filepath.Join(nodesim.DevicePluginDir, "topofit-registrar.sock"), ids: nodesim.GPUIDs(gpus)}
+	r := &nodeRig{k: k, registrar: filepath.Join(nodesim.DevicePluginDir, "topofit-registrar.sock"), ids: ids}
 	r.topofit = &harness.Process{Name: "topofit-node", Path: bin, LogPath: filepath.Join(dir, "topofit-node.log"),
 		Args: append([]string{"node", "--node-name", node, "--device-plugin-dir", nodesim.DevicePluginDir,
 			"--registrar-socket", filepath.Base(r.registrar)}, args...)}
