@@ -121,25 +121,18 @@ void AppendDevicesByKind(std::string& out, const std::vector<cluster::NodeInfo>&
     }
   }
   out += "# HELP topofit_devices nvidia.com/gpu devices by kind (whole GPUs; replica: time-slicing or MPS; mig: MIG "
-         "devices) and state: free, held (usable and not free).
-# TYPE topofit_devices gauge
-";
+         "devices) and state: free, held (usable and not free).\n# TYPE topofit_devices gauge\n";
   for (std::string_view kind : kKinds) {
-    out += fmt::format("topofit_devices{{kind="{}",state="free"}} {}
-", kind, devices[kind][0]);
-    out += fmt::format("topofit_devices{{kind="{}",state="held"}} {}
-", kind, devices[kind][1]);
+    out += fmt::format("topofit_devices{{kind=\"{}\",state=\"free\"}} {}\n", kind, devices[kind][0]);
+    out += fmt::format("topofit_devices{{kind=\"{}\",state=\"held\"}} {}\n", kind, devices[kind][1]);
   }
   out += "# HELP topofit_shared_physical_gpus Physical GPUs of nodes that share them, by kind (replica, mig) and "
-         "state: whole-free (all its devices free), partly-held, full (none free).
-"
-         "# TYPE topofit_shared_physical_gpus gauge
-";
+         "state: whole-free (all its devices free), partly-held, full (none free).\n"
+         "# TYPE topofit_shared_physical_gpus gauge\n";
   constexpr std::string_view kStates[] = {"whole-free", "partly-held", "full"};
   for (std::string_view kind : {kKinds[1], kKinds[2]})
     for (size_t i = 0; i < std::size(kStates); ++i)
-      out += fmt::format("topofit_shared_physical_gpus{{kind="{}",state="{}"}} {}
-", kind, kStates[i],
+      out += fmt::format("topofit_shared_physical_gpus{{kind=\"{}\",state=\"{}\"}} {}\n", kind, kStates[i],
                          physical[kind][i]);
 }
 
