@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <set>
+#include <string>
 
 #include "extender/cluster/testing/shared_nodes.h"
 #include "extender/k8s/gpu_plan.h"
@@ -17,6 +19,25 @@ using nlohmann::json;
 using testing::GpuPod;
 using testing::LiveServer;
 
+// Filters and binds pod `name` (2 GPUs, namespace t) to `node`; the annotations the bind wrote.
+std::map<std::string, std::string> BindTwo(LiveServer& srv, const std::string& name, const std::string& node) {
+  REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod(name, 2) + R"(,"NodeNames":[")" + node + R"("]})"));
+  auto res = srv.Post("/scheduler/bind", R"({"PodName":")" + name + R"(","PodNamespace":"t","PodUID":"uid-)" + name +
+                                             R"(","Node":")" + node + R"("})");
+  REQUIRE(res);
+  CHECK(res->body == R"({"Error":""})");
+  auto& writer = dynamic_cast<k8s::InMemoryKubeWriter&>(srv.app->writer());
+  return writer.Pods()["t/" + name].annotations;
+}
+
+// The plan among `annotations`, parsed (the test fails without one).
+k8s::GpuAssignment PlanOf(const std::map<std::string, std::string>& annotations) {
+  REQUIRE(annotations.count(k8s::kGpuPlanAnnotation));
+  auto plan = k8s::ParseGpuAssignment(annotations.at(k8s::kGpuPlanAnnotation));
+  REQUIRE_MESSAGE(plan.ok(), plan.error());
+  return *plan;
+}
+
 TEST_CASE("shared gpus: bind plans replica ids of distinct GPUs, nodes API shows GPUs and free devices") {
   LiveServer srv;
   k8s::NodeObject ts = cluster::testing::TimeSlicedA100Node("ts");
@@ -24,17 +45,9 @@ TEST_CASE("shared gpus: bind plans replica ids of distinct GPUs, nodes API shows
   for (int i = 0; i < 8; ++i) uuids += fmt::format("{}GPU-ts-{}", i ? "," : "", i);
   ts.meta.annotations[k8s::kGpuUuidsAnnotation] = uuids;
   srv.app->model().ApplyNode(ts);
-  REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod("r2", 2) + R"(,"NodeNames":["ts"]})"));
-  auto res = srv.Post("/scheduler/bind", R"({"PodName":"r2","PodNamespace":"t","PodUID":"uid-r2","Node":"ts"})");
-  REQUIRE(res);
-  CHECK(res->body == R"({"Error":""})");
-  auto& writer = dynamic_cast<k8s::InMemoryKubeWriter&>(srv.app->writer());
-  const auto ann = writer.Pods()["t/r2"].annotations;
-  REQUIRE(ann.count(k8s::kGpuPlanAnnotation));
-  auto plan = k8s::ParseGpuAssignment(ann.at(k8s::kGpuPlanAnnotation));
-  REQUIRE_MESSAGE(plan.ok(), plan.error());
+  const k8s::GpuAssignment plan = PlanOf(BindTwo(srv, "r2", "ts"));
   std::set<std::string> gpus;
-  for (const std::string& id : plan->AllUuids()) {
+  for (const std::string& id : plan.AllUuids()) {
     auto sep = id.find("::");
     REQUIRE(sep != std::string::npos);
     CHECK(id.starts_with("GPU-ts-"));
@@ -115,17 +128,9 @@ TEST_CASE("shared gpus: a MIG node that publishes its MIG map gets a plan naming
   mig.meta.annotations[k8s::kGpuUuidsAnnotation] = uuids;
   mig.meta.annotations[k8s::kGpuMigUuidsAnnotation] = map;
   srv.app->model().ApplyNode(mig);
-  REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod("m2", 2) + R"(,"NodeNames":["mig"]})"));
-  auto res = srv.Post("/scheduler/bind", R"({"PodName":"m2","PodNamespace":"t","PodUID":"uid-m2","Node":"mig"})");
-  REQUIRE(res);
-  CHECK(res->body == R"({"Error":""})");
-  auto& writer = dynamic_cast<k8s::InMemoryKubeWriter&>(srv.app->writer());
-  const auto ann = writer.Pods()["t/m2"].annotations;
-  REQUIRE(ann.count(k8s::kGpuPlanAnnotation));
-  auto plan = k8s::ParseGpuAssignment(ann.at(k8s::kGpuPlanAnnotation));
-  REQUIRE_MESSAGE(plan.ok(), plan.error());
+  const k8s::GpuAssignment plan = PlanOf(BindTwo(srv, "m2", "mig"));
   std::set<std::string> gpus;
-  for (const std::string& id : plan->AllUuids()) {
+  for (const std::string& id : plan.AllUuids()) {
     REQUIRE(id.starts_with("MIG-"));
     gpus.insert(id.substr(0, id.rfind('-')));
   }

@@ -3,14 +3,12 @@ package tests
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"topofit.dev/e2e/harness"
 	"topofit.dev/e2e/nodesim"
@@ -82,25 +80,14 @@ func runSharedRig(t *testing.T, bin string, ids []string, planned [][]string) []
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const node = "n1"
-	dir := harness.ArtifactsDir(t)
-	plans := &filePlans{path: filepath.Join(dir, "pods.json"), node: node}
-	if err := plans.publish(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	rig := startNodeRigIDs(ctx, t, bin, node, ids, dir, reconcilingArgs(plans)...)
+	rig, plans := startFilePlansRig(ctx, t, bin, node, ids, harness.ArtifactsDir(t))
 	t0 := time.Now().Add(-time.Hour)
 	var all []*plannedPod
-	pod := func(name string, at int, plan []string, gpus int) *plannedPod {
-		pp := &plannedPod{plan: map[string][]string{"main": sorted(plan)}, foreign: plan == nil,
-			pod: nodesim.Pod(name, node, types.UID("uid-"+name), t0.Add(time.Duration(at)*time.Minute),
-				nodesim.Container{Name: "main", GPUs: gpus})}
-		all = append(all, pp)
-		return pp
-	}
 	for i, p := range planned {
-		pod(fmt.Sprintf("p%d", i), i, p, len(p))
+		all = append(all, mainPod(node, t0, fmt.Sprintf("p%d", i), i, p, len(p)))
 	}
-	f := pod("f", len(planned), nil, 2)
+	f := mainPod(node, t0, "f", len(planned), nil, 2)
+	all = append(all, f)
 	if err := plans.publish(ctx, all); err != nil {
 		t.Fatal(err)
 	}

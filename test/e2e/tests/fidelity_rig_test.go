@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"topofit.dev/e2e/harness"
 	"topofit.dev/e2e/nodesim"
 )
@@ -71,6 +73,25 @@ func startNodeRigIDs(ctx context.Context, t *testing.T, bin, node string, ids []
 		t.Fatalf("kubelet never saw topofit's devices: %v\n%s", err, harness.TailFile(r.topofit.LogPath, 20))
 	}
 	return r
+}
+
+// startFilePlansRig is startNodeRigIDs reconciling (reconcilingArgs) with its plans from a --pods-file in
+// dir, published empty before topofit node starts.
+func startFilePlansRig(ctx context.Context, t *testing.T, bin, node string, ids []string, dir string) (*nodeRig, *filePlans) {
+	t.Helper()
+	plans := &filePlans{path: filepath.Join(dir, "pods.json"), node: node}
+	if err := plans.publish(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	return startNodeRigIDs(ctx, t, bin, node, ids, dir, reconcilingArgs(plans)...), plans
+}
+
+// mainPod is a pod of one container "main" asking for `gpus` GPUs on node, created `at` minutes after
+// t0, planned on `plan` (nil: no plan, a foreign pod).
+func mainPod(node string, t0 time.Time, name string, at int, plan []string, gpus int) *plannedPod {
+	return &plannedPod{plan: map[string][]string{"main": sorted(plan)}, foreign: plan == nil,
+		pod: nodesim.Pod(name, node, types.UID("uid-"+name), t0.Add(time.Duration(at)*time.Minute),
+			nodesim.Container{Name: "main", GPUs: gpus})}
 }
 
 // reconcilingArgs: topofit node with kubelet's PodResources, plans from `plans`, a reconcile every
