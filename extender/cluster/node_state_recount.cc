@@ -34,7 +34,7 @@ Result<ResolvedAssignment> ResolveAssignment(const ResolvedTopology& spec, const
   for (const auto& [name, uuids] : a.containers) {
     GpuSet mine;
     for (const std::string& uuid : uuids) {
-      int i = spec.IndexOf(uuid);
+      int i = spec.DeviceIndexOf(uuid);
       if (i < 0) return Error{fmt::format("names {}, which is not one of the node's GPUs", uuid)};
       mine.Add(i);
     }

@@ -79,8 +79,9 @@ Result<std::shared_ptr<const Topology>> TopologyResolver::FromText(const std::st
 
 std::vector<std::string> ResolvedTopology::DeviceIds() const {
   if (!shared.shared()) return uuids;
+  if (shared.mig()) return mig_ids;
   std::vector<std::string> ids;
-  if (shared.mig() || uuids.empty()) return ids;
+  if (uuids.empty()) return ids;
   for (int d = 0; d < shared.devices(); ++d) {
     const int g = shared.GpuOf(d);
     if (g >= static_cast<int>(uuids.size())) return {};
@@ -93,6 +94,66 @@ int ResolvedTopology::IndexOf(std::string_view uuid) const {
   for (size_t i = 0; i < uuids.size(); ++i)
     if (uuids[i] == uuid) return static_cast<int>(i);
   return -1;
+}
+
+namespace {
+// "<uuid>::<replica>" as the device plugin's AnnotatedID.Split reads it; replica -1 when `id` has no
+// "::" or its replica is not a plain non-negative number.
+std::pair<std::string_view, int> SplitReplicaId(std::string_view id) {
+  const size_t at = id.find("::");
+  if (at == std::string_view::npos) return {id, -1};
+  const std::string_view digits = id.substr(at + 2);
+  int replica = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), replica);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || replica < 0) replica = -1;
+  return {id.substr(0, at), replica};
+}
+
+int PositionOf(const std::vector<std::string>& ids, std::string_view id) {
+  auto it = std::find(ids.begin(), ids.end(), id);
+  return it == ids.end() ? -1 : static_cast<int>(it - ids.begin());
+}
+}  // namespace
+
+int ResolvedTopology::DeviceIndexOf(std::string_view id) const {
+  if (!shared.shared()) return IndexOf(id);
+  if (shared.mig()) return PositionOf(mig_ids, id);
+  auto [uuid, replica] = SplitReplicaId(id);
+  const int gpu = IndexOf(uuid);
+  if (gpu < 0 || gpu >= shared.gpus || replica < 0 || replica >= shared.per_gpu) return -1;
+  return gpu * shared.per_gpu + replica;
+}
+
+int ResolvedTopology::PhysicalIndexOf(std::string_view id) const {
+  if (shared.mig()) {
+    if (int d = PositionOf(mig_ids, id); d >= 0) return shared.GpuOf(d);
+  }
+  return IndexOf(SplitReplicaId(id).first);
+}
+
+void TopologyResolver::TakeMigIds(std::string_view text, ResolvedTopology& r) {
+  if (Trim(text).empty()) return;
+  std::vector<std::string_view> gpus = Split(text, ';');
+  std::vector<std::string> ids;
+  bool uniform = static_cast<int>(gpus.size()) == r.shared.gpus;
+  for (std::string_view g : gpus) {
+    std::vector<std::string_view> devices = Split(g, ',');
+    uniform &= static_cast<int>(devices.size()) == r.shared.per_gpu;
+    for (std::string_view d : devices) ids.emplace_back(Trim(d));
+  }
+  std::vector<std::string> sorted = ids;
+  std::sort(sorted.begin(), sorted.end());
+  const bool bad = std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end() ||
+                   std::any_of(ids.begin(), ids.end(), [](const std::string& s) { return s.empty(); });
+  if (!uniform || bad) {
+    r.warnings.push_back(fmt::format("{} lists {} MIG devices on {} GPUs{} but the labels say {} GPUs of {} {}; "
+                                     "MIG devices are not named in plans",
+                                     k8s::kGpuMigUuidsAnnotation, ids.size(), gpus.size(),
+                                     bad ? " (empty or repeated)" : "", r.shared.gpus, r.shared.per_gpu,
+                                     r.shared.mig_profile));
+    return;
+  }
+  r.mig_ids = std::move(ids);
 }
 
 namespace {
@@ -154,6 +215,7 @@ ResolvedTopology TopologyResolver::Resolve(const k8s::NodeObject& node, const Dr
   const int count = r.physical->gpu_count();
   if (auto uuids = IndexList(a.uuids, k8s::kGpuUuidsAnnotation, count, r.warnings)) r.uuids = std::move(*uuids);
   if (auto pci = IndexList(a.pci_bus_ids, k8s::kGpuPciAnnotation, count, r.warnings)) r.pci_bus_ids = std::move(*pci);
+  if (r.shared.mig() && a.mig_uuids) TakeMigIds(*a.mig_uuids, r);
   if (!a.health.value && a.health.error.empty()) return r;
   if (r.uuids.empty()) {
     r.warnings.push_back(fmt::format("{} needs {}; ignored", k8s::kGpuHealthAnnotation, k8s::kGpuUuidsAnnotation));
@@ -165,7 +227,7 @@ ResolvedTopology TopologyResolver::Resolve(const k8s::NodeObject& node, const Dr
   }
   const k8s::GpuHealthReport* report = &*a.health.value;
   for (const std::string& uuid : report->unhealthy) {
-    int i = r.IndexOf(uuid);
+    int i = r.PhysicalIndexOf(uuid);
     if (i < 0) {
       r.warnings.push_back(fmt::format("{} names {}, which is not one of the node's GPUs", k8s::kGpuHealthAnnotation, uuid));
     } else {

@@ -92,6 +92,9 @@ struct ResolvedTopology {
   std::vector<std::string> warnings;
   std::vector<std::string> uuids;        // Physical index -> UUID; empty when the node published no usable map.
   std::vector<std::string> pci_bus_ids;  // Index -> PCI bus id; empty when not published.
+  // MIG nodes: device index -> the MIG device's UUID (topofit.io/gpu-mig-uuids); empty when not published
+  // or when it disagrees with the labels (every GPU split into `shared.per_gpu` devices).
+  std::vector<std::string> mig_ids;
   bool observed = false;                 // The node reports health (and gpu-actual).
   GpuSet unhealthy;                      // As the node reports it; empty when it does not.
   // DRA nodes only: the GPU indices in the order kube-scheduler's allocator tries them; empty on
@@ -103,9 +106,18 @@ struct ResolvedTopology {
 
   // The index of `uuid` in `uuids`, or -1.
   int IndexOf(std::string_view uuid) const;
+  // The device index of an id kubelet knows a device by (DeviceIds' inverse): the UUID on a node that
+  // does not share GPUs; "<uuid>::<replica>" under time-slicing and MPS (replica below devices per
+  // GPU); a MIG device's UUID of `mig_ids` on MIG. -1 otherwise: an unknown or malformed id, a bare
+  // GPU UUID on a shared node.
+  int DeviceIndexOf(std::string_view id) const;
+  // The physical GPU an id names: a GPU UUID with its "::<replica>" suffix (if any) dropped, or the
+  // GPU of a MIG device of `mig_ids`; -1 when none. Health is a physical GPU's: the device plugin
+  // reports a GPU's replicas with the GPU's health.
+  int PhysicalIndexOf(std::string_view id) const;
   // Device index -> the id kubelet knows it by: `uuids` on a node that does not share GPUs, the device
-  // plugin's replica ids "<uuid>::<replica>" under time-slicing and MPS; empty when not known (no
-  // UUIDs published; MIG, whose device UUIDs only the node side can see).
+  // plugin's replica ids "<uuid>::<replica>" under time-slicing and MPS, `mig_ids` on MIG; empty when
+  // not known (no UUIDs or no MIG map published).
   std::vector<std::string> DeviceIds() const;
 };
 
@@ -130,6 +142,9 @@ class TopologyResolver {
   bool FromDraAttributes(const DraNodeGpus& dra, ResolvedTopology& r);
   // The identity, PCI bus ids and allocator order of a DRA node's GPUs into r.
   static void TakeDraIdentity(const DraNodeGpus& dra, ResolvedTopology& r);
+  // A MIG node's topofit.io/gpu-mig-uuids into r.mig_ids when it lists `shared.per_gpu` distinct MIG
+  // devices for each of the `shared.gpus` GPUs; else a warning and no map.
+  static void TakeMigIds(std::string_view text, ResolvedTopology& r);
   bool FromGenericProfile(ResolvedTopology& r);
   // On a node that shares its GPUs: r's physical topology becomes `physical`, the devices' its topology.
   void ExpandShared(ResolvedTopology& r, int allocatable_devices);

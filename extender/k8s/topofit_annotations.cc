@@ -70,6 +70,7 @@ NodeGpuAnnotations DecodeNodeGpuAnnotations(const NodeObject& node) {
   if (const std::string* t = Find(node.meta, kTopologyAnnotation)) a.topology = *t;
   a.uuids = TrimmedList(node.meta, kGpuUuidsAnnotation);
   a.pci_bus_ids = TrimmedList(node.meta, kGpuPciAnnotation);
+  if (const std::string* m = Find(node.meta, kGpuMigUuidsAnnotation)) a.mig_uuids = *m;
   a.health = DecodeWith<GpuHealthReport>(node.meta, kGpuHealthAnnotation, ParseGpuHealth);
   return a;
 }

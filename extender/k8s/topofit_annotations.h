@@ -38,10 +38,15 @@ struct PodGpuAnnotations {
   Decoded<GpuAssignment> actual;
 };
 
+// Node: "MIG-a,MIG-b;MIG-c,MIG-d", each GPU's MIG devices, GPUs in index order ("" when none), published by
+// the node side (extender/node/mig_listing.h).
+inline constexpr const char* kGpuMigUuidsAnnotation = "topofit.io/gpu-mig-uuids";
+
 struct NodeGpuAnnotations {
   std::optional<std::string> topology;                  // As written (may be blank).
   std::optional<std::vector<std::string>> uuids;        // Entries trimmed, possibly empty or repeated.
   std::optional<std::vector<std::string>> pci_bus_ids;  // Likewise.
+  std::optional<std::string> mig_uuids;                 // As written; the topology resolver reads it.
   Decoded<GpuHealthReport> health;
 };
 

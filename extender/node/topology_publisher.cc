@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "base/strings.h"
 #include "extender/node/command_runner.h"
+#include "extender/node/mig_listing.h"
 #include "extender/node/topology_report.h"
 
 namespace topofit::node {
@@ -24,6 +26,21 @@ PassOutcome TopologyPublisher::Fail(const std::string& reason, const std::string
   return PassOutcome::kFailed;
 }
 
+void TopologyPublisher::AddMigDevices(TopologyReport& report) {
+  auto listing = RunCommand({options_.nvidia_smi, "-L"}, options_.command_timeout);
+  std::string error = listing.ok() ? "" : listing.error();
+  if (listing.ok()) {
+    std::vector<std::string> uuids;
+    for (std::string_view u : Split(report.uuids, ',')) uuids.emplace_back(u);
+    auto mig = ParseMigListing(*listing, uuids);
+    if (mig.ok()) return report.SetMigUuids(EncodeMigUuids(*mig));
+    error = mig.error();
+  }
+  // Not a failure of the pass: the topology and UUIDs stand; MIG devices stay unnamed in plans.
+  log_(LogLevel::kWarn, "no MIG device map: `nvidia-smi -L` failed or does not parse",
+       {{"node", options_.node_name}, {"error", error}});
+}
+
 PassOutcome TopologyPublisher::RunOnce() {
   const std::string& smi = options_.nvidia_smi;
   auto topo = RunCommand({smi, "topo", "-m"}, options_.command_timeout);
@@ -38,6 +55,8 @@ PassOutcome TopologyPublisher::RunOnce() {
     const char* what = failure == ReportFailure::kTopology ? "`nvidia-smi topo -m`" : "`nvidia-smi --query-gpu`";
     return Fail(kReasonParseError, fmt::format("{} output does not parse: {}", what, report.error()));
   }
+
+  AddMigDevices(*report);
 
   auto current = publisher_.GetNodeAnnotations(options_.node_name);
   if (!current.ok()) return Fail(kReasonUnavailable, fmt::format("cannot read node: {}", current.error()));

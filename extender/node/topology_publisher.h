@@ -4,7 +4,8 @@
 //
 // RunOnce() is one pass: run `nvidia-smi topo -m` and `nvidia-smi --query-gpu=index,uuid,pci.bus_id
 // --format=csv,noheader`, build the TopologyReport, read the node's annotations and patch them only
-// when topofit.io/gpu-topology-hash differs. Any failure is a log line and (once per distinct
+// when topofit.io/gpu-topology-hash differs. It also runs `nvidia-smi -L` for the MIG devices of each GPU
+// (topofit.io/gpu-mig-uuids, mig_listing.h); its failure is a log line only (the map is left empty). Any failure is a log line and (once per distinct
 // failure, not every interval) a Warning event on the Node - reason TopologyUnavailable when
 // nvidia-smi cannot run or the node cannot be read or written, TopologyParseError when its output
 // does not parse - and the annotations already on the node are left as they are: a good topology is
@@ -19,6 +20,7 @@
 
 #include "base/log.h"
 #include "extender/node/node_publisher.h"
+#include "extender/node/topology_report.h"
 
 namespace topofit::node {
 
@@ -47,6 +49,8 @@ class TopologyPublisher {
 
  private:
   PassOutcome Fail(const std::string& reason, const std::string& message);
+  // The MIG map from `nvidia-smi -L` into `report` (left empty, with a log line, when it fails).
+  void AddMigDevices(TopologyReport& report);
 
   const TopologyPublisherOptions options_;
   NodePublisher& publisher_;

@@ -2,11 +2,13 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "extender/node/fake_node_publisher.h"
+#include "extender/node/mig_listing.h"
 #include "extender/node/topology_report.h"
 
 namespace topofit::node {
@@ -21,6 +23,7 @@ struct Rig {
     Use("dgx1-v100-hybrid-cube-mesh.txt");
     setenv("FAKE_SMI_MODE", "ok", 1);
     setenv("FAKE_SMI_UUID_SEED", "node1", 1);
+    setenv("FAKE_SMI_MIG", "0", 1);
   }
   void Use(const std::string& fixture) {
     setenv("FAKE_SMI_TOPO", (std::string(TOPOFIT_FIXTURES_DIR) + "/topo/" + fixture).c_str(), 1);
@@ -51,6 +54,24 @@ TEST_CASE("topology publisher: publishes topology, UUIDs and hash once, then ski
   CHECK(rig.Pass() == PassOutcome::kUnchanged);
   CHECK(rig.fake.patches == 1);
   CHECK(rig.fake.events.size() == 1);
+}
+
+TEST_CASE("topology publisher: MIG devices per GPU from nvidia-smi -L, re-published when they change") {
+  Rig rig;
+  REQUIRE(rig.Pass() == PassOutcome::kPublished);
+  CHECK(rig.node().at(kMigUuidsAnnotation).empty());  // No MIG: the hash is as before the map existed.
+  const std::string whole_hash = rig.node().at(kHashAnnotation);
+  setenv("FAKE_SMI_MIG", "2", 1);
+  CHECK(rig.Pass() == PassOutcome::kPublished);
+  const std::string& mig = rig.node().at(kMigUuidsAnnotation);
+  CHECK(mig.rfind("MIG-node1-0000-0,MIG-node1-0000-1;MIG-node1-0001-0,MIG-node1-0001-1;", 0) == 0);
+  CHECK(std::count(mig.begin(), mig.end(), ';') == 7);
+  CHECK(rig.node().at(kHashAnnotation) != whole_hash);
+  CHECK(rig.Pass() == PassOutcome::kUnchanged);
+  setenv("FAKE_SMI_MIG", "0", 1);  // MIG turned off: the map is cleared.
+  CHECK(rig.Pass() == PassOutcome::kPublished);
+  CHECK(rig.node().at(kMigUuidsAnnotation).empty());
+  CHECK(rig.node().at(kHashAnnotation) == whole_hash);
 }
 
 TEST_CASE("topology publisher: re-publishes when the topology or the GPUs change") {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/strings.h"
+#include "extender/node/mig_listing.h"
 #include "topology/topo_parser.h"
 #include "topology/topo_text.h"
 
@@ -74,7 +75,21 @@ std::string Sha256Hex(std::string_view data) {
 
 std::map<std::string, std::string> TopologyReport::Annotations() const {
   return {{kTopologyAnnotation, topology}, {kUuidsAnnotation, uuids}, {kPciBusIdsAnnotation, pci_bus_ids},
-          {kHashAnnotation, hash}};
+          {kHashAnnotation, hash}, {kMigUuidsAnnotation, mig_uuids}};
+}
+
+namespace {
+// A node without MIG devices hashes as before the MIG map existed: its annotations stay as they are.
+std::string ReportHash(const TopologyReport& r) {
+  std::string content = r.topology + "\n\x1e" + r.uuids + "\n\x1e" + r.pci_bus_ids;
+  if (!r.mig_uuids.empty()) content += "\n\x1e" + r.mig_uuids;
+  return Sha256Hex(content);
+}
+}  // namespace
+
+void TopologyReport::SetMigUuids(std::string mig) {
+  mig_uuids = std::move(mig);
+  hash = ReportHash(*this);
 }
 
 Result<TopologyReport> BuildTopologyReport(std::string_view topo_text, std::string_view uuid_csv,
@@ -102,7 +117,7 @@ Result<TopologyReport> BuildTopologyReport(std::string_view topo_text, std::stri
     report.pci_bus_ids += uuids->pci_bus_ids[i];
   }
   report.gpu_count = matrix->gpu_count();
-  report.hash = Sha256Hex(report.topology + "\n\x1e" + report.uuids + "\n\x1e" + report.pci_bus_ids);
+  report.hash = ReportHash(report);
   return report;
 }
 

@@ -28,10 +28,14 @@ struct TopologyReport {
   std::string topology;  // The matrix text as nvidia-smi printed it (trailing blank lines trimmed).
   std::string uuids;     // "GPU-aaaa,GPU-bbbb,..." in index order.
   std::string pci_bus_ids;  // "00000000:07:00.0,..." in index order (as nvidia-smi prints them).
-  std::string hash;      // 64 hex digits over topology, uuids and PCI bus ids.
+  std::string hash;      // 64 hex digits over topology, uuids and PCI bus ids (and mig_uuids when set).
   int gpu_count = 0;
+  std::string mig_uuids;  // topofit.io/gpu-mig-uuids (mig_listing.h): "" when no GPU has MIG devices.
 
+  // All of them; topofit.io/gpu-mig-uuids always (empty when none, so that a stale map is cleared).
   std::map<std::string, std::string> Annotations() const;
+  // Sets mig_uuids and the hash over it.
+  void SetMigUuids(std::string mig);
 };
 
 // Which input a failed BuildTopologyReport refused, so the publisher can name it in its event.

@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "extender/cluster/requeue_rule.h"
 #include "extender/k8s/gpu_plan.h"
+#include "extender/k8s/topofit_annotations.h"
 #include "extender/placement/container_plan.h"
 #include "extender/placement/explain.h"
 #include "extender/placement/preemption.h"
@@ -275,7 +276,7 @@ void ExtenderVerbs::Bound(const protocol::BindingArgs& args, const cluster::PodR
 std::map<std::string, std::string> ExtenderVerbs::BindAnnotations(const cluster::PodRequest& pod, const std::string& node,
                                                                    GpuSet gpus, std::string& plan_note) const {
   std::map<std::string, std::string> annotations{{k8s::kGpuIdsAnnotation, gpus.ToString()}};
-  std::vector<std::string> uuids;  // By device index: replica ids on a time-sliced node (docs/shared-gpus.md).
+  std::vector<std::string> uuids;  // By device index: replica or MIG device ids on a shared node (docs/shared-gpus.md).
   bool mig = false;
   {
     auto reader = pipeline_->model().Read();
@@ -289,8 +290,9 @@ std::map<std::string, std::string> ExtenderVerbs::BindAnnotations(const cluster:
       mig = n->spec().shared.mig();
     }
   }
-  if (mig) {
-    plan_note = fmt::format("node {} has MIG devices, whose ids only the node side knows (index-only placement)", node);
+  if (mig && uuids.empty()) {
+    plan_note = fmt::format("node {} has MIG devices and publishes no {} (index-only placement)", node,
+                            k8s::kGpuMigUuidsAnnotation);
     return annotations;
   }
   auto unix_now = std::chrono::duration_cast<std::chrono::seconds>(

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <iterator>
+#include <map>
 
 namespace topofit::server {
 
@@ -92,6 +94,46 @@ void AppendGpuStates(std::string& out, const std::vector<cluster::NodeInfo>& nod
          "# TYPE topofit_gpus gauge\n";
   for (cluster::GpuState st : kStates)
     out += fmt::format("topofit_gpus{{state=\"{}\"}} {}\n", cluster::ToString(st), count[static_cast<size_t>(st)]);
+}
+
+// The kind of device a node's nvidia.com/gpu devices are: "whole" GPUs, "replica"s (time-slicing, MPS),
+// "mig" devices (docs/shared-gpus.md).
+std::string_view DeviceKind(const cluster::SharedDevices& s) {
+  return !s.shared() ? "whole" : s.mig() ? "mig" : "replica";
+}
+
+// Devices free and held by kind, and the physical GPUs of shared nodes by how much of them is held:
+// whole-free (every device free), partly-held, full (no device free).
+void AppendDevicesByKind(std::string& out, const std::vector<cluster::NodeInfo>& nodes) {
+  constexpr std::string_view kKinds[] = {"whole", "replica", "mig"};
+  std::map<std::string_view, std::array<int, 2>> devices;     // kind -> {free, held}
+  std::map<std::string_view, std::array<int, 3>> physical;    // kind -> {whole-free, partly-held, full}
+  for (const auto& n : nodes) {
+    const std::string_view kind = DeviceKind(n.shared);
+    devices[kind][0] += n.free.size();
+    devices[kind][1] += (n.usable - n.free).size();
+    if (!n.shared.shared()) continue;
+    for (int g = 0; g < n.shared.gpus; ++g) {
+      const GpuSet mine = n.shared.DevicesOf(g) & n.usable;
+      if (mine.empty()) continue;
+      const GpuSet free = mine & n.free;
+      ++physical[kind][free == mine ? 0 : free.empty() ? 2 : 1];
+    }
+  }
+  out += "# HELP topofit_devices nvidia.com/gpu devices by kind (whole GPUs; replica: time-slicing or MPS; mig: MIG "
+         "devices) and state: free, held (usable and not free).\n# TYPE topofit_devices gauge\n";
+  for (std::string_view kind : kKinds) {
+    out += fmt::format("topofit_devices{{kind=\"{}\",state=\"free\"}} {}\n", kind, devices[kind][0]);
+    out += fmt::format("topofit_devices{{kind=\"{}\",state=\"held\"}} {}\n", kind, devices[kind][1]);
+  }
+  out += "# HELP topofit_shared_physical_gpus Physical GPUs of nodes that share them, by kind (replica, mig) and "
+         "state: whole-free (all its devices free), partly-held, full (none free).\n"
+         "# TYPE topofit_shared_physical_gpus gauge\n";
+  constexpr std::string_view kStates[] = {"whole-free", "partly-held", "full"};
+  for (std::string_view kind : {kKinds[1], kKinds[2]})
+    for (size_t i = 0; i < std::size(kStates); ++i)
+      out += fmt::format("topofit_shared_physical_gpus{{kind=\"{}\",state=\"{}\"}} {}\n", kind, kStates[i],
+                         physical[kind][i]);
 }
 
 // Model-bound demand (placement/product_shortfall.h): per set of GPU models, the GPUs its pods will want over
@@ -187,6 +229,7 @@ std::string Metrics::Render(const cluster::ClusterModel& model, const placement:
   AppendNodes(out, nodes);
   AppendTotals(out, totals);
   AppendGpuStates(out, nodes);
+  AppendDevicesByKind(out, nodes);
   AppendShortfall(out, shortfall);
   out += "# HELP topofit_nodes Nodes in the model.\n# TYPE topofit_nodes gauge\n";
   out += fmt::format("topofit_nodes {}\n", totals.nodes);

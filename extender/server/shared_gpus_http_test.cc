@@ -4,10 +4,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <set>
+#include <string>
 
 #include "extender/cluster/testing/shared_nodes.h"
 #include "extender/k8s/gpu_plan.h"
+#include "extender/k8s/topofit_annotations.h"
 #include "extender/server/server_test_util.h"
 
 namespace topofit::server {
@@ -16,6 +19,25 @@ using nlohmann::json;
 using testing::GpuPod;
 using testing::LiveServer;
 
+// Filters and binds pod `name` (2 GPUs, namespace t) to `node`; the annotations the bind wrote.
+std::map<std::string, std::string> BindTwo(LiveServer& srv, const std::string& name, const std::string& node) {
+  REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod(name, 2) + R"(,"NodeNames":[")" + node + R"("]})"));
+  auto res = srv.Post("/scheduler/bind", R"({"PodName":")" + name + R"(","PodNamespace":"t","PodUID":"uid-)" + name +
+                                             R"(","Node":")" + node + R"("})");
+  REQUIRE(res);
+  CHECK(res->body == R"({"Error":""})");
+  auto& writer = dynamic_cast<k8s::InMemoryKubeWriter&>(srv.app->writer());
+  return writer.Pods()["t/" + name].annotations;
+}
+
+// The plan among `annotations`, parsed (the test fails without one).
+k8s::GpuAssignment PlanOf(const std::map<std::string, std::string>& annotations) {
+  REQUIRE(annotations.count(k8s::kGpuPlanAnnotation));
+  auto plan = k8s::ParseGpuAssignment(annotations.at(k8s::kGpuPlanAnnotation));
+  REQUIRE_MESSAGE(plan.ok(), plan.error());
+  return *plan;
+}
+
 TEST_CASE("shared gpus: bind plans replica ids of distinct GPUs, nodes API shows GPUs and free devices") {
   LiveServer srv;
   k8s::NodeObject ts = cluster::testing::TimeSlicedA100Node("ts");
@@ -23,17 +45,9 @@ TEST_CASE("shared gpus: bind plans replica ids of distinct GPUs, nodes API shows
   for (int i = 0; i < 8; ++i) uuids += fmt::format("{}GPU-ts-{}", i ? "," : "", i);
   ts.meta.annotations[k8s::kGpuUuidsAnnotation] = uuids;
   srv.app->model().ApplyNode(ts);
-  REQUIRE(srv.Post("/scheduler/filter", R"({"Pod":)" + GpuPod("r2", 2) + R"(,"NodeNames":["ts"]})"));
-  auto res = srv.Post("/scheduler/bind", R"({"PodName":"r2","PodNamespace":"t","PodUID":"uid-r2","Node":"ts"})");
-  REQUIRE(res);
-  CHECK(res->body == R"({"Error":""})");
-  auto& writer = dynamic_cast<k8s::InMemoryKubeWriter&>(srv.app->writer());
-  const auto ann = writer.Pods()["t/r2"].annotations;
-  REQUIRE(ann.count(k8s::kGpuPlanAnnotation));
-  auto plan = k8s::ParseGpuAssignment(ann.at(k8s::kGpuPlanAnnotation));
-  REQUIRE_MESSAGE(plan.ok(), plan.error());
+  const k8s::GpuAssignment plan = PlanOf(BindTwo(srv, "r2", "ts"));
   std::set<std::string> gpus;
-  for (const std::string& id : plan->AllUuids()) {
+  for (const std::string& id : plan.AllUuids()) {
     auto sep = id.find("::");
     REQUIRE(sep != std::string::npos);
     CHECK(id.starts_with("GPU-ts-"));
@@ -55,6 +69,17 @@ TEST_CASE("shared gpus: bind plans replica ids of distinct GPUs, nodes API shows
   CHECK(j["gpuStates"][5]["gpu"] == 1);
   CHECK(j["gpuStates"][5]["device"] == "replica 1");
   CHECK(j["gpuStates"][5]["uuid"] == "GPU-ts-1");
+
+  auto metrics = srv.client->Get("/metrics");
+  REQUIRE(metrics);
+  const std::string& m = metrics->body;
+  CHECK(m.find("topofit_devices{kind=\"replica\",state=\"free\"} 30\n") != std::string::npos);
+  CHECK(m.find("topofit_devices{kind=\"replica\",state=\"held\"} 2\n") != std::string::npos);
+  CHECK(m.find("topofit_shared_physical_gpus{kind=\"replica\",state=\"whole-free\"} 6\n") != std::string::npos);
+  CHECK(m.find("topofit_shared_physical_gpus{kind=\"replica\",state=\"partly-held\"} 2\n") != std::string::npos);
+  CHECK(m.find("topofit_shared_physical_gpus{kind=\"replica\",state=\"full\"} 0\n") != std::string::npos);
+  CHECK(m.find("topofit_devices{kind=\"mig\",state=\"free\"} 0\n") != std::string::npos);
+  CHECK(m.find("topofit_devices{kind=\"whole\",state=\"free\"} ") != std::string::npos);
 }
 
 TEST_CASE("shared gpus: a MIG node gets gpu-ids and no plan, nodes without sharing have no sharing field") {
@@ -83,6 +108,33 @@ TEST_CASE("shared gpus: a MIG node gets gpu-ids and no plan, nodes without shari
     CHECK(n["sharing"]["wholeFreeGpus"].size() == 7);
   }
   CHECK(shared == 1);
+  auto metrics = srv.client->Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(metrics->body.find("topofit_devices{kind=\"mig\",state=\"held\"} 1\n") != std::string::npos);
+  CHECK(metrics->body.find("topofit_shared_physical_gpus{kind=\"mig\",state=\"partly-held\"} 1\n") !=
+        std::string::npos);
+  CHECK(metrics->body.find("topofit_shared_physical_gpus{kind=\"mig\",state=\"whole-free\"} 7\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("shared gpus: a MIG node that publishes its MIG map gets a plan naming MIG devices of one GPU") {
+  LiveServer srv;
+  k8s::NodeObject mig = cluster::testing::MigA100Node("mig");
+  std::string uuids, map;
+  for (int g = 0; g < 8; ++g) {
+    uuids += fmt::format("{}GPU-m-{}", g ? "," : "", g);
+    for (int d = 0; d < 7; ++d) map += fmt::format("{}MIG-{}-{}", d ? "," : g ? ";" : "", g, d);
+  }
+  mig.meta.annotations[k8s::kGpuUuidsAnnotation] = uuids;
+  mig.meta.annotations[k8s::kGpuMigUuidsAnnotation] = map;
+  srv.app->model().ApplyNode(mig);
+  const k8s::GpuAssignment plan = PlanOf(BindTwo(srv, "m2", "mig"));
+  std::set<std::string> gpus;
+  for (const std::string& id : plan.AllUuids()) {
+    REQUIRE(id.starts_with("MIG-"));
+    gpus.insert(id.substr(0, id.rfind('-')));
+  }
+  CHECK(gpus.size() == 1);  // Best fit: both on one GPU.
 }
 
 }  // namespace

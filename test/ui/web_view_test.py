@@ -11,7 +11,8 @@ tiles. Then, on a cluster in spines and blocks (labelled_cluster.py), driven ove
 (chromium_cdp.py): the overview's boxes and tiles in natural order, unlabelled nodes in a box of their
 own, tile colours by free GPUs, no rows until a click; a mouse click on a block's head draws exactly its
 nodes' rows, a click on a tile its block's rows with the node selected, ?domain= opens a domain, and a
-pod bound recolours its node's tile in place on the next poll. Chromium is only pointed at 127.0.0.1.
+pod bound recolours its node's tile in place on the next poll. Last, a time-sliced and a MIG node: a box per
+physical GPU holding its replicas or MIG devices and their holders. Chromium is only pointed at 127.0.0.1.
 Usage: web_view_test.py TOPOFIT_BINARY [--screenshot PNG]  (exit 77 = skipped: no chromium).
 """
 import argparse
@@ -89,6 +90,7 @@ def main():
     with serve(args.topofit) as (base, ops_base, _):
         check_demo(chromium, base, ops_base, args.screenshot)
     check_overview(chromium, args.topofit)
+    check_shared(chromium, args.topofit)
     if failures:
         print(f"{len(failures)} check(s) failed")
         return 1
@@ -253,6 +255,52 @@ def check_poll_update(b, base, ops):
     b.wait_for("window.__tile.className === 'tile f0'", 15)
     check(b.evaluate("window.__tile === document.querySelector('#overview .tile[data-node=\"gpu-node-0\"]')"),
           "the next poll recolours gpu-node-0's tile in place (the same element: the layout did not change)")
+
+
+
+def shared_node(name, allocatable, labels):
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "uid": "node-" + name, "labels": labels},
+            "status": {"allocatable": {"cpu": "96", "memory": "1Ti", "nvidia.com/gpu": str(allocatable)},
+                       "capacity": {"cpu": "96", "memory": "1Ti", "nvidia.com/gpu": str(allocatable)}}}
+
+
+def shared_pod(name, node, devices):
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "ml", "uid": "uid-" + name,
+                         "annotations": {"topofit.io/gpu-ids": ",".join(map(str, devices))}},
+            "spec": {"nodeName": node, "containers": [
+                {"name": "main", "resources": {"limits": {"nvidia.com/gpu": str(len(devices))}}}]},
+            "status": {"phase": "Running"}}
+
+
+def check_shared(chromium, topofit):
+    """A time-sliced node (8 A100s x 4 replicas) and a MIG node (8 x 7 1g.10gb), labelled as GFD labels them,
+    with a pod on each: a box per physical GPU holding its devices, named as the API names them."""
+    items = [shared_node("ts", 32, {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB-SHARED", "nvidia.com/gpu.count": "8",
+                                    "nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "time-slicing"}),
+             shared_node("mig", 56, {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb",
+                                     "nvidia.com/gpu.count": "56", "nvidia.com/mig.strategy": "single"}),
+             shared_pod("train", "ts", [0, 4]), shared_pod("nb", "mig", [0, 1])]
+    with tempfile.TemporaryDirectory() as tmp:
+        snapshot = os.path.join(tmp, "shared.json")
+        with open(snapshot, "w") as f:
+            json.dump({"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}}, f)
+        with serve(topofit, "--snapshot", snapshot) as (_, ops, _pid):
+            rows = node_rows(dump_dom(chromium, ops + "/ui"))
+    check(sorted(rows) == ["mig", "ts"], f"both shared nodes are rows: {sorted(rows)}")
+    for name, per_gpu, held, label in (("ts", 4, {0: "ml/train", 4: "ml/train"}, "replica 1"),
+                                       ("mig", 7, {0: "ml/nb", 1: "ml/nb"}, "MIG 1g.10gb #1")):
+        row = rows.get(name, "")
+        boxes = re.findall(r'<div class="island physical" data-physical-gpu="(\d+)" data-devices="([^"]+)">', row)
+        want = [(str(g), ",".join(str(g * per_gpu + r) for r in range(per_gpu))) for g in range(8)]
+        check(boxes == want, f"{name}: a box per physical GPU holding its {per_gpu} devices: {boxes[:2]}...")
+        who = {g: h for g, h in holders(row).items() if h}
+        check(who == held, f"{name}: the pod's devices are drawn held by it: {who}")
+        check(f'<span class="idx">{label}</span>' in row, f"{name}: a device is named {label!r}")
+    check('data-sharing="mig-single">mig-single 1g.10gb: 8 GPUs x 7, 7 whole free<' in rows.get("mig", ""),
+          "mig: the head says the mode, profile, GPUs and whole free GPUs")
+    check('data-sharing="time-slicing">time-slicing: 8 GPUs x 4, 6 whole free<' in rows.get("ts", ""),
+          "ts: two GPUs partly held, six whole free")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,13 @@ function podColour(name) {
 
 const isNv = (link) => typeof link === "string" && link.startsWith("NV");
 
+// On a node that shares its GPUs (time-slicing, MPS, MIG): the devices of each physical GPU, by GPU.
+function physicalGroups(node) {
+  const groups = [];
+  (node.gpuStates || []).forEach((s, d) => (groups[s.gpu] = groups[s.gpu] || []).push(d));
+  return groups.filter(Boolean);
+}
+
 // Groups of GPUs whose every pair is NVLink-connected; GPUs with no NVLink stay alone.
 function islands(node) {
   const n = node.gpus || 0;
@@ -88,8 +95,9 @@ function gpuCell(node, g) {
   const holder = (node.gpuHolders || [])[g] || "";
   const free = (node.freeGpus || []).includes(g);
   const cls = holder ? "gpu held" : free ? "gpu free" : "gpu unusable";
+  const device = node.sharing ? ((node.gpuStates || [])[g] || {}).device || `device ${g}` : "";
   const cell = el("div", { class: cls, "data-gpu": g, "data-holder": holder, title: holder || (free ? "free" : "unavailable") },
-                  el("span", { class: "idx" }, `GPU ${g}`),
+                  el("span", { class: "idx" }, device || `GPU ${g}`),
                   el("span", { class: "who" }, holder || (free ? "free" : "unavailable")));
   if (holder) cell.style.background = podColour(holder);
   return cell;
@@ -100,17 +108,35 @@ function nodeRow(node) {
   for (const [size, count] of Object.entries(node.freeNvlinkSets || {}))
     shapes.append(el("span", { "data-shape": size, "data-count": count }, `${size}-sets: ${count}`));
   const groups = el("div", { class: "islands" });
-  for (const grp of islands(node)) {
-    const box = el("div", { class: grp.length > 1 ? "island nvlink" : "island", "data-island": grp.join(",") });
-    for (const g of grp) box.append(gpuCell(node, g));
-    groups.append(box);
+  if (node.sharing) {
+    // One box per physical GPU holding its replicas or MIG devices (docs/shared-gpus.md).
+    for (const grp of physicalGroups(node)) {
+      const g = node.gpuStates[grp[0]].gpu;
+      const box = el("div", { class: "island physical", "data-physical-gpu": g, "data-devices": grp.join(",") },
+                     el("div", { class: "physical-head" }, `GPU ${g}`));
+      for (const d of grp) box.append(gpuCell(node, d));
+      groups.append(box);
+    }
+  } else {
+    for (const grp of islands(node)) {
+      const box = el("div", { class: grp.length > 1 ? "island nvlink" : "island", "data-island": grp.join(",") });
+      for (const g of grp) box.append(gpuCell(node, g));
+      groups.append(box);
+    }
   }
+  const sharing = node.sharing
+    ? el("span", { class: "sharing", "data-sharing": node.sharing.mode },
+         `${node.sharing.mode}${node.sharing.migProfile ? " " + node.sharing.migProfile : ""}: ` +
+         `${node.sharing.physicalGpus} GPUs x ${node.sharing.devicesPerGpu}, ` +
+         `${node.sharing.wholeFreeGpus.length} whole free`)
+    : null;
   const row = el("div", { class: node.name === state.selected ? "node selected" : "node", "data-node": node.name,
                           onclick: () => select(node.name) },
     el("div", { class: "node-head" },
       el("span", { class: "node-name" }, node.name),
       el("span", { class: "muted" }, `${node.profile || "-"} · ${node.topologySource}`),
       el("span", { class: "free-count" }, `${node.free}/${node.gpus} free`),
+      sharing,
       shapes,
       (node.warnings || []).length ? el("span", { class: "warn" }, `${node.warnings.length} warning(s)`) : null),
     node.gpus ? groups : el("span", { class: "muted" }, "no GPUs"));

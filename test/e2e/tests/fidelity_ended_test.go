@@ -2,13 +2,11 @@ package tests
 
 import (
 	"context"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"topofit.dev/e2e/harness"
 	"topofit.dev/e2e/nodesim"
@@ -35,20 +33,13 @@ func TestFidelityTopofitNodeEndedPods(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const node = "n1"
-	dir := harness.ArtifactsDir(t)
-	plans := &filePlans{path: filepath.Join(dir, "pods.json"), node: node}
-	if err := plans.publish(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	rig := startNodeRig(ctx, t, bin, node, 8, dir, reconcilingArgs(plans)...)
+	rig, plans := startFilePlansRig(ctx, t, bin, node, nodesim.GPUIDs(8), harness.ArtifactsDir(t))
 	k, ids := rig.k, rig.ids
 	t0 := time.Now().Add(-time.Hour)
 	var all []*plannedPod
 	// add plans a one-container pod on `plan`, created `at` minutes after t0, and publishes it.
 	add := func(name string, at int, plan []string) *plannedPod {
-		pp := &plannedPod{plan: map[string][]string{"main": sorted(plan)},
-			pod: nodesim.Pod(name, node, types.UID("uid-"+name), t0.Add(time.Duration(at)*time.Minute),
-				nodesim.Container{Name: "main", GPUs: len(plan)})}
+		pp := mainPod(node, t0, name, at, plan, len(plan))
 		all = append(all, pp)
 		if err := plans.publish(ctx, all); err != nil {
 			t.Fatal(err)

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"topofit.dev/e2e/harness"
 	"topofit.dev/e2e/nodesim"
 )
@@ -33,12 +35,19 @@ type nodeRig struct {
 // the test ends; the tail of topofit node's log is printed when it failed.
 func startNodeRig(ctx context.Context, t *testing.T, bin, node string, gpus int, dir string, args ...string) *nodeRig {
 	t.Helper()
+	return startNodeRigIDs(ctx, t, bin, node, nodesim.GPUIDs(gpus), dir, args...)
+}
+
+// startNodeRigIDs is startNodeRig with the stub serving the device ids `ids` (e.g. replica ids).
+func startNodeRigIDs(ctx context.Context, t *testing.T, bin, node string, ids []string, dir string, args ...string) *nodeRig {
+	t.Helper()
+	gpus := len(ids)
 	k, err := nodesim.StartKubelet(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { k.Stop(context.Background()) })
-	r := &nodeRig{k: k, registrar: filepath.Join(nodesim.DevicePluginDir, "topofit-registrar.sock"), ids: nodesim.GPUIDs(gpus)}
+	r := &nodeRig{k: k, registrar: filepath.Join(nodesim.DevicePluginDir, "topofit-registrar.sock"), ids: ids}
 	r.topofit = &harness.Process{Name: "topofit-node", Path: bin, LogPath: filepath.Join(dir, "topofit-node.log"),
 		Args: append([]string{"node", "--node-name", node, "--device-plugin-dir", nodesim.DevicePluginDir,
 			"--registrar-socket", filepath.Base(r.registrar)}, args...)}
@@ -64,6 +73,25 @@ func startNodeRig(ctx context.Context, t *testing.T, bin, node string, gpus int,
 		t.Fatalf("kubelet never saw topofit's devices: %v\n%s", err, harness.TailFile(r.topofit.LogPath, 20))
 	}
 	return r
+}
+
+// startFilePlansRig is startNodeRigIDs reconciling (reconcilingArgs) with its plans from a --pods-file in
+// dir, published empty before topofit node starts.
+func startFilePlansRig(ctx context.Context, t *testing.T, bin, node string, ids []string, dir string) (*nodeRig, *filePlans) {
+	t.Helper()
+	plans := &filePlans{path: filepath.Join(dir, "pods.json"), node: node}
+	if err := plans.publish(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	return startNodeRigIDs(ctx, t, bin, node, ids, dir, reconcilingArgs(plans)...), plans
+}
+
+// mainPod is a pod of one container "main" asking for `gpus` GPUs on node, created `at` minutes after
+// t0, planned on `plan` (nil: no plan, a foreign pod).
+func mainPod(node string, t0 time.Time, name string, at int, plan []string, gpus int) *plannedPod {
+	return &plannedPod{plan: map[string][]string{"main": sorted(plan)}, foreign: plan == nil,
+		pod: nodesim.Pod(name, node, types.UID("uid-"+name), t0.Add(time.Duration(at)*time.Minute),
+			nodesim.Container{Name: "main", GPUs: gpus})}
 }
 
 // reconcilingArgs: topofit node with kubelet's PodResources, plans from `plans`, a reconcile every

@@ -74,7 +74,8 @@ func mustDelete(t *testing.T, c *harness.Cluster, name string) {
 }
 
 // 1/2/4/8-GPU pods, each alone on an empty cluster of an NVLink node and a PCIe node, land on the
-// NVLink node with a set of the best NVLink total; a GFD-labelled A100 node takes an 8-GPU pod whole.
+// NVLink node with a set of the best NVLink total; a GFD-labelled A100 node takes an 8-GPU pod whole;
+// time-sliced and MIG nodes labelled as GFD labels them take pods on their physical GPUs (shared_gpus_test.go).
 func TestTopofitOptimalPlacement(t *testing.T) {
 	c, _ := startTopofit(t,
 		harness.GPUNode("dgx1", 8, "dgx1-v100"),
@@ -115,6 +116,8 @@ func TestTopofitOptimalPlacement(t *testing.T) {
 			t.Errorf("8-GPU pod on %s, want gfd-a100", node)
 		}
 	})
+
+	t.Run("shared GPUs", func(t *testing.T) { testSharedGPUs(t, c) })
 }
 
 // 200 pods (40 with -short) of 1, 2 and 4 GPUs with deletions between: no GPU is ever given to two live pods.
