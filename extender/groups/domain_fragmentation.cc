@@ -41,7 +41,9 @@ double DomainFragmentationScore::Score(std::span<const NodeTake> takes) const {
   for (const NodeTake& t : takes) {
     if (t.node >= 0 && static_cast<size_t>(t.node) < free_.size()) per_node_.push_back(t);
   }
-  std::sort(per_node_.begin(), per_node_.end(), [](const NodeTake& a, const NodeTake& b) { return a.node < b.node; });
+  if (per_node_.size() > 1) {
+    std::sort(per_node_.begin(), per_node_.end(), [](const NodeTake& a, const NodeTake& b) { return a.node < b.node; });
+  }
   size_t out = 0;
   for (size_t i = 0; i < per_node_.size(); ++i) {
     if (out > 0 && per_node_[out - 1].node == per_node_[i].node) per_node_[out - 1].gpus += per_node_[i].gpus;

@@ -1,6 +1,7 @@
 #include "extender/groups/group_planner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <unordered_map>
 
@@ -29,17 +30,24 @@ using Picked = std::vector<std::pair<int, int>>;  // (leaf unit, set index) per 
 // its first r sets; a domain's fills are memoised by (unit, r), so comparing them costs each once.
 class Filler {
  public:
-  Filler(const DomainTree& t, const DomainFragmentationScore& frag) : t_(t), frag_(frag) {}
+  Filler(const DomainTree& t, const DomainFragmentationScore& frag, int gpus) : t_(t), frag_(frag), gpus_(gpus) {}
 
   const Picked& Fill(int unit, int r) { return Memo(unit, r).first; }
 
-  // Whether unit a, filled with r members, is preferred to unit b.
-  bool Better(int a, int b, int r) {
-    if (frag_.enabled()) {
-      const double la = Loss(a, r), lb = Loss(b, r);
-      if (la < lb - kTie || lb < la - kTie) return la < lb;
+  // The unit of `units` that can take r members and is preferred filled with them (nullopt: none can).
+  std::optional<int> Best(const std::vector<int>& units, int r) {
+    std::optional<int> best;
+    double best_loss = 0;
+    for (int u : units) {
+      if (t_.unit(u).capacity < r) continue;
+      const double loss = frag_.enabled() ? Loss(u, r) : 0;
+      const bool tie = best && std::abs(loss - best_loss) <= kTie;
+      if (!best || (tie ? t_.BestFitLess(u, *best) : loss < best_loss)) {
+        best = u;
+        best_loss = loss;
+      }
     }
-    return t_.BestFitLess(a, b);
+    return best;
   }
 
  private:
@@ -48,9 +56,7 @@ class Filler {
   // A node's fill takes its first r sets: scored without building it.
   double Loss(int unit, int r) {
     if (!t_.IsLeaf(unit)) return Memo(unit, r).second;
-    int gpus = 0;
-    for (int j = 0; j < r; ++j) gpus += t_.unit(unit).sets[j].gpus.size();
-    const NodeTake take[] = {{t_.unit(unit).node, gpus}};
+    const NodeTake take[] = {{t_.unit(unit).node, r * gpus_}};  // Every set has the members' GPUs.
     return frag_.Score(take);
   }
 
@@ -66,9 +72,7 @@ class Filler {
     double loss = 0;
     if (frag_.enabled()) {
       std::vector<NodeTake> takes;
-      for (const auto& [leaf, j] : out) {
-        takes.push_back({t_.unit(leaf).node, static_cast<int>(t_.unit(leaf).sets[j].gpus.size())});
-      }
+      for (const auto& [leaf, j] : out) takes.push_back({t_.unit(leaf).node, gpus_});
       loss = frag_.Score(takes);
     }
     return memo_.emplace(key, std::make_pair(std::move(out), loss)).first->second;
@@ -79,13 +83,6 @@ class Filler {
     for (int c : t_.unit(unit).children) {
       if (t_.unit(c).capacity > 0) pool.push_back(c);
     }
-    auto best_fit = [&]() {
-      std::optional<int> fit;
-      for (int c : pool) {
-        if (t_.unit(c).capacity >= r && (!fit || Better(c, *fit, r))) fit = c;
-      }
-      return fit;
-    };
     auto append = [&](int c, int n) {
       if (t_.IsLeaf(c)) {
         for (int j = 0; j < n; ++j) out->emplace_back(c, j);
@@ -95,16 +92,20 @@ class Filler {
       out->insert(out->end(), p.begin(), p.end());
     };
     // Descend into the child that holds all r, when one can.
-    if (auto fit = best_fit()) return append(*fit, r);
-    // Split: use up the partly used children first (largest first); a whole-free child takes the rest
-    // only when no partly used one is left.
-    while (r > 0 && !pool.empty()) {
-      const bool partial_left =
-          std::any_of(pool.begin(), pool.end(), [&](int c) { return !t_.unit(c).whole_free(); });
-      if (auto fit = best_fit(); fit && (!t_.unit(*fit).whole_free() || !partial_left)) return append(*fit, r);
-      auto next = std::min_element(pool.begin(), pool.end(), [&](int a, int b) { return t_.SplitLess(a, b); });
-      const int c = *next;
-      pool.erase(next);
+    if (auto fit = Best(pool, r)) return append(*fit, r);
+    // Split: use up the children in SplitLess order - partly used first (largest first); a whole-free
+    // child takes the rest only when no partly used one is left.
+    std::sort(pool.begin(), pool.end(), [&](int a, int b) { return t_.SplitLess(a, b); });
+    int partial_left = static_cast<int>(
+        std::count_if(pool.begin(), pool.end(), [&](int c) { return !t_.unit(c).whole_free(); }));
+    std::vector<int> rest;
+    for (size_t next = 0; r > 0 && next < pool.size(); ++next) {
+      rest.assign(pool.begin() + next, pool.end());
+      if (auto fit = Best(rest, r); fit && (!t_.unit(*fit).whole_free() || partial_left == 0)) {
+        return append(*fit, r);
+      }
+      const int c = pool[next];
+      partial_left -= !t_.unit(c).whole_free();
       append(c, t_.unit(c).capacity);
       r -= t_.unit(c).capacity;
     }
@@ -112,6 +113,7 @@ class Filler {
 
   const DomainTree& t_;
   const DomainFragmentationScore& frag_;
+  const int gpus_;  // Per member.
   std::unordered_map<uint64_t, std::pair<Picked, double>> memo_;  // By (unit, r).
 };
 
@@ -240,7 +242,7 @@ GroupPlan GroupPlanner::Plan(const GroupNodes& nodes, const GroupSpec& spec) con
     expected_->Observe(spec);
     frag.PreScore(nodes, *expected_->Snapshot());
   }
-  Filler filler(tree, frag);
+  Filler filler(tree, frag, spec.gpus);
   NoteMissing(map, spec.level, &plan.notes);
   const std::vector<int> search = SearchOrder(map, spec);
   std::vector<int> wants = {spec.size};
@@ -248,10 +250,7 @@ GroupPlan GroupPlanner::Plan(const GroupNodes& nodes, const GroupSpec& spec) con
   for (int m : wants) {
     for (int level : search) {
       std::vector<int> units = level < 0 ? std::vector<int>{DomainTree::kRoot} : tree.UnitsAt(level);
-      std::optional<int> best;
-      for (int u : units) {
-        if (tree.unit(u).capacity >= m && (!best || filler.Better(u, *best, m))) best = u;
-      }
+      const std::optional<int> best = filler.Best(units, m);
       if (!best) continue;
       Realize(tree, filler, map, *best, level, m, &plan);
       if (level != spec.level) {
