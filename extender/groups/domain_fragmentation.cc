@@ -34,6 +34,17 @@ double DomainFragmentationScore::Lost(const Shape& s, int d, int lost) {
   return s.weight * (room / s.members - std::max(0, room - lost) / s.members);
 }
 
+double DomainFragmentationScore::ScoreNode(int node, int gpus) const {
+  if (node < 0 || static_cast<size_t>(node) >= free_.size()) return 0;
+  double loss = 0;
+  const int before = free_[node];
+  for (const Shape& s : shapes_) {
+    const int lost = before / s.gpus - std::max(0, before - gpus) / s.gpus;
+    if (lost > 0) loss += Lost(s, domain_[s.level][node], lost);
+  }
+  return loss;
+}
+
 double DomainFragmentationScore::Score(std::span<const NodeTake> takes) const {
   if (shapes_.empty() || takes.empty()) return 0;
   // GPUs taken per node, nodes in order.

@@ -49,6 +49,8 @@ class DomainFragmentationScore {
   bool enabled() const { return !shapes_.empty(); }
   // The loss of taking `takes` (the same node may appear more than once), in GPUs.
   double Score(std::span<const NodeTake> takes) const;
+  // The same for one take: Score({{node, gpus}}), without the merging.
+  double ScoreNode(int node, int gpus) const;
 
  private:
   struct Shape {

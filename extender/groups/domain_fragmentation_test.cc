@@ -71,6 +71,8 @@ TEST_CASE("domain fragmentation: the loss is the GPUs of the expected groups who
   // a whole free node of b1 costs both; two takes on one node count as one of 2 GPUs.
   frag.PreScore(nodes, Shapes({{1, 8, kHost, 0.5}, {4, 8, kBlock, 0.5}}));
   CHECK(frag.Score(b1n1) == doctest::Approx(0.5 * 8 + 0.5 * 32));
+  CHECK(frag.ScoreNode(f.Node("b1-n1"), 1) == doctest::Approx(0.5 * 8 + 0.5 * 32));
+  CHECK(frag.ScoreNode(-1, 1) == 0);
   const NodeTake twice[] = {{f.Node("b2-n1"), 1}, {f.Node("b2-n1"), 1}};
   CHECK(frag.Score(twice) == 0);  // b2-n1 is broken already.
   const NodeTake out_of_range[] = {{-1, 3}, {999, 3}};
@@ -123,6 +125,7 @@ TEST_CASE("domain fragmentation: FGD's frag changes by the loss minus the GPUs t
     const double before = frag_of(nodes);
     nodes.nodes[at].free = nodes.nodes[at].free - take;
     CHECK(frag_of(nodes) - before == doctest::Approx(frag.Score(t) - take.size()));
+    CHECK(frag.ScoreNode(at, take.size()) == doctest::Approx(frag.Score(t)));
   }
 }
 

@@ -56,8 +56,7 @@ class Filler {
   // A node's fill takes its first r sets: scored without building it.
   double Loss(int unit, int r) {
     if (!t_.IsLeaf(unit)) return Memo(unit, r).second;
-    const NodeTake take[] = {{t_.unit(unit).node, r * gpus_}};  // Every set has the members' GPUs.
-    return frag_.Score(take);
+    return frag_.ScoreNode(t_.unit(unit).node, r * gpus_);  // Every set has the members' GPUs.
   }
 
   const std::pair<Picked, double>& Memo(int unit, int r) {
