@@ -60,7 +60,7 @@ DomainTree::DomainTree(const GroupNodes& nodes, const placement::Placer& placer,
   leaves_.assign(map.size(), -1);
   units_.reserve(units_.size() + map.size());
   // A node's sets depend only on its topology and free GPUs: most nodes of a cluster share a few.
-  std::unordered_map<uint64_t, std::pair<const Topology*, std::vector<placement::PlacerChoice>>> sets_of;
+  std::unordered_map<uint64_t, std::pair<const Topology*, size_t>> sets_of;  // -> index into sets_
   for (size_t i = 0; i < map.size(); ++i) {
     const int u = AddUnit(leaf_depth, -1, map.name(i), under[i]);
     leaves_[i] = u;
@@ -72,12 +72,13 @@ DomainTree::DomainTree(const GroupNodes& nodes, const placement::Placer& placer,
     leaf.free_gpus = free.size();
     leaf.usable_gpus = n.usable.size();
     const uint64_t key = (reinterpret_cast<uintptr_t>(n.topology) * 0x9E3779B97F4A7C15ull) ^ free.mask();
-    auto it = sets_of.find(key);
-    if (it == sets_of.end() || it->second.first != n.topology) {
-      it = sets_of.insert_or_assign(key, std::make_pair(n.topology, LeafSets(placer, *n.topology, free, gpus, intent,
-                                                                             max_members))).first;
+    auto [it, added] = sets_of.try_emplace(key, n.topology, sets_.size());
+    if (added || it->second.first != n.topology) {  // New, or a hash collision: computed, not shared.
+      sets_.push_back(LeafSets(placer, *n.topology, free, gpus, intent, max_members));
+      leaf.sets = sets_.back();
+    } else {
+      leaf.sets = sets_[it->second.second];
     }
-    leaf.sets = it->second.second;
     leaf.capacity = static_cast<int>(leaf.sets.size());
     leaf.best_ring = leaf.sets.empty() ? 0 : leaf.sets[0].ring_mbps;
   }
