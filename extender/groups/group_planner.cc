@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <span>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -35,7 +36,7 @@ class Filler {
   const Picked& Fill(int unit, int r) { return Memo(unit, r).first; }
 
   // The unit of `units` that can take r members and is preferred filled with them (nullopt: none can).
-  std::optional<int> Best(const std::vector<int>& units, int r) {
+  std::optional<int> Best(std::span<const int> units, int r) {
     std::optional<int> best;
     double best_loss = 0;
     for (int u : units) {
@@ -97,12 +98,12 @@ class Filler {
     std::sort(pool.begin(), pool.end(), [&](int a, int b) { return t_.SplitLess(a, b); });
     int partial_left = static_cast<int>(
         std::count_if(pool.begin(), pool.end(), [&](int c) { return !t_.unit(c).whole_free(); }));
-    std::vector<int> rest;
+    std::vector<int> most(pool.size() + 1, 0);  // most[i]: the largest capacity among pool[i..].
+    for (size_t i = pool.size(); i-- > 0;) most[i] = std::max(most[i + 1], t_.unit(pool[i]).capacity);
     for (size_t next = 0; r > 0 && next < pool.size(); ++next) {
-      rest.assign(pool.begin() + next, pool.end());
-      if (auto fit = Best(rest, r); fit && (!t_.unit(*fit).whole_free() || partial_left == 0)) {
-        return append(*fit, r);
-      }
+      const std::optional<int> fit =
+          most[next] >= r ? Best(std::span<const int>(pool).subspan(next), r) : std::nullopt;
+      if (fit && (!t_.unit(*fit).whole_free() || partial_left == 0)) return append(*fit, r);
       const int c = pool[next];
       partial_left -= !t_.unit(c).whole_free();
       append(c, t_.unit(c).capacity);
