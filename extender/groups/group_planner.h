@@ -35,9 +35,10 @@
 // GPUs), the level and domain searched, the deepest domain holding every member, the slowest member's
 // ring bandwidth; or, when no plan, the reason naming the level and the best domain's room: "no block
 // can take 8 members of 8 GPUs: the best, s1/b2, has room for 5".
-// Deterministic: the same nodes, map and spec give the same plan. Read-only: the planner writes
-// nothing; applying a plan (Take) changes only a GroupNodes copy.
-// Thread-safe: Plan may run concurrently (the Placer is).
+// Deterministic: the same nodes, map, spec and expected shapes give the same plan. The planner writes
+// only to the estimate it was given (each group planned is observed, once per key); applying a plan
+// (Take) changes only a GroupNodes copy.
+// Thread-safe: Plan may run concurrently (the Placer and GroupShapeEstimate are).
 
 #include <cstdint>
 #include <string>
