@@ -1,7 +1,7 @@
 // groups_bench: the groups replay (groups_replay.h) on every cluster shape and size mix, one markdown
 // table each - the tables of docs/groups.md.
 //   groups_bench [--shape h100-spine|gb200-nvl72] [--mix helios-fit|multi-node] [--seed N] [--load L]
-//                [--seeds N] [--churn N]
+//                [--seeds N] [--churn N] [--group-half-life G]
 // Without --shape or --mix, every shape or mix.
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
       base.load = std::strtod(value.c_str(), nullptr);
     } else if (flag == "--seeds") {
       base.seeds = std::atoi(value.c_str());
+    } else if (flag == "--group-half-life") {
+      base.group_half_life = std::strtod(value.c_str(), nullptr);
     } else if (flag == "--churn") {
       base.churn_arrivals = std::atoi(value.c_str());
     } else {
@@ -34,7 +36,7 @@ int main(int argc, char** argv) {
     }
   }
   if (argc % 2 == 0) {
-    std::fprintf(stderr, "flags take a value: --shape, --mix, --seed, --seeds, --load, --churn\n");
+    std::fprintf(stderr, "flags take a value: --shape, --mix, --seed, --seeds, --load, --churn, --group-half-life\n");
     return 2;
   }
   for (const std::string& shape : shapes) {

@@ -16,15 +16,21 @@ using groups::MemberPlan;
 
 class TopofitGroups : public GroupPolicy {
  public:
-  explicit TopofitGroups(const placement::Placer& placer) : planner_(placer) {}
+  TopofitGroups(const placement::Placer& placer, groups::GroupShapeOptions options)
+      : placer_(placer), options_(options) {}
   std::string name() const override { return "topofit"; }
+  // As topofit serve learns: each group arriving is observed before it is planned (GroupPlanner).
+  void Start() override { expected_ = std::make_unique<groups::GroupShapeEstimate>(options_); }
   std::vector<MemberPlan> Place(const GroupNodes& nodes, const GroupSpec& spec) override {
-    groups::GroupPlan plan = planner_.Plan(nodes, spec);
+    if (!expected_) Start();
+    groups::GroupPlan plan = groups::GroupPlanner(placer_, expected_.get()).Plan(nodes, spec);
     return plan.ok ? plan.members : std::vector<MemberPlan>{};
   }
 
  private:
-  groups::GroupPlanner planner_;
+  const placement::Placer& placer_;
+  const groups::GroupShapeOptions options_;
+  std::unique_ptr<groups::GroupShapeEstimate> expected_;
 };
 
 class NoGang : public GroupPolicy {
@@ -184,9 +190,10 @@ class VolcanoTier : public GroupPolicy {
 
 }  // namespace
 
-std::vector<std::unique_ptr<GroupPolicy>> AllGroupPolicies(const placement::Placer& placer) {
+std::vector<std::unique_ptr<GroupPolicy>> AllGroupPolicies(const placement::Placer& placer,
+                                                          groups::GroupShapeOptions expected) {
   std::vector<std::unique_ptr<GroupPolicy>> out;
-  out.push_back(std::make_unique<TopofitGroups>(placer));
+  out.push_back(std::make_unique<TopofitGroups>(placer, expected));
   out.push_back(std::make_unique<NoGang>(placer));
   out.push_back(std::make_unique<KueueBestFit>(placer));
   out.push_back(std::make_unique<VolcanoTier>(placer));

@@ -4,7 +4,8 @@
 // member its GPUs by the same rule (the Placer's set, member after member on a node), so what differs
 // is the gang, the domain and the nodes.
 //
-//   topofit        GroupPlanner::Plan (extender/groups/group_planner.h).
+//   topofit        GroupPlanner::Plan (extender/groups/group_planner.h), learning the group shapes
+//                  of the arrivals as it goes (DomainFragmentationScore).
 //   no-gang        kube-scheduler alone: members one by one, each to the node with the most free GPUs
 //                  (LeastAllocated, the default NodeResourcesFit strategy, scoring GPUs), ties by name;
 //                  no domain. The members placed before one fails keep their GPUs: partly placed.
@@ -20,7 +21,9 @@
 //                  Volcano breaks equal scores at random); inside, nodes first fit by name. Soft mode
 //                  (preferred) goes on up to the whole cluster.
 // Contract: Place returns the members placed, each on a node with a set inside its free GPUs and no two
-// sets overlapping; a gang policy returns size or min_count members or none. Stateless between calls.
+// sets overlapping; a gang policy returns size or min_count members or none. Only topofit keeps state
+// between calls: the group shapes it has seen (group_shapes.h), as topofit serve does; Start() begins
+// a new replay and forgets them.
 
 #include <memory>
 #include <string>
@@ -28,6 +31,7 @@
 
 #include "extender/groups/group_nodes.h"
 #include "extender/groups/group_planner.h"
+#include "extender/groups/group_shapes.h"
 #include "extender/groups/group_spec.h"
 #include "extender/placement/placer.h"
 
@@ -37,10 +41,13 @@ class GroupPolicy {
  public:
   virtual ~GroupPolicy() = default;
   virtual std::string name() const = 0;
+  virtual void Start() {}
   virtual std::vector<groups::MemberPlan> Place(const groups::GroupNodes& nodes, const groups::GroupSpec& spec) = 0;
 };
 
-// Every policy above, in the order listed; `placer` must outlive them.
-std::vector<std::unique_ptr<GroupPolicy>> AllGroupPolicies(const placement::Placer& placer);
+// Every policy above, in the order listed; `placer` must outlive them. `expected`: how topofit's
+// estimate of group shapes learns (its half-life: the procedure of docs/groups.md sweeps it).
+std::vector<std::unique_ptr<GroupPolicy>> AllGroupPolicies(const placement::Placer& placer,
+                                                          groups::GroupShapeOptions expected = {});
 
 }  // namespace topofit::bench

@@ -68,6 +68,7 @@ GroupReplayRow Replay(const Setup& s, GroupPolicy& policy, int churn) {
   row.policy = policy.name();
   row.capacity = s.shape.gpus();
   groups::GroupNodes nodes = s.empty;
+  policy.Start();
   std::multimap<int, Alive> leaving;  // By the arrival index at which it leaves.
   std::vector<Alive> staying;         // Placed during the fill: never leave.
   size_t i = 0;
@@ -111,8 +112,8 @@ Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& opt
   if (!shape.ok()) return Error{shape.error()};
   auto mix = GroupSizeMix(options.mix);
   if (!mix.ok()) return Error{mix.error()};
-  if (options.load <= 0 || options.churn_arrivals < 0 || options.seeds < 1) {
-    return Error{"load must be > 0, churn arrivals >= 0 and seeds >= 1"};
+  if (options.load <= 0 || options.churn_arrivals < 0 || options.seeds < 1 || !(options.group_half_life >= 1)) {
+    return Error{"load must be > 0, churn arrivals >= 0, seeds >= 1 and the group half-life >= 1"};
   }
   Setup s;
   s.shape = *shape;
@@ -125,7 +126,9 @@ Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& opt
   // Enough arrivals for the fill even if every job asked for 1 GPU.
   const int count = options.churn_arrivals + s.shape.gpus() + 1;
   placement::Placer placer;
-  auto policies = AllGroupPolicies(placer);
+  groups::GroupShapeOptions expected;
+  expected.half_life = options.group_half_life;
+  auto policies = AllGroupPolicies(placer, expected);
   std::vector<GroupReplayRow> rows(policies.size());
   for (int k = 0; k < options.seeds; ++k) {
     s.arrivals = GenerateGroups(s.mix, s.shape, s.levels, count, lifetime, options.seed + k);

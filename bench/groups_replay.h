@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "extender/groups/group_shapes.h"
 
 namespace topofit::bench {
 
@@ -35,6 +36,7 @@ struct GroupReplayOptions {
   int churn_arrivals = 2000;
   uint64_t seed = 1;
   int seeds = 1;  // Runs seed, seed + 1, ...; rows add their counts up.
+  double group_half_life = groups::GroupShapeOptions{}.half_life;  // topofit's estimate of group shapes.
 };
 
 struct GroupReplayRow {

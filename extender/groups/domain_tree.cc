@@ -6,6 +6,24 @@
 
 namespace topofit::groups {
 
+namespace {
+
+// The sets members get on one node, one after another by the Placer's rule, at most max_members.
+std::vector<placement::PlacerChoice> LeafSets(const placement::Placer& placer, const Topology& topology, GpuSet free,
+                                              int gpus, const cluster::PodIntent& intent, int max_members) {
+  std::vector<placement::PlacerChoice> sets;
+  if (gpus >= 1) sets.reserve(std::min(max_members, free.size() / gpus));
+  while (gpus >= 1 && static_cast<int>(sets.size()) < max_members) {
+    placement::PlacerChoice c = placer.Choose(topology, free, gpus, intent);
+    if (!c.found) break;
+    free = free - c.gpus;
+    sets.push_back(c);
+  }
+  return sets;
+}
+
+}  // namespace
+
 int DomainTree::AddUnit(int depth, int level, std::string name, int parent) {
   TreeUnit u;
   u.depth = depth;
@@ -31,16 +49,18 @@ DomainTree::DomainTree(const GroupNodes& nodes, const placement::Placer& placer,
   std::vector<int> under(map.size(), kRoot);
   for (size_t c = 0; c < chain_.size(); ++c) {
     const int level = chain_[c];
-    std::unordered_map<uint32_t, int> unit_of;
+    std::vector<int> unit_of(map.domain_count(level), -1);  // By the level's dense id.
     for (size_t i = 0; i < map.size(); ++i) {
       const uint32_t id = map.id(i, level);
-      auto [it, added] = unit_of.emplace(id, -1);
-      if (added) it->second = AddUnit(static_cast<int>(c) + 1, level, map.domain_name(level, id), under[i]);
-      under[i] = it->second;
+      if (unit_of[id] < 0) unit_of[id] = AddUnit(static_cast<int>(c) + 1, level, map.domain_name(level, id), under[i]);
+      under[i] = unit_of[id];
     }
   }
   const int leaf_depth = static_cast<int>(chain_.size()) + 1;
   leaves_.assign(map.size(), -1);
+  units_.reserve(units_.size() + map.size());
+  // A node's sets depend only on its topology and free GPUs: most nodes of a cluster share a few.
+  std::unordered_map<uint64_t, std::pair<const Topology*, size_t>> sets_of;  // -> index into sets_
   for (size_t i = 0; i < map.size(); ++i) {
     const int u = AddUnit(leaf_depth, -1, map.name(i), under[i]);
     leaves_[i] = u;
@@ -48,14 +68,16 @@ DomainTree::DomainTree(const GroupNodes& nodes, const placement::Placer& placer,
     const GroupNode& n = nodes.nodes[i];
     if (!n.topology) continue;
     TreeUnit& leaf = units_[u];
-    leaf.free_gpus = (n.free & n.usable).size();
+    const GpuSet free = n.free & n.usable;
+    leaf.free_gpus = free.size();
     leaf.usable_gpus = n.usable.size();
-    GpuSet free = n.free & n.usable;
-    while (gpus >= 1 && static_cast<int>(leaf.sets.size()) < max_members) {
-      placement::PlacerChoice c = placer.Choose(*n.topology, free, gpus, intent);
-      if (!c.found) break;
-      free = free - c.gpus;
-      leaf.sets.push_back(c);
+    const uint64_t key = (reinterpret_cast<uintptr_t>(n.topology) * 0x9E3779B97F4A7C15ull) ^ free.mask();
+    auto [it, added] = sets_of.try_emplace(key, n.topology, sets_.size());
+    if (added || it->second.first != n.topology) {  // New, or a hash collision: computed, not shared.
+      sets_.push_back(LeafSets(placer, *n.topology, free, gpus, intent, max_members));
+      leaf.sets = sets_.back();
+    } else {
+      leaf.sets = sets_[it->second.second];
     }
     leaf.capacity = static_cast<int>(leaf.sets.size());
     leaf.best_ring = leaf.sets.empty() ? 0 : leaf.sets[0].ring_mbps;

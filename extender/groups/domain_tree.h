@@ -17,6 +17,8 @@
 // A value built for one plan; not shared between threads.
 
 #include <cstdint>
+#include <deque>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -37,7 +39,8 @@ struct TreeUnit {
   int usable_gpus = 0;
   uint32_t best_ring = 0;  // The fastest first-member set among its nodes (MB/s; 0 for 1-GPU members).
   int node = -1;        // Leaves: index into GroupNodes::nodes.
-  std::vector<placement::PlacerChoice> sets;  // Leaves: the sets members get, in order (capacity of them).
+  std::span<const placement::PlacerChoice> sets;  // Leaves: the sets members get, in order (capacity of
+                                                  // them); owned by the tree, shared by equal nodes.
   bool whole_free() const { return usable_gpus > 0 && free_gpus == usable_gpus; }
 };
 
@@ -45,6 +48,8 @@ class DomainTree {
  public:
   DomainTree(const GroupNodes& nodes, const placement::Placer& placer, int gpus, const cluster::PodIntent& intent,
              int max_members);
+  DomainTree(const DomainTree&) = delete;  // Leaves' sets point into the tree's own storage.
+  DomainTree& operator=(const DomainTree&) = delete;
 
   const std::vector<int>& chain() const { return chain_; }
   const TreeUnit& unit(int i) const { return units_[i]; }
@@ -64,6 +69,7 @@ class DomainTree {
   std::vector<TreeUnit> units_;
   std::vector<int> leaves_;                // Unit of node i.
   std::vector<std::vector<int>> by_depth_;  // Units of each depth.
+  std::deque<std::vector<placement::PlacerChoice>> sets_;  // What the leaves' sets point into.
 };
 
 }  // namespace topofit::groups

@@ -62,7 +62,10 @@ bool KeepDomainOf(const DomainMap& map, const std::vector<std::string>& fixed_no
 }  // namespace
 
 GroupCoordinator::GroupCoordinator(placement::Pipeline& pipeline, const GroupLookup& lookup, cluster::Duration ttl)
-    : pipeline_(pipeline), lookup_(lookup), planner_(pipeline.placer()), reservations_(pipeline.model(), ttl) {}
+    : pipeline_(pipeline),
+      lookup_(lookup),
+      planner_(pipeline.placer(), &expected_),
+      reservations_(pipeline.model(), ttl) {}
 
 GroupVerdict GroupCoordinator::Filter(const cluster::PodRequest& pod) {
   GroupVerdict v;

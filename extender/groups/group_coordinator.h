@@ -137,6 +137,7 @@ class GroupCoordinator {
 
   placement::Pipeline& pipeline_;
   const GroupLookup& lookup_;
+  GroupShapeEstimate expected_;  // The groups planned: the shapes DomainFragmentationScore keeps room for.
   GroupPlanner planner_;
   cluster::GroupReservations reservations_;
   std::mutex plan_mu_;  // One group planned at a time; taken before reservations_' and the model's locks.

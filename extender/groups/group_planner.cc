@@ -1,11 +1,15 @@
 #include "extender/groups/group_planner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
+#include <span>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "extender/groups/domain_fragmentation.h"
 #include "extender/groups/domain_tree.h"
 #include "topology/link_class.h"
 
@@ -19,44 +23,99 @@ int GroupPlan::gpus() const {
 
 namespace {
 
-// The members `unit` gives, r of them (r <= its capacity), as (leaf unit, set index) pairs.
-void Fill(const DomainTree& t, int unit, int r, std::vector<std::pair<int, int>>* out) {
-  if (t.IsLeaf(unit)) {
-    for (int j = 0; j < r; ++j) out->emplace_back(unit, j);
-    return;
-  }
-  std::vector<int> pool;
-  for (int c : t.unit(unit).children) {
-    if (t.unit(c).capacity > 0) pool.push_back(c);
-  }
-  auto best_fit = [&]() {
-    std::optional<int> fit;
-    for (int c : pool) {
-      if (t.unit(c).capacity >= r && (!fit || t.BestFitLess(c, *fit))) fit = c;
+using Picked = std::vector<std::pair<int, int>>;  // (leaf unit, set index) per member.
+
+// Fill(unit, r): the members `unit` gives, r of them (r <= its capacity). Where the planner chooses
+// between units that can take the members, the one whose fill DomainFragmentation scores lowest
+// wins, then the first by BestFitLess (with no shape expected: BestFitLess alone). A node's fill is
+// its first r sets; a domain's fills are memoised by (unit, r), so comparing them costs each once.
+class Filler {
+ public:
+  Filler(const DomainTree& t, const DomainFragmentationScore& frag, int gpus) : t_(t), frag_(frag), gpus_(gpus) {}
+
+  const Picked& Fill(int unit, int r) { return Memo(unit, r).first; }
+
+  // The unit of `units` that can take r members and is preferred filled with them (nullopt: none can).
+  std::optional<int> Best(std::span<const int> units, int r) {
+    std::optional<int> best;
+    double best_loss = 0;
+    for (int u : units) {
+      if (t_.unit(u).capacity < r) continue;
+      const double loss = frag_.enabled() ? Loss(u, r) : 0;
+      const bool tie = best && std::abs(loss - best_loss) <= kTie;
+      if (!best || (tie ? t_.BestFitLess(u, *best) : loss < best_loss)) {
+        best = u;
+        best_loss = loss;
+      }
     }
-    return fit;
-  };
-  // Descend into the child that holds all r, when one can.
-  if (auto fit = best_fit()) {
-    Fill(t, *fit, r, out);
-    return;
+    return best;
   }
-  // Split: use up the partly used children first (largest first); a whole-free child takes the rest
-  // only when no partly used one is left.
-  while (r > 0 && !pool.empty()) {
-    const bool partial_left =
-        std::any_of(pool.begin(), pool.end(), [&](int c) { return !t.unit(c).whole_free(); });
-    if (auto fit = best_fit(); fit && (!t.unit(*fit).whole_free() || !partial_left)) {
-      Fill(t, *fit, r, out);
-      return;
+
+ private:
+  static constexpr double kTie = 1e-9;  // Losses are sums of shares x GPUs: equal within rounding.
+
+  // A node's fill takes its first r sets: scored without building it.
+  double Loss(int unit, int r) {
+    if (!t_.IsLeaf(unit)) return Memo(unit, r).second;
+    return frag_.ScoreNode(t_.unit(unit).node, r * gpus_);  // Every set has the members' GPUs.
+  }
+
+  const std::pair<Picked, double>& Memo(int unit, int r) {
+    const uint64_t key = (uint64_t(uint32_t(unit)) << 32) | uint32_t(r);
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    Picked out;
+    if (t_.IsLeaf(unit)) {
+      for (int j = 0; j < r; ++j) out.emplace_back(unit, j);
+    } else {
+      FillChildren(unit, r, &out);
     }
-    auto next = std::min_element(pool.begin(), pool.end(), [&](int a, int b) { return t.SplitLess(a, b); });
-    const int c = *next;
-    pool.erase(next);
-    Fill(t, c, t.unit(c).capacity, out);
-    r -= t.unit(c).capacity;
+    double loss = 0;
+    if (frag_.enabled()) {
+      std::vector<NodeTake> takes;
+      for (const auto& [leaf, j] : out) takes.push_back({t_.unit(leaf).node, gpus_});
+      loss = frag_.Score(takes);
+    }
+    return memo_.emplace(key, std::make_pair(std::move(out), loss)).first->second;
   }
-}
+
+  void FillChildren(int unit, int r, Picked* out) {
+    std::vector<int> pool;
+    for (int c : t_.unit(unit).children) {
+      if (t_.unit(c).capacity > 0) pool.push_back(c);
+    }
+    auto append = [&](int c, int n) {
+      if (t_.IsLeaf(c)) {
+        for (int j = 0; j < n; ++j) out->emplace_back(c, j);
+        return;
+      }
+      const Picked& p = Fill(c, n);
+      out->insert(out->end(), p.begin(), p.end());
+    };
+    // Descend into the child that holds all r, when one can.
+    if (auto fit = Best(pool, r)) return append(*fit, r);
+    // Split: use up the children in SplitLess order - partly used first (largest first); a whole-free
+    // child takes the rest only when no partly used one is left.
+    std::sort(pool.begin(), pool.end(), [&](int a, int b) { return t_.SplitLess(a, b); });
+    int partial_left = static_cast<int>(
+        std::count_if(pool.begin(), pool.end(), [&](int c) { return !t_.unit(c).whole_free(); }));
+    std::vector<int> most(pool.size() + 1, 0);  // most[i]: the largest capacity among pool[i..].
+    for (size_t i = pool.size(); i-- > 0;) most[i] = std::max(most[i + 1], t_.unit(pool[i]).capacity);
+    for (size_t next = 0; r > 0 && next < pool.size(); ++next) {
+      const std::optional<int> fit =
+          most[next] >= r ? Best(std::span<const int>(pool).subspan(next), r) : std::nullopt;
+      if (fit && (!t_.unit(*fit).whole_free() || partial_left == 0)) return append(*fit, r);
+      const int c = pool[next];
+      partial_left -= !t_.unit(c).whole_free();
+      append(c, t_.unit(c).capacity);
+      r -= t_.unit(c).capacity;
+    }
+  }
+
+  const DomainTree& t_;
+  const DomainFragmentationScore& frag_;
+  const int gpus_;  // Per member.
+  std::unordered_map<uint64_t, std::pair<Picked, double>> memo_;  // By (unit, r).
+};
 
 // The deepest unit that is an ancestor of (or is) every given leaf.
 int CommonAncestor(const DomainTree& t, const std::vector<std::pair<int, int>>& members) {
@@ -141,9 +200,9 @@ std::vector<int> SearchOrder(const DomainMap& map, const GroupSpec& spec) {
 }
 
 // The plan of m members inside `unit`, chosen at `level`.
-void Realize(const DomainTree& tree, const DomainMap& map, int unit, int level, int m, GroupPlan* plan) {
-  std::vector<std::pair<int, int>> picked;
-  Fill(tree, unit, m, &picked);
+void Realize(const DomainTree& tree, Filler& filler, const DomainMap& map, int unit, int level, int m,
+             GroupPlan* plan) {
+  const Picked& picked = filler.Fill(unit, m);
   plan->ok = true;
   plan->searched_level = level;
   plan->searched_domain = tree.unit(unit).name;
@@ -178,6 +237,12 @@ GroupPlan GroupPlanner::Plan(const GroupNodes& nodes, const GroupSpec& spec) con
   }
   const DomainMap& map = *nodes.domains;
   DomainTree tree(nodes, placer_, spec.gpus, spec.intent, spec.size);
+  DomainFragmentationScore frag;
+  if (expected_) {
+    expected_->Observe(spec);
+    frag.PreScore(nodes, *expected_->Snapshot());
+  }
+  Filler filler(tree, frag, spec.gpus);
   NoteMissing(map, spec.level, &plan.notes);
   const std::vector<int> search = SearchOrder(map, spec);
   std::vector<int> wants = {spec.size};
@@ -185,12 +250,9 @@ GroupPlan GroupPlanner::Plan(const GroupNodes& nodes, const GroupSpec& spec) con
   for (int m : wants) {
     for (int level : search) {
       std::vector<int> units = level < 0 ? std::vector<int>{DomainTree::kRoot} : tree.UnitsAt(level);
-      std::optional<int> best;
-      for (int u : units) {
-        if (tree.unit(u).capacity >= m && (!best || tree.BestFitLess(u, *best))) best = u;
-      }
+      const std::optional<int> best = filler.Best(units, m);
       if (!best) continue;
-      Realize(tree, map, *best, level, m, &plan);
+      Realize(tree, filler, map, *best, level, m, &plan);
       if (level != spec.level) {
         plan.notes.push_back(fmt::format("preferred {}: none can take {} members; placed within {}",
                                          LevelName(map, spec.level), m,

@@ -12,7 +12,10 @@
 //   1. Where. required at level L: the domains of L. preferred at L: the domains of L if one can take
 //      m members, else of the next broader used level, ..., else the whole cluster. A level no node
 //      carries gives one-node domains (network_domains.h).
-//   2. Which domain: among those that can take m, the first by BestFitLess (domain_tree.h): partly used
+//   2. Which domain: among those that can take m, the one whose fill (step 3) DomainFragmentationScore
+//      (domain_fragmentation.h) scores lowest - the fewest GPUs of the expected groups' room lost, at
+//      every level - and among equal losses (always, when no group shape is expected), the first by
+//      BestFitLess (domain_tree.h): partly used
 //      before whole-free, then the least capacity, then the fewest free GPUs, then the fullest parent,
 //      grandparent, ..., then the fastest first member set, then the name. The aim is the fewest whole
 //      free units broken, at every level: a whole free block is what an 8-node job needs, and nothing
@@ -20,11 +23,11 @@
 //      leaves the larger holes for larger groups, and filling the fullest parent does the same one
 //      level up (small groups go where the network is busy already).
 //   3. Inside it, Fill(unit, r): a node gives its first r sets. A domain: if some child can take all r,
-//      Fill the first such child by BestFitLess - the group descends into the deepest domain that holds
+//      Fill the first such child by the order of step 2 - the group descends into the deepest domain that holds
 //      it (one rack, one NVLink domain, one node when it fits), which is also the best network for it.
 //      Otherwise the members are split over the children: the partly used children are used up first,
 //      largest first (by SplitLess), and a whole-free child is used only when no partly used one is left
-//      - then the best fit for the rest - so at most one whole-free child is left partly used. This
+//      - then the first for the rest by the order of step 2 - so at most one whole-free child is left partly used. This
 //      costs the group more nodes than taking the largest children first would; inside one domain of
 //      its level the network between them is the same, and the whole nodes kept are what the next
 //      large group needs.
@@ -32,9 +35,10 @@
 // GPUs), the level and domain searched, the deepest domain holding every member, the slowest member's
 // ring bandwidth; or, when no plan, the reason naming the level and the best domain's room: "no block
 // can take 8 members of 8 GPUs: the best, s1/b2, has room for 5".
-// Deterministic: the same nodes, map and spec give the same plan. Read-only: the planner writes
-// nothing; applying a plan (Take) changes only a GroupNodes copy.
-// Thread-safe: Plan may run concurrently (the Placer is).
+// Deterministic: the same nodes, map, spec and expected shapes give the same plan. The planner writes
+// only to the estimate it was given (each group planned is observed, once per key); applying a plan
+// (Take) changes only a GroupNodes copy.
+// Thread-safe: Plan may run concurrently (the Placer and GroupShapeEstimate are).
 
 #include <cstdint>
 #include <string>
@@ -42,6 +46,7 @@
 
 #include "extender/cluster/cluster_model.h"
 #include "extender/groups/group_nodes.h"
+#include "extender/groups/group_shapes.h"
 #include "extender/groups/group_spec.h"
 #include "extender/groups/network_domains.h"
 #include "extender/placement/placer.h"
@@ -74,7 +79,10 @@ struct GroupPlan {
 
 class GroupPlanner {
  public:
-  explicit GroupPlanner(const placement::Placer& placer) : placer_(placer) {}
+  // `expected`: the group shapes to keep room for (DomainFragmentationScore); each group planned is
+  // observed into it first (once per key). nullptr: BestFitLess alone, as with no shape expected.
+  explicit GroupPlanner(const placement::Placer& placer, GroupShapeEstimate* expected = nullptr)
+      : placer_(placer), expected_(expected) {}
 
   GroupPlan Plan(const GroupNodes& nodes, const GroupSpec& spec) const;
   // On the model as it is now: ReadGroupNodes then Plan.
@@ -82,6 +90,7 @@ class GroupPlanner {
 
  private:
   const placement::Placer& placer_;
+  GroupShapeEstimate* expected_;
 };
 
 // Marks the plan's GPUs taken in `nodes` (for replaying plans without a model).

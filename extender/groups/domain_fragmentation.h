@@ -1,0 +1,70 @@
+#pragma once
+// DomainFragmentationScore: the FragmentationGradient idea (placement/score_plugins.h) carried from a
+// node's GPUs to whole nodes in a rack and whole racks in a block - a score plugin for group plans,
+// shaped like kube-scheduler's framework: Name(), PreScore once per plan, Score per candidate.
+//
+// The workload is the group half of the workload estimate (group_shapes.h): shapes g with share p_g,
+// m_g members of k_g GPUs, asked at level L_g. On the GroupNodes of one moment:
+//   room_g(n)  = floor(free GPUs of node n / k_g)           members of g node n can take (any k_g free
+//                                                          GPUs: the estimate keeps no min-link)
+//   fits_g(D)  = floor(sum_{n in D} room_g(n) / m_g)       whole groups of g a domain D of L_g holds
+//                                                          (a level no node carries: D is one node)
+//   frag_g     = sum_{D at L_g} (free(D) - m_g k_g fits_g(D))   free GPUs no group of g can use
+//   Score(P)   = sum_g p_g m_g k_g sum_D (fits_g(D) before P - fits_g(D) after P)     (the loss, >= 0)
+// A placement P taking T GPUs changes the expected frag sum_g p_g frag_g by exactly Score(P) - T, so
+// among the plans of one group (or one pod: a group of one member) - all taking the same T - the
+// least Score is FGD's least fragmentation gradient, at every level at once: a member on a whole free
+// node costs the 8-GPU jobs expected, one node off a block with exactly 8 whole free nodes costs the
+// 8-node jobs expected, and a member on a node that is already broken costs nothing.
+// With no shape (no group seen) Score is 0 everywhere and the planner's order alone decides: a cluster
+// without groups is placed exactly as before.
+// Cost: PreScore reads every node once per shape; Score is O(shapes x nodes of P), without allocating
+// once warm.
+// Not errors: a take of more GPUs than a node has free counts the node empty; nodes outside the map
+// are ignored. A value built for one plan; not shared between threads.
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "extender/groups/group_nodes.h"
+#include "extender/groups/group_shapes.h"
+
+namespace topofit::groups {
+
+// GPUs a placement takes on one node (index into GroupNodes::nodes).
+struct NodeTake {
+  int node = -1;
+  int gpus = 0;
+};
+
+class DomainFragmentationScore {
+ public:
+  std::string_view Name() const { return "DomainFragmentation"; }
+  // The room of every domain for every shape on `nodes` now (shapes at levels outside the map are
+  // dropped).
+  void PreScore(const GroupNodes& nodes, const GroupShapeSnapshot& shapes);
+  // Whether some shape is expected; false: Score is 0 everywhere.
+  bool enabled() const { return !shapes_.empty(); }
+  // The loss of taking `takes` (the same node may appear more than once), in GPUs.
+  double Score(std::span<const NodeTake> takes) const;
+  // The same for one take: Score({{node, gpus}}), without the merging.
+  double ScoreNode(int node, int gpus) const;
+
+ private:
+  struct Shape {
+    int members, gpus, level;
+    double weight;             // p_g m_g k_g
+    std::vector<int> room;     // Per domain of the level: sum of room_g(n).
+  };
+  // The loss for shape s of `lost` members' room taken in domain d.
+  static double Lost(const Shape& s, int d, int lost);
+  std::vector<int> free_;      // Per node: free usable GPUs.
+  std::vector<std::vector<int>> domain_;  // Per level a shape asks: each node's domain there.
+  std::vector<Shape> shapes_;
+  mutable std::vector<NodeTake> per_node_;        // Score's scratch.
+  mutable std::vector<std::pair<int, int>> drop_;
+};
+
+}  // namespace topofit::groups

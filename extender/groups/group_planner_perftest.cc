@@ -1,0 +1,167 @@
+// GroupPlanner microbenchmarks (issue 28's target: planning a 64-member group on 5,000 nodes, p99
+// under 20 ms of CPU), and the filter of a pod of no group with and without groups reserved.
+// The cluster: 5,000 8-GPU NVSwitch nodes (hgx-h100-8) labelled spine (256 nodes each) > block (32
+// nodes) > hostname, with held GPUs as a busy cluster has them: half the nodes hold a random subset
+// (each GPU with probability 1/2), the rest are free (seed 28: the same cluster every run).
+// Each plan is the coordinator's call: ReadGroupNodes on the model, then Plan, timed in thread CPU
+// time one by one; the counters are the percentiles of those times, in ms.
+// Run: build/extender/groups/group_planner_perftest --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+// (docs/groups.md, "Planning cost"; this machine is shared and noisy: read the medians of p50/p90/p99).
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <ctime>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "extender/cluster/cluster_model.h"
+#include "extender/cluster/group_reservations.h"
+#include "extender/cluster/testing/builders.h"
+#include "extender/groups/group_planner.h"
+#include "extender/groups/group_shapes.h"
+#include "extender/groups/network_domains.h"
+#include "extender/placement/pipeline.h"
+
+namespace topofit::groups {
+namespace {
+
+constexpr int kNodes = 5000;
+
+struct Cluster {
+  cluster::ClusterModel model;
+  DomainMap map;
+  std::vector<std::string> names;
+};
+
+std::unique_ptr<Cluster> MakeCluster() {
+  auto c = std::make_unique<Cluster>();
+  std::mt19937_64 rng(28);
+  std::bernoulli_distribution busy(0.5), held(0.5);
+  for (int i = 0; i < kNodes; ++i) {
+    const std::string name = "node-" + std::to_string(i);
+    c->model.ApplyNode(cluster::testing::MakeNode(
+        name, 8, "hgx-h100-8",
+        {{"spine", "s" + std::to_string(i / 256)}, {"block", "b" + std::to_string(i / 32)}, {"host", name}}));
+    GpuSet h;
+    if (busy(rng))
+      for (int g = 0; g < 8; ++g)
+        if (held(rng)) h.Add(g);
+    if (!h.empty()) c->model.ApplyPod(cluster::testing::MakePod("hold-" + name, h.size(), name, h.ToString()));
+    c->names.push_back(name);
+  }
+  c->map = DomainMap::FromModel(c->model, DomainLevels{{{"spine", {"spine"}}, {"block", {"block"}}, {"host", {"host"}}}});
+  return c;
+}
+
+Cluster& Shared() {
+  static auto c = MakeCluster();
+  return *c;
+}
+
+double ThreadCpuMs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+// Runs `once` per iteration, timing each; reports p50/p90/p99 of the thread CPU times.
+template <typename F>
+void Percentiles(benchmark::State& state, F once) {
+  std::vector<double> ms;
+  for (auto _ : state) {
+    const double t0 = ThreadCpuMs();
+    once();
+    ms.push_back(ThreadCpuMs() - t0);
+  }
+  std::sort(ms.begin(), ms.end());
+  auto at = [&](double q) { return ms[std::min(ms.size() - 1, static_cast<size_t>(q * ms.size()))]; };
+  state.counters["p50_ms"] = at(0.50);
+  state.counters["p90_ms"] = at(0.90);
+  state.counters["p99_ms"] = at(0.99);
+}
+
+// The shapes of the replay's multi-node mix on this cluster, as a serving topofit would have learned.
+void Learn(GroupShapeEstimate& e) {
+  const int sizes[][3] = {{1, 8, 2}, {2, 8, 1}, {4, 8, 1}, {8, 8, 1}, {16, 8, 0}, {64, 2, 1}, {32, 4, 0}};
+  for (int i = 0; i < 700; ++i) {
+    const auto& s = sizes[i % 7];
+    GroupSpec g;
+    g.namespace_ = "learn";
+    g.name = "g" + std::to_string(i);
+    g.size = g.min_count = s[0];
+    g.gpus = s[1];
+    g.level = s[2];
+    e.Observe(g);
+  }
+}
+
+// range(0): GPUs per member (8, 4, 2, 1); range(1): the level (0 spine, 1 block); range(2): 1 with the
+// shapes learned (DomainFragmentationScore runs), 0 without (BestFitLess alone).
+void BM_Plan64(benchmark::State& state) {
+  Cluster& c = Shared();
+  placement::Placer placer;
+  GroupShapeEstimate expected;
+  if (state.range(2)) Learn(expected);
+  GroupPlanner planner(placer, state.range(2) ? &expected : nullptr);
+  GroupSpec spec;
+  spec.namespace_ = "bench";
+  spec.name = "train";
+  spec.size = spec.min_count = 64;
+  spec.gpus = static_cast<int>(state.range(0));
+  spec.level = static_cast<int>(state.range(1));
+  spec.policy = LevelPolicy::kRequired;
+  bool ok = true;
+  Percentiles(state, [&] {
+    GroupPlan plan = planner.Plan(c.model, c.map, spec);
+    ok = ok && plan.ok;
+    benchmark::DoNotOptimize(plan);
+  });
+  state.SetLabel(std::string(ok ? "planned" : "NO PLAN") + (state.range(2) ? ", shapes learned" : ", no shape"));
+}
+BENCHMARK(BM_Plan64)
+    ->ArgsProduct({{8, 4, 2, 1}, {0, 1}, {0, 1}})
+    ->Iterations(200)
+    ->Unit(benchmark::kMillisecond);
+
+// Pipeline::Filter of a 2-GPU pod of no group on the 5,000 nodes, after 8 groups of 64 members x 8
+// GPUs were planned: range(0) = 1, their slots reserved (GroupReservations: 4,096 GPUs held by
+// placeholders); range(0) = 0, the same GPUs held by ordinary bound pods instead - the same free
+// GPUs, so the difference is what groups being present costs such a pod (the server's filter does
+// this for it either way; the coordinator only asks whether it is a member).
+void BM_FilterNoGroup(benchmark::State& state) {
+  auto c = MakeCluster();
+  cluster::GroupReservations reservations(c->model);
+  placement::Placer placer;
+  GroupPlanner planner(placer);
+  for (int g = 0; g < 8; ++g) {
+    GroupSpec spec;
+    spec.namespace_ = "bench";
+    spec.name = "g" + std::to_string(g);
+    spec.size = spec.min_count = 64;
+    spec.gpus = 8;
+    spec.level = 0;
+    spec.policy = LevelPolicy::kRequired;
+    GroupPlan plan = planner.Plan(c->model, c->map, spec);
+    std::vector<cluster::GroupReservations::SlotRequest> slots;
+    for (const MemberPlan& m : plan.members) slots.push_back({m.node_name, m.gpus});
+    if (!plan.ok) state.SkipWithError("no plan");
+    if (state.range(0)) {
+      if (!reservations.Reserve(spec.key(), slots).ok()) state.SkipWithError("reserve failed");
+      continue;
+    }
+    for (size_t i = 0; i < slots.size(); ++i) {
+      c->model.ApplyPod(cluster::testing::MakePod(spec.name + "-" + std::to_string(i), slots[i].gpus.size(),
+                                                  slots[i].node, slots[i].gpus.ToString()));
+    }
+  }
+  placement::Pipeline pipeline(&c->model);
+  const cluster::PodRequest pod = cluster::testing::Request("single", 2);
+  Percentiles(state, [&] { benchmark::DoNotOptimize(pipeline.Filter(pod, c->names)); });
+  state.SetLabel(state.range(0) ? "8 groups reserved" : "the same GPUs held by pods of no group");
+}
+BENCHMARK(BM_FilterNoGroup)->Arg(0)->Arg(1)->Iterations(300)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace topofit::groups
