@@ -13,7 +13,10 @@
 // Record(key, node, member, now): a refusal; the node is left out of the group's plans for `window`.
 // MayReplan(key, now): fewer than kMaxReplans refusals of the group within `window`: a re-plan is
 //   allowed. This bounds the loop (a member refused wherever it is led re-plans kMaxReplans times,
-//   then its group waits for the TTL as before).
+//   then its group waits for the TTL as before). Why 3: one node turned away (a taint, NotReady, a
+//   full node) needs one re-plan; 3 lets two such nodes go within one TTL with one to spare, and a
+//   member that no node accepts then costs its group 3 plans (milliseconds each) per TTL - the same
+//   bound as GroupCoordinator::kMaxPlanTries puts on one filter call.
 // Excluded(key, now): the nodes refused within `window`, for the planner to leave out.
 // Notes(key, now): one line per refusal within `window`, for explain and GET /api/v1/groups.
 // Old entries are dropped as they age; at most kMaxGroups groups are kept (the oldest refusal goes).

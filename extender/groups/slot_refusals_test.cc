@@ -6,29 +6,20 @@
 #include <doctest/doctest.h>
 
 #include "extender/groups/group_coordinator.h"
-#include "extender/groups/testing/small_clusters.h"
+#include "extender/groups/testing/coordinator_rig.h"
 
 namespace topofit::groups {
 namespace {
 
 using cluster::testing::MakePod;
 
-k8s::PodObject Member(const std::string& uid, int size) {
-  return MakePod(uid, 8, "", "", 0,
-                 {{"topofit.io/group", "train"}, {"topofit.io/group-size", std::to_string(size)},
-                  {"topofit.io/group-level", "block"}, {"topofit.io/group-policy", "required"}});
-}
+// A member of group train (2 members of 8 GPUs, required in a block).
+k8s::PodObject Member(const std::string& uid) { return testing::BlockMember(uid, "train", 2); }
 
-struct Rig {
-  cluster::FakeClock clock;
-  cluster::ClusterModel model{cluster::ModelOptions{.clock = &clock}};
-  placement::Pipeline pipeline{&model};
-  GroupLookup lookup{testing::SmallLevels()};
-  GroupCoordinator groups{pipeline, lookup};
+struct Rig : testing::CoordinatorRig {
   std::vector<std::string> names;
-  Rig(int blocks, int per_block) {
+  Rig(int blocks, int per_block) : CoordinatorRig(blocks, per_block) {
     for (const testing::SmallNode& n : testing::Blocks(blocks, per_block)) names.push_back(n.name);
-    testing::AddNodes(model, testing::Blocks(blocks, per_block), "hgx-h100-8", 8);
   }
   // kube-scheduler's candidates: every node but `refused`.
   std::vector<std::string_view> Without(const std::string& refused) const {
@@ -37,21 +28,10 @@ struct Rig {
       if (n != refused) out.push_back(n);
     return out;
   }
-  GroupVerdict Filter(const k8s::PodObject& pod, std::optional<std::span<const std::string_view>> candidates) {
-    model.ApplyPod(pod);
-    return groups.Filter(cluster::MakePodRequest(pod), candidates);
-  }
   // The member planned, bound on its slot and reported bound by the watch.
   std::string Bind(const k8s::PodObject& pod) {
-    const GroupVerdict v = Filter(pod, std::nullopt);
+    const GroupVerdict v = FilterAndBind(pod);
     REQUIRE_FALSE(v.node.empty());
-    auto gpus = groups.Bind(cluster::MakePodRequest(pod), v.node);
-    REQUIRE(gpus.ok());
-    REQUIRE(model.Confirm(pod.meta.uid).ok());
-    k8s::PodObject bound = pod;
-    bound.node_name = v.node;
-    bound.meta.annotations["topofit.io/gpu-ids"] = gpus->ToString();
-    model.ApplyPod(bound);
     return v.node;
   }
   // The node of `uid`'s slot: the one it has, else the one its next filter gets (the first unassigned).
@@ -101,13 +81,13 @@ TEST_CASE("slot refusals: at most kMaxReplans re-plans in a window, each node le
 
 TEST_CASE("group coordinator: a slot node kube-scheduler turned away is planned again at once, around the bound member") {
   Rig r(2, 3);
-  r.Filter(Member("b", 2), std::nullopt);
-  const std::string a_node = r.Bind(Member("a", 2));
+  r.Filter(Member("b"), std::nullopt);
+  const std::string a_node = r.Bind(Member("a"));
   const std::string refused = r.SlotNode("b");
   REQUIRE_FALSE(refused.empty());
   REQUIRE(refused != a_node);
   const auto candidates = r.Without(refused);  // e.g. tainted NoSchedule
-  GroupVerdict v = r.Filter(Member("b", 2), candidates);
+  GroupVerdict v = r.Filter(Member("b"), candidates);
   CHECK(v.replanned == refused);
   CHECK(v.reason.empty());
   REQUIRE_FALSE(v.node.empty());
@@ -119,7 +99,7 @@ TEST_CASE("group coordinator: a slot node kube-scheduler turned away is planned 
   CHECK(r.groups.reservations().Get("default/train")->slots.size() == 1);
   CHECK(r.SlotNode("b") == v.node);
   // The same filter again, the node still refused: the same new slot, nothing planned again.
-  GroupVerdict again = r.Filter(Member("b", 2), candidates);
+  GroupVerdict again = r.Filter(Member("b"), candidates);
   CHECK(again.node == v.node);
   CHECK(again.replanned.empty());
   auto groups = r.groups.Groups();
@@ -132,10 +112,10 @@ TEST_CASE("group coordinator: a slot node kube-scheduler turned away is planned 
 TEST_CASE("group coordinator: no room without the refused node - the group waits whole, the reason names the node") {
   Rig r(2, 2);
   r.model.ApplyPod(MakePod("other", 8, "b2-n1", "0,1,2,3,4,5,6,7"));  // b2 has room for one member
-  r.Filter(Member("b", 2), std::nullopt);
-  r.Bind(Member("a", 2));
+  r.Filter(Member("b"), std::nullopt);
+  r.Bind(Member("a"));
   const std::string refused = r.SlotNode("b");
-  GroupVerdict v = r.Filter(Member("b", 2), r.Without(refused));
+  GroupVerdict v = r.Filter(Member("b"), r.Without(refused));
   CHECK(v.replanned == refused);
   CHECK(v.node.empty());
   CHECK(v.reason == "group train: no block can take 1 member of 8 GPUs: the best, s1/b1, has room for 0; left out: "
@@ -143,24 +123,24 @@ TEST_CASE("group coordinator: no room without the refused node - the group waits
   CHECK(r.model.Totals().reserved_gpus == 0);  // nothing held for a group that cannot go on
   // After the window the node is tried again.
   r.clock.Advance(std::chrono::seconds(61));
-  GroupVerdict later = r.Filter(Member("b", 2), r.Without("none"));
+  GroupVerdict later = r.Filter(Member("b"), r.Without("none"));
   CHECK(later.node == refused);
 }
 
 TEST_CASE("group coordinator: re-plans for refused slots are bounded, then the slot is kept until it expires") {
   Rig r(1, 6);
-  r.Filter(Member("b", 2), std::nullopt);
-  const std::string a_node = r.Bind(Member("a", 2));
+  r.Filter(Member("b"), std::nullopt);
+  const std::string a_node = r.Bind(Member("a"));
   std::vector<std::string> refused;
   for (int i = 0; i < SlotRefusals::kMaxReplans; ++i) {
     refused.push_back(r.SlotNode("b"));
-    GroupVerdict v = r.Filter(Member("b", 2), r.Without(refused.back()));
+    GroupVerdict v = r.Filter(Member("b"), r.Without(refused.back()));
     CHECK(v.replanned == refused.back());
     REQUIRE_FALSE(v.node.empty());
     for (const std::string& n : refused) CHECK(v.node != n);
   }
   const std::string kept = r.SlotNode("b");
-  GroupVerdict v = r.Filter(Member("b", 2), r.Without(kept));
+  GroupVerdict v = r.Filter(Member("b"), r.Without(kept));
   CHECK(v.replanned.empty());
   CHECK(v.node == kept);
   CHECK(v.reason.find("which kube-scheduler turned away; the group was planned again 3 times in 60 s already") !=
@@ -170,13 +150,13 @@ TEST_CASE("group coordinator: re-plans for refused slots are bounded, then the s
 
 TEST_CASE("group coordinator: a slot node missing from a list that may be cut short is kept, the reason says why") {
   Rig r(1, 3);
-  r.Filter(Member("b", 2), std::nullopt);
-  r.Bind(Member("a", 2));
+  r.Filter(Member("b"), std::nullopt);
+  r.Bind(Member("a"));
   const std::string slot = r.SlotNode("b");
   std::vector<std::string> names;
   for (size_t i = 0; i < SlotRefusals::kMinFeasibleNodesToFind; ++i) names.push_back("far-" + std::to_string(i));
   const std::vector<std::string_view> many(names.begin(), names.end());
-  GroupVerdict v = r.Filter(Member("b", 2), many);
+  GroupVerdict v = r.Filter(Member("b"), many);
   CHECK(v.replanned.empty());
   CHECK(v.node == slot);
   CHECK(v.reason.find("which kube-scheduler did not send among its 100 nodes") != std::string::npos);
