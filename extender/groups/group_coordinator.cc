@@ -67,6 +67,18 @@ std::string LeftOut(const std::vector<std::string>& excluded) {
                      excluded.size() == 1 ? "" : "s", fmt::join(excluded, ", "), excluded.size() == 1 ? "it" : "them");
 }
 
+// Why a member's slot node is not among the `candidates` kube-scheduler sent; "" when it is.
+std::string NotSent(std::string_view group, const std::string& node, std::span<const std::string_view> candidates) {
+  if (std::find(candidates.begin(), candidates.end(), node) != candidates.end()) return "";
+  if (SlotRefusals::SlotRefused(node, candidates)) {  // Another member's re-plan gave it a node refused too.
+    return fmt::format("group {}: this member's GPUs are reserved on node {}, which kube-scheduler turned away: the "
+                       "group is planned again without it on this member's next try", group, node);
+  }
+  return fmt::format("group {}: this member's GPUs are reserved on node {}, which kube-scheduler did not send among "
+                     "its {} nodes (with {} or more it may have stopped looking before that node): the reservation "
+                     "is kept until it expires", group, node, candidates.size(), SlotRefusals::kMinFeasibleNodesToFind);
+}
+
 }  // namespace
 
 GroupCoordinator::GroupCoordinator(placement::Pipeline& pipeline, const GroupLookup& lookup, cluster::Duration ttl)
@@ -104,13 +116,7 @@ GroupVerdict GroupCoordinator::Filter(const cluster::PodRequest& pod,
       PlanWaiting(**spec, pod, LastReason(v.key), v);
     }
   }
-  if (candidates && !v.node.empty() && v.reason.empty() &&
-      std::find(candidates->begin(), candidates->end(), v.node) == candidates->end()) {
-    v.reason = fmt::format("group {}: this member's GPUs are reserved on node {}, which kube-scheduler did not send "
-                           "among its {} nodes (with {} or more it may have stopped looking before that node): the "
-                           "reservation is kept until it expires", pod.group, v.node, candidates->size(),
-                           SlotRefusals::kMinFeasibleNodesToFind);
-  }
+  if (candidates && !v.node.empty() && v.reason.empty()) v.reason = NotSent(pod.group, v.node, *candidates);
   Track(v.key, **spec, v);
   return v;
 }
