@@ -119,6 +119,18 @@ void GroupReservations::Release(const std::string& key) {
   groups_.erase(it);
 }
 
+size_t GroupReservations::DropUnhanded(const std::string& key) {
+  std::lock_guard lock(mu_);
+  GroupReservation* r = LiveLocked(key);
+  if (!r) return 0;
+  ReleaseLocked(*r);
+  const size_t before = r->slots.size();
+  std::erase_if(r->slots, [](const GroupSlot& s) { return !s.handed; });
+  const size_t dropped = before - r->slots.size();
+  if (r->slots.empty()) groups_.erase(groups_.find(key));
+  return dropped;
+}
+
 std::optional<GroupReservation> GroupReservations::Get(std::string_view key) const {
   std::lock_guard lock(mu_);
   const GroupReservation* r = LiveLocked(key);

@@ -17,6 +17,9 @@
 //              in the model by themselves and the group is forgotten here. Every Assign and HandOver
 //              refreshes it (members keep arriving: the group is progressing).
 // Release      gives back every hold not handed over and forgets the group (the plan is abandoned).
+// DropUnhanded gives back every hold not handed over and keeps only the handed slots (their members'
+//              binds took them; they are fixed when the group is planned again); a group with none
+//              left is forgotten. For a slot kube-scheduler turned away (group_coordinator.h).
 // Not errors: Release or Get of a group never reserved (nothing happens / nullopt).
 // Lock order: this object's mutex -> ClusterModel's locks (nodes_mu_ -> NodeState::mu_). The model
 // never calls back here. Thread-safe.
@@ -70,6 +73,7 @@ class GroupReservations {
   };
 
   explicit GroupReservations(ClusterModel& model, Duration ttl = kTtl);
+  Duration ttl() const { return ttl_; }
 
   Status Reserve(const std::string& key, std::span<const SlotRequest> slots);
   std::optional<GroupSlot> Assign(const std::string& key, const std::string& uid,
@@ -78,6 +82,8 @@ class GroupReservations {
   // Errors: the pod has no slot of the group on `node`; the slot's GPUs are gone.
   Result<GpuSet> HandOver(const std::string& key, const PodRequest& pod, std::string_view node);
   void Release(const std::string& key);
+  // The slots dropped (0 when the group has no live reservation).
+  size_t DropUnhanded(const std::string& key);
   std::optional<GroupReservation> Get(std::string_view key) const;  // A live reservation.
   std::vector<GroupReservation> All() const;                        // The live ones, by key.
   // Forgets the groups past their TTL, giving back their holds; how many.

@@ -120,6 +120,33 @@ TEST_CASE("group reservations: bind hands the slot to the pod, and the bind path
   CHECK_FALSE(r.groups.Get("ml/train"));
 }
 
+TEST_CASE("group reservations: dropping the slots not handed over keeps the handed ones, and a group with none is forgotten") {
+  Rig r;
+  std::vector<GroupReservations::SlotRequest> slots{{"n1", kHigh}, {"n2", kLow}, {"n3", kLow}};
+  REQUIRE(r.groups.Reserve("ml/train", slots).ok());
+  PodRequest pod = Request("uid-a", 4);
+  REQUIRE(r.groups.Assign("ml/train", pod.uid, kAlive));
+  REQUIRE(r.groups.Assign("ml/train", "uid-b", kAlive));  // assigned, not bound: dropped too
+  REQUIRE(r.groups.HandOver("ml/train", pod, "n1").ok());
+  CHECK(r.groups.DropUnhanded("ml/train") == 2);
+  CHECK(r.Free("n2") == GpuSet::FirstN(8));
+  CHECK(r.Free("n3") == GpuSet::FirstN(8));
+  CHECK(r.Free("n1") == kLow);  // the handed slot is the pod's reservation still
+  auto g = r.groups.Get("ml/train");
+  REQUIRE(g);
+  REQUIRE(g->slots.size() == 1);
+  CHECK(g->all_handed());
+  CHECK(g->slots[0].member_uid == "uid-a");
+  CHECK_FALSE(r.groups.SlotOf("ml/train", "uid-b"));
+  CHECK(r.groups.DropUnhanded("ml/train") == 0);
+  // None handed: the whole group goes.
+  REQUIRE(r.groups.Reserve("ml/other", std::vector<GroupReservations::SlotRequest>{{"n2", kLow}}).ok());
+  CHECK(r.groups.DropUnhanded("ml/other") == 1);
+  CHECK_FALSE(r.groups.Get("ml/other"));
+  CHECK(r.Free("n2") == GpuSet::FirstN(8));
+  CHECK(r.groups.DropUnhanded("ml/never") == 0);
+}
+
 TEST_CASE("group reservations: a group that does not bind within the TTL loses them, and members arriving refresh it") {
   Rig r;
   std::vector<GroupReservations::SlotRequest> slots{{"n1", kLow}, {"n2", kLow}};

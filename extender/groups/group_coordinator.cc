@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace topofit::groups {
 
@@ -59,15 +60,36 @@ bool KeepDomainOf(const DomainMap& map, const std::vector<std::string>& fixed_no
   return false;
 }
 
+// "; left out: node r1-n2 (kube-scheduler turned it away for a member's slot)", or "" when none is.
+std::string LeftOut(const std::vector<std::string>& excluded) {
+  if (excluded.empty()) return "";
+  return fmt::format("; left out: node{} {} (kube-scheduler turned {} away for a member's slot)",
+                     excluded.size() == 1 ? "" : "s", fmt::join(excluded, ", "), excluded.size() == 1 ? "it" : "them");
+}
+
+// Why a member's slot node is not among the `candidates` kube-scheduler sent; "" when it is.
+std::string NotSent(std::string_view group, const std::string& node, std::span<const std::string_view> candidates) {
+  if (std::find(candidates.begin(), candidates.end(), node) != candidates.end()) return "";
+  if (SlotRefusals::SlotRefused(node, candidates)) {  // Another member's re-plan gave it a node refused too.
+    return fmt::format("group {}: this member's GPUs are reserved on node {}, which kube-scheduler turned away: the "
+                       "group is planned again without it on this member's next try", group, node);
+  }
+  return fmt::format("group {}: this member's GPUs are reserved on node {}, which kube-scheduler did not send among "
+                     "its {} nodes (with {} or more it may have stopped looking before that node): the reservation "
+                     "is kept until it expires", group, node, candidates.size(), SlotRefusals::kMinFeasibleNodesToFind);
+}
+
 }  // namespace
 
 GroupCoordinator::GroupCoordinator(placement::Pipeline& pipeline, const GroupLookup& lookup, cluster::Duration ttl)
     : pipeline_(pipeline),
       lookup_(lookup),
       planner_(pipeline.placer(), &expected_),
-      reservations_(pipeline.model(), ttl) {}
+      reservations_(pipeline.model(), ttl),
+      refusals_(ttl) {}
 
-GroupVerdict GroupCoordinator::Filter(const cluster::PodRequest& pod) {
+GroupVerdict GroupCoordinator::Filter(const cluster::PodRequest& pod,
+                                      std::optional<std::span<const std::string_view>> candidates) {
   GroupVerdict v;
   if (!lookup_.IsMember(pod)) return v;
   v.member = true;
@@ -82,26 +104,59 @@ GroupVerdict GroupCoordinator::Filter(const cluster::PodRequest& pod) {
     return v;
   }
   if (auto slot = SlotFor(v.key, pod)) {
-    v.node = slot->node;
-    v.gpus = slot->gpus;
+    if (candidates && SlotRefusals::SlotRefused(slot->node, *candidates)) {
+      std::lock_guard lock(plan_mu_);
+      ReplanRefused(**spec, pod, *slot, v);
+    } else {
+      v.node = slot->node;
+      v.gpus = slot->gpus;
+    }
   } else {
     std::lock_guard lock(plan_mu_);
     if (auto again = SlotFor(v.key, pod)) {  // Another member planned the group meanwhile.
       v.node = again->node;
       v.gpus = again->gpus;
     } else {
-      const std::string before = LastReason(v.key);
-      PlanGroup(**spec, pod, v);
-      const std::vector<cluster::GroupMember> seen = members.Of(v.key);
-      const bool complete = static_cast<int>(seen.size()) >= (*spec)->min_count;
-      if (!v.planned_now && complete && !v.reason.empty() && v.reason != before) {
-        for (const cluster::GroupMember& m : seen)
-          if (!m.bound() && m.uid != pod.uid) v.requeue.push_back(m);
-      }
+      PlanWaiting(**spec, pod, LastReason(v.key), v);
     }
   }
+  if (candidates && !v.node.empty() && v.reason.empty()) v.reason = NotSent(pod.group, v.node, *candidates);
   Track(v.key, **spec, v);
   return v;
+}
+
+void GroupCoordinator::PlanWaiting(const GroupSpec& spec, const cluster::PodRequest& pod, const std::string& before,
+                                   GroupVerdict& v) {
+  PlanGroup(spec, pod, v);
+  const std::vector<cluster::GroupMember> seen = pipeline_.model().group_members().Of(v.key);
+  const bool complete = static_cast<int>(seen.size()) >= spec.min_count;
+  if (!v.planned_now && complete && !v.reason.empty() && v.reason != before) {
+    for (const cluster::GroupMember& m : seen)
+      if (!m.bound() && m.uid != pod.uid) v.requeue.push_back(m);
+  }
+}
+
+void GroupCoordinator::ReplanRefused(const GroupSpec& spec, const cluster::PodRequest& pod,
+                                     const cluster::GroupSlot& slot, GroupVerdict& v) {
+  if (auto again = SlotFor(v.key, pod); again && again->node != slot.node) {  // Another member re-planned.
+    v.node = again->node;
+    v.gpus = again->gpus;
+    return;
+  }
+  const cluster::TimePoint now = pipeline_.model().clock().Now();
+  if (!refusals_.MayReplan(v.key, now)) {
+    v.node = slot.node;
+    v.gpus = slot.gpus;
+    v.reason = fmt::format("group {}: this member's GPUs are reserved on node {}, which kube-scheduler turned away; "
+                           "the group was planned again {} times in {:.0f} s already, so it keeps this plan until "
+                           "the reservation expires", spec.name, slot.node, SlotRefusals::kMaxReplans,
+                           std::chrono::duration<double>(reservations_.ttl()).count());
+    return;
+  }
+  refusals_.Record(v.key, slot.node, pod.name, now);
+  reservations_.DropUnhanded(v.key);
+  v.replanned = slot.node;
+  PlanWaiting(spec, pod, LastReason(v.key), v);
 }
 
 std::optional<cluster::GroupSlot> GroupCoordinator::SlotFor(const std::string& key, const cluster::PodRequest& pod) {
@@ -141,9 +196,10 @@ void GroupCoordinator::PlanGroup(const GroupSpec& spec, const cluster::PodReques
     std::vector<std::string> fixed_nodes;
     for (const auto& [uid, node] : fixed) fixed_nodes.push_back(node);
     std::string domain;
-    GroupPlan plan = PlanRest(spec, fixed_nodes, &domain);
+    const std::vector<std::string> excluded = refusals_.Excluded(v.key, pipeline_.model().clock().Now());
+    GroupPlan plan = PlanRest(spec, fixed_nodes, excluded, &domain);
     if (!plan.ok) {
-      v.reason = fmt::format("group {}: {}", spec.name, plan.reason);
+      v.reason = fmt::format("group {}: {}{}", spec.name, plan.reason, LeftOut(excluded));
       return;
     }
     std::vector<cluster::GroupReservations::SlotRequest> slots;
@@ -166,9 +222,11 @@ void GroupCoordinator::PlanGroup(const GroupSpec& spec, const cluster::PodReques
 }
 
 GroupPlan GroupCoordinator::PlanRest(const GroupSpec& spec, const std::vector<std::string>& fixed_nodes,
-                                     std::string* domain) const {
+                                     const std::vector<std::string>& excluded, std::string* domain) const {
   const DomainMap map = DomainMap::FromModel(pipeline_.model(), lookup_.levels());
-  const GroupNodes all = ReadGroupNodes(pipeline_.model(), map);
+  GroupNodes all = ReadGroupNodes(pipeline_.model(), map);
+  for (const std::string& n : excluded)
+    if (auto i = map.Find(n)) all.nodes[*i].free = GpuSet();
   GroupSpec rest = spec;
   rest.size = spec.size - static_cast<int>(fixed_nodes.size());
   rest.min_count = std::clamp(spec.min_count - static_cast<int>(fixed_nodes.size()), 1, rest.size);

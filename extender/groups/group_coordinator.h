@@ -21,6 +21,14 @@
 //   they when a complete group's reason changes (it has no plan: every member's event then says why);
 //   a reason repeated requeues nobody, so members never bounce each other, and members arriving one by
 //   one requeue nobody until the group is complete.
+//   4. a slot kube-scheduler turned away: given `candidates` (the nodes kube-scheduler sent with the
+//      filter call), a slot node missing from a list that SlotRefusals::SlotRefused says is complete is
+//      refused (a taint, CPU or memory, a node selector, the node NotReady). The group's slots not yet
+//      handed over are given back (DropUnhanded) and the group planned again at once, around its fixed
+//      members and without the refused node (left out of the group's plans for the TTL); at most
+//      SlotRefusals::kMaxReplans such re-plans per TTL, then the slot is kept until the reservation
+//      expires, the reason saying so. A member whose slot another member's re-plan dropped gets a new
+//      slot on its next filter (a bind in flight to the old slot fails and kube-scheduler retries it).
 // Bind(pod, node): the member's slot on `node` becomes its reservation (GroupReservations::HandOver);
 //   the caller's bind path then Confirms or Releases it as any bind's, and calls Bound after its write.
 // Groups(): every group seen, for GET /api/v1/groups, kubectl topofit groups and /metrics.
@@ -32,6 +40,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +49,7 @@
 #include "extender/cluster/group_reservations.h"
 #include "extender/groups/group_lookup.h"
 #include "extender/groups/group_planner.h"
+#include "extender/groups/slot_refusals.h"
 #include "extender/placement/pipeline.h"
 
 namespace topofit::groups {
@@ -54,6 +64,7 @@ struct GroupVerdict {
   bool planned_now = false;   // This call planned and reserved the group.
   double waited_seconds = 0;  // planned_now: from the first member seen to the plan.
   std::vector<cluster::GroupMember> requeue;  // planned_now: the other members waiting.
+  std::string replanned;      // This call planned the group again: the slot node kube-scheduler turned away.
 };
 
 enum class GroupState : uint8_t { kWaiting, kPlanned, kBound };
@@ -99,7 +110,9 @@ class GroupCoordinator {
                    cluster::Duration ttl = cluster::GroupReservations::kTtl);
 
   bool IsMember(const cluster::PodRequest& pod) const { return lookup_.IsMember(pod); }
-  GroupVerdict Filter(const cluster::PodRequest& pod);
+  // `candidates`: the nodes kube-scheduler sent (step 4); nullopt: not known, no slot is judged refused.
+  GroupVerdict Filter(const cluster::PodRequest& pod,
+                      std::optional<std::span<const std::string_view>> candidates = std::nullopt);
   // The member's slot, without assigning one (prioritize).
   std::optional<cluster::GroupSlot> SlotOf(const cluster::PodRequest& pod) const;
   Result<GpuSet> Bind(const cluster::PodRequest& pod, std::string_view node);
@@ -124,11 +137,16 @@ class GroupCoordinator {
   };
   // The member's slot of a live reservation (assigning one); nullopt when there is none to have.
   std::optional<cluster::GroupSlot> SlotFor(const std::string& key, const cluster::PodRequest& pod);
-  // Steps 2 and 3 of Filter, under plan_mu_.
+  // Steps 2 and 3 of Filter, under plan_mu_; `before`: the group's reason before this call.
+  void PlanWaiting(const GroupSpec& spec, const cluster::PodRequest& pod, const std::string& before, GroupVerdict& v);
   void PlanGroup(const GroupSpec& spec, const cluster::PodRequest& pod, GroupVerdict& out);
-  // The members to plan now, inside the domain of the fixed ones: a plan or why not; `domain`: the
-  // deepest domain holding the fixed members and the plan's ("block s1/b2", "node n1").
-  GroupPlan PlanRest(const GroupSpec& spec, const std::vector<std::string>& fixed_nodes, std::string* domain) const;
+  // Step 4, under plan_mu_: `slot`'s node was turned away by kube-scheduler.
+  void ReplanRefused(const GroupSpec& spec, const cluster::PodRequest& pod, const cluster::GroupSlot& slot,
+                     GroupVerdict& v);
+  // The members to plan now, inside the domain of the fixed ones and off the `excluded` nodes: a plan
+  // or why not; `domain`: the deepest domain holding the fixed members and the plan's ("block s1/b2").
+  GroupPlan PlanRest(const GroupSpec& spec, const std::vector<std::string>& fixed_nodes,
+                     const std::vector<std::string>& excluded, std::string* domain) const;
   // The group's reason before this call ("" when none), for requeueing its members when it changes.
   std::string LastReason(const std::string& key) const;
   // Records the verdict in the status table.
@@ -140,6 +158,7 @@ class GroupCoordinator {
   GroupShapeEstimate expected_;  // The groups planned: the shapes DomainFragmentationScore keeps room for.
   GroupPlanner planner_;
   cluster::GroupReservations reservations_;
+  SlotRefusals refusals_;
   std::mutex plan_mu_;  // One group planned at a time; taken before reservations_' and the model's locks.
   mutable std::mutex status_mu_;  // A leaf.
   std::map<std::string, Tracked, std::less<>> status_;

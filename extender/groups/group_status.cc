@@ -74,6 +74,7 @@ std::vector<GroupStatus> GroupCoordinator::Groups() const {
     }
     if (s.state != GroupState::kWaiting) s.domain = t.domain;
     if (s.state == GroupState::kWaiting) s.reason = t.reason;
+    s.notes = refusals_.Notes(key, now);  // Kept while recent, bound or not: why it went where it did.
     const bool placed = t.planned_at && s.state != GroupState::kWaiting;
     s.waiting_seconds = Seconds((placed ? *t.planned_at : now) - t.first_seen);
     out.push_back(std::move(s));
@@ -112,9 +113,12 @@ std::optional<GroupExplanation> GroupCoordinator::Explain(const cluster::PodRequ
       if (s.member_uid == pod.uid) e.slot_node = s.node;
     }
   } else {
-    GroupPlan plan = planner_.Plan(nodes, g);
+    GroupNodes open = nodes;  // What a plan now would use: without the nodes kube-scheduler turned away.
+    for (const std::string& n : refusals_.Excluded(key, pipeline_.model().clock().Now()))
+      if (auto i = map.Find(n)) open.nodes[*i].free = GpuSet();
+    GroupPlan plan = planner_.Plan(open, g);
     e.plan = plan.members;
-    e.status.notes = plan.notes;
+    e.status.notes.insert(e.status.notes.end(), plan.notes.begin(), plan.notes.end());
     if (!plan.ok && e.status.reason.empty()) e.status.reason = fmt::format("group {}: {}", g.name, plan.reason);
   }
   return e;

@@ -17,16 +17,14 @@ bool ExtenderVerbs::IsGroupMember(const cluster::PodRequest& pod) const {
 Reply ExtenderVerbs::GroupFilter(const protocol::ExtenderArgs& args, const cluster::PodRequest& pod,
                                  std::span<const std::string_view> names) {
   const auto start = std::chrono::steady_clock::now();
-  groups::GroupVerdict v = groups_->Filter(pod);
+  groups::GroupVerdict v = groups_->Filter(pod, names);
   placement::FilterOutcome outcome;
   bool listed = false;
   for (std::string_view n : names) listed |= !v.node.empty() && n == v.node;
-  std::string refused = v.reason;
-  if (!v.node.empty()) {
-    refused = listed ? fmt::format("group {}: this member's GPUs are reserved on node {}", pod.group, v.node)
-                     : fmt::format("group {}: this member's GPUs are reserved on node {}, which kube-scheduler did "
-                                   "not send (its own filters turned it away)", pod.group, v.node);
-  }
+  // Listed: the slot's node passes, every other node is not this member's. Else the coordinator's
+  // reason: why it waits, or why its slot's node (not sent) is kept.
+  const std::string refused =
+      listed ? fmt::format("group {}: this member's GPUs are reserved on node {}", pod.group, v.node) : v.reason;
   for (uint32_t i = 0; i < names.size(); ++i) {
     if (listed && names[i] == v.node) {
       outcome.passed.push_back(i);
@@ -47,6 +45,7 @@ Reply ExtenderVerbs::GroupFilter(const protocol::ExtenderArgs& args, const clust
     LogFields f = {{"verb", "filter"}, {"pod", pod.key()}, {"group", v.key}, {"gpus", std::to_string(pod.gpus)},
                    {"nodes", std::to_string(names.size())}, {"node", v.node}};
     if (!v.reason.empty()) f.push_back({"held", v.reason});
+    if (!v.replanned.empty()) f.push_back({"refused_slot_node", v.replanned});
     if (v.planned_now) f.push_back({"planned", v.domain});
     if (!v.requeue.empty()) f.push_back({"requeued", std::to_string(v.requeue.size())});
     f.push_back({"took_us", std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(

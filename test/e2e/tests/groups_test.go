@@ -21,7 +21,9 @@ import (
 //   - a group bigger than any rack with `required` stays Pending whole, the reason in every member's
 //     event, nothing reserved;
 //   - two groups race for the last whole rack (r3): one gets all of it, the other none;
-//   - GET /api/v1/groups shows each group's state and domain.
+//   - GET /api/v1/groups shows each group's state and domain;
+//   - then, on two racks added (groups_robust_test.go): topofit killed mid-group and restarted, and a
+//     member's slot node tainted before it binds.
 func TestTopofitGroups(t *testing.T) {
 	var nodes []harness.NodeSpec
 	for r := 1; r <= 3; r++ {
@@ -32,7 +34,7 @@ func TestTopofitGroups(t *testing.T) {
 			nodes = append(nodes, spec)
 		}
 	}
-	c, _ := startTopofit(t, nodes...)
+	c, ext := startTopofit(t, nodes...)
 	ctx := context.Background()
 	rackOf := func(node string) string { return strings.SplitN(node, "-", 2)[0] }
 	member := func(name, group string, size int) harness.PodSpec {
@@ -126,6 +128,11 @@ func TestTopofitGroups(t *testing.T) {
 	if states["ga"] != "bound accelerator b1/r2" || states["big"] != "waiting " || states["g"+loser] != "waiting " {
 		t.Errorf("GET /api/v1/groups states %v: want ga bound in accelerator b1/r2, big and g%s waiting", states, loser)
 	}
+
+	for _, name := range []string{loser + "-0", loser + "-1", "big-0", "big-1", "big-2"} {
+		mustDelete(t, c, name)
+	}
+	groupsRobustness(t, c, ext)
 }
 
 // waitOneGroupBound waits until both members ("<g>-0", "<g>-1") of one of the groups are bound; returns it.

@@ -1,0 +1,167 @@
+// A slot kube-scheduler turns away: when the candidate list proves it, the group is planned again at
+// once around its bound members, without that node; the re-plans are bounded; a list that may have
+// been cut short proves nothing.
+#include "extender/groups/slot_refusals.h"
+
+#include <doctest/doctest.h>
+
+#include "extender/groups/group_coordinator.h"
+#include "extender/groups/testing/coordinator_rig.h"
+
+namespace topofit::groups {
+namespace {
+
+using cluster::testing::MakePod;
+
+// A member of group train (2 members of 8 GPUs, required in a block).
+k8s::PodObject Member(const std::string& uid) { return testing::BlockMember(uid, "train", 2); }
+
+struct Rig : testing::CoordinatorRig {
+  std::vector<std::string> names;
+  Rig(int blocks, int per_block) : CoordinatorRig(blocks, per_block) {
+    for (const testing::SmallNode& n : testing::Blocks(blocks, per_block)) names.push_back(n.name);
+  }
+  // kube-scheduler's candidates: every node but `refused`.
+  std::vector<std::string_view> Without(const std::string& refused) const {
+    std::vector<std::string_view> out;
+    for (const std::string& n : names)
+      if (n != refused) out.push_back(n);
+    return out;
+  }
+  // The member planned, bound on its slot and reported bound by the watch.
+  std::string Bind(const k8s::PodObject& pod) {
+    const GroupVerdict v = FilterAndBind(pod);
+    REQUIRE_FALSE(v.node.empty());
+    return v.node;
+  }
+  // The node of `uid`'s slot: the one it has, else the one its next filter gets (the first unassigned).
+  std::string SlotNode(const std::string& uid) {
+    auto r = groups.reservations().Get("default/train");
+    if (!r) return "";
+    for (const cluster::GroupSlot& s : r->slots)
+      if (s.member_uid == uid) return s.node;
+    for (const cluster::GroupSlot& s : r->slots)
+      if (s.member_uid.empty()) return s.node;
+    return "";
+  }
+};
+
+TEST_CASE("slot refusals: a list shorter than kube-scheduler's minimum search proves a refusal, a longer one does not") {
+  const std::vector<std::string_view> few = {"n1", "n2"};
+  CHECK(SlotRefusals::SlotRefused("n3", few));
+  CHECK_FALSE(SlotRefusals::SlotRefused("n2", few));
+  CHECK_FALSE(SlotRefusals::SlotRefused("", few));
+  std::vector<std::string> many_names;
+  for (size_t i = 0; i < SlotRefusals::kMinFeasibleNodesToFind; ++i) many_names.push_back("m" + std::to_string(i));
+  const std::vector<std::string_view> many(many_names.begin(), many_names.end());
+  CHECK_FALSE(SlotRefusals::SlotRefused("n3", many));
+  CHECK(SlotRefusals::SlotRefused("n3", std::span(many).first(many.size() - 1)));
+}
+
+TEST_CASE("slot refusals: at most kMaxReplans re-plans in a window, each node left out for the window") {
+  cluster::FakeClock clock;
+  SlotRefusals r(std::chrono::seconds(60));
+  CHECK(r.MayReplan("ml/g", clock.Now()));
+  r.Record("ml/g", "n1", "g-1", clock.Now());
+  r.Record("ml/g", "n1", "g-2", clock.Now());
+  CHECK(r.Excluded("ml/g", clock.Now()) == std::vector<std::string>{"n1"});
+  CHECK(r.MayReplan("ml/g", clock.Now()));
+  clock.Advance(std::chrono::seconds(30));
+  r.Record("ml/g", "n2", "g-1", clock.Now());
+  CHECK_FALSE(r.MayReplan("ml/g", clock.Now()));
+  CHECK(r.MayReplan("ml/other", clock.Now()));
+  const auto notes = r.Notes("ml/g", clock.Now());
+  REQUIRE(notes.size() == 3);
+  CHECK(notes[0] == "kube-scheduler turned away node n1 for g-1's slot 30 s ago: the group was planned again "
+                    "without it (left out for 60 s)");
+  clock.Advance(std::chrono::seconds(31));  // the first two are older than the window
+  CHECK(r.MayReplan("ml/g", clock.Now()));
+  CHECK(r.Excluded("ml/g", clock.Now()) == std::vector<std::string>{"n2"});
+}
+
+TEST_CASE("group coordinator: a slot node kube-scheduler turned away is planned again at once, around the bound member") {
+  Rig r(2, 3);
+  r.Filter(Member("b"), std::nullopt);
+  const std::string a_node = r.Bind(Member("a"));
+  const std::string refused = r.SlotNode("b");
+  REQUIRE_FALSE(refused.empty());
+  REQUIRE(refused != a_node);
+  const auto candidates = r.Without(refused);  // e.g. tainted NoSchedule
+  GroupVerdict v = r.Filter(Member("b"), candidates);
+  CHECK(v.replanned == refused);
+  CHECK(v.reason.empty());
+  REQUIRE_FALSE(v.node.empty());
+  CHECK(v.node != refused);
+  CHECK(v.node != a_node);
+  CHECK(v.node.substr(0, 2) == a_node.substr(0, 2));  // the bound member's block
+  CHECK(r.model.Node(refused)->free.size() == 8);  // its slot given back
+  CHECK(r.model.Totals().reserved_gpus == 8);      // one slot, b's new one
+  CHECK(r.groups.reservations().Get("default/train")->slots.size() == 1);
+  CHECK(r.SlotNode("b") == v.node);
+  // The same filter again, the node still refused: the same new slot, nothing planned again.
+  GroupVerdict again = r.Filter(Member("b"), candidates);
+  CHECK(again.node == v.node);
+  CHECK(again.replanned.empty());
+  auto groups = r.groups.Groups();
+  REQUIRE(groups.size() == 1);
+  REQUIRE(groups[0].notes.size() == 1);
+  CHECK(groups[0].notes[0] == "kube-scheduler turned away node " + refused + " for pod-b's slot 0 s ago: the group was "
+                              "planned again without it (left out for 60 s)");
+}
+
+TEST_CASE("group coordinator: no room without the refused node - the group waits whole, the reason names the node") {
+  Rig r(2, 2);
+  r.model.ApplyPod(MakePod("other", 8, "b2-n1", "0,1,2,3,4,5,6,7"));  // b2 has room for one member
+  r.Filter(Member("b"), std::nullopt);
+  r.Bind(Member("a"));
+  const std::string refused = r.SlotNode("b");
+  GroupVerdict v = r.Filter(Member("b"), r.Without(refused));
+  CHECK(v.replanned == refused);
+  CHECK(v.node.empty());
+  CHECK(v.reason == "group train: no block can take 1 member of 8 GPUs: the best, s1/b1, has room for 0; left out: "
+                    "node " + refused + " (kube-scheduler turned it away for a member's slot)");
+  CHECK(r.model.Totals().reserved_gpus == 0);  // nothing held for a group that cannot go on
+  // After the window the node is tried again.
+  r.clock.Advance(std::chrono::seconds(61));
+  GroupVerdict later = r.Filter(Member("b"), r.Without("none"));
+  CHECK(later.node == refused);
+}
+
+TEST_CASE("group coordinator: re-plans for refused slots are bounded, then the slot is kept until it expires") {
+  Rig r(1, 6);
+  r.Filter(Member("b"), std::nullopt);
+  const std::string a_node = r.Bind(Member("a"));
+  std::vector<std::string> refused;
+  for (int i = 0; i < SlotRefusals::kMaxReplans; ++i) {
+    refused.push_back(r.SlotNode("b"));
+    GroupVerdict v = r.Filter(Member("b"), r.Without(refused.back()));
+    CHECK(v.replanned == refused.back());
+    REQUIRE_FALSE(v.node.empty());
+    for (const std::string& n : refused) CHECK(v.node != n);
+  }
+  const std::string kept = r.SlotNode("b");
+  GroupVerdict v = r.Filter(Member("b"), r.Without(kept));
+  CHECK(v.replanned.empty());
+  CHECK(v.node == kept);
+  CHECK(v.reason.find("which kube-scheduler turned away; the group was planned again 3 times in 60 s already") !=
+        std::string::npos);
+  CHECK(r.model.Totals().reserved_gpus == 8);
+}
+
+TEST_CASE("group coordinator: a slot node missing from a list that may be cut short is kept, the reason says why") {
+  Rig r(1, 3);
+  r.Filter(Member("b"), std::nullopt);
+  r.Bind(Member("a"));
+  const std::string slot = r.SlotNode("b");
+  std::vector<std::string> names;
+  for (size_t i = 0; i < SlotRefusals::kMinFeasibleNodesToFind; ++i) names.push_back("far-" + std::to_string(i));
+  const std::vector<std::string_view> many(names.begin(), names.end());
+  GroupVerdict v = r.Filter(Member("b"), many);
+  CHECK(v.replanned.empty());
+  CHECK(v.node == slot);
+  CHECK(v.reason.find("which kube-scheduler did not send among its 100 nodes") != std::string::npos);
+  CHECK(r.SlotNode("b") == slot);
+}
+
+}  // namespace
+}  // namespace topofit::groups
