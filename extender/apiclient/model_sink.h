@@ -6,7 +6,8 @@
 // idempotent) through the DraCluster (extender/cluster/dra_cluster.h), which adds what DRA says:
 // nodes whose GPUs DRA serves, and the GPUs of allocated ResourceClaims. With a `requeue` function, pod deliveries go through the RequeueRule
 // (extender/cluster/requeue_rule.h), and every pod it returns - waiting for GPUs that the delivery
-// freed - is handed to `requeue` (KubeWriter::RequeuePod). The model must outlive the returned
+// freed - is handed to `requeue` (KubeWriter::RequeuePod); so are those waiting where a ResourceClaim's
+// allocation went (RequeueRule::Freed). The model must outlive the returned
 // LiveCluster; destroy (or Stop) the LiveCluster before the model.
 
 #include <functional>
@@ -42,11 +43,13 @@ class ModelSink final : public ClusterSink {
   void DeleteDeviceClass(std::string_view name) override { dra_.DeleteDeviceClass(name); }
   void ApplyResourceSlice(const k8s::ResourceSliceObject& s) override { dra_.ApplyResourceSlice(s); }
   void DeleteResourceSlice(std::string_view name) override { dra_.DeleteResourceSlice(name); }
-  void ApplyResourceClaim(const k8s::ResourceClaimObject& c) override { dra_.ApplyResourceClaim(c); }
-  void DeleteResourceClaim(std::string_view uid) override { dra_.DeleteResourceClaim(uid); }
+  void ApplyResourceClaim(const k8s::ResourceClaimObject& c) override { Freed(dra_.ApplyResourceClaim(c)); }
+  void DeleteResourceClaim(std::string_view uid) override { Freed(dra_.DeleteResourceClaim(uid)); }
 
  private:
   void Send(const std::vector<cluster::Requeue>& requeues) const;
+  // Requeues the pods waiting on the nodes where a claim freed GPUs.
+  void Freed(const std::vector<std::string>& nodes);
 
   cluster::ClusterModel& model_;
   std::unique_ptr<cluster::DraCluster> owned_dra_;

@@ -9,6 +9,7 @@
 
 #include "extender/apiclient/testing/fake_apiserver.h"
 #include "extender/apiclient/testing/recording_sink.h"
+#include "extender/cluster/testing/dra_builders.h"
 
 namespace topofit::apiclient {
 namespace {
@@ -120,6 +121,24 @@ TEST_CASE("start live cluster: GPUs freed on a node requeue the pods that waited
   server.Delete("pods", "ml/b");
   CHECK(WaitFor([&] { return model.Node("n1")->free.size() == 8; }));
   CHECK(got().size() == 2);
+}
+
+TEST_CASE("model sink: a ResourceClaim whose allocation goes requeues the pods waiting on its node") {
+  cluster::ClusterModel model;
+  std::vector<std::string> requeued;
+  ModelSink sink(model, [&](const cluster::WaitingPod& pod, const std::string& node) {
+    requeued.push_back(pod.name + "@" + node);
+  });
+  sink.ApplyDeviceClass(cluster::testing::GpuClass());
+  sink.ApplyNode(cluster::testing::DecodedNode("d1", 0));
+  sink.ApplyResourceSlice(cluster::testing::GpuSlice("d1", {0, 1, 2, 3}));
+  sink.ApplyResourceClaim(cluster::testing::GpuClaim("c1", "", "d1", {0, 1, 2, 3}, false));
+  model.waits().Note({"uid-w", "ml", "w", 2}, {"d1"});
+  sink.ApplyResourceClaim(cluster::testing::GpuClaim("c1", "", "d1", {0, 1, 2, 3}, false));
+  CHECK(requeued.empty());  // Nothing freed.
+  sink.DeleteResourceClaim("c1");
+  CHECK(requeued == std::vector<std::string>{"w@d1"});
+  CHECK(model.waits().size() == 0);
 }
 
 TEST_CASE("start live cluster: DRA's classes, slices and claims are watched into the model") {

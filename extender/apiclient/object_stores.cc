@@ -34,7 +34,7 @@ void ObjectStore::EndList() {
 void ObjectStore::Upsert(const nlohmann::json& object) { Record(Apply(object.dump()), false); }
 
 void ObjectStore::Remove(const nlohmann::json& object) {
-  std::string key = MetaField(object, key_field_);
+  std::string key = KeyOf(object);
   if (key.empty()) return;
   Delete(key);
   known_.erase(key);

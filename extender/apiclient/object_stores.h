@@ -2,8 +2,9 @@
 // NodeStore and PodStore: the ReflectorStores of the live cluster. They decode API JSON with the
 // k8s/ decoders and forward to a ClusterSink, remembering which objects they forwarded so that a
 // re-list deletes from the sink whatever the new list no longer has (nothing leaks across a 410).
-// ObjectStore is that bookkeeping, once for both: each object is known by one key (a node's name, a
-// pod's uid), and a store says only how an object is applied and how a key is deleted.
+// ObjectStore is that bookkeeping, once for every store (these two, DraStore, PodGroupFeed): each
+// object is known by one key (a node's name, a pod's uid, a PodGroup's namespace/name), and a store
+// says only how an object is applied and how a key is deleted - where to, is the store's own business.
 //
 // PodStore forwards only pods that request GPUs; a pod that turns Succeeded or Failed is deleted
 // from the sink (its GPUs are free) even before the field selector's DELETED event arrives.
@@ -28,6 +29,13 @@ std::string MetaField(const nlohmann::json& object, const char* field);
 
 class ObjectStore : public ReflectorStore {
  public:
+  // What Apply did: `held` is the key when the object is now held where the store keeps objects, none otherwise; then
+  // `read` is its key when the object was readable at all (it is no longer known), "" if not.
+  struct Applied {
+    std::optional<std::string> held;
+    std::string read;
+  };
+
   void BeginList() final { listed_.clear(); }
   void ListItem(std::string_view json) final;
   void EndList() final;
@@ -37,19 +45,13 @@ class ObjectStore : public ReflectorStore {
 
  protected:
   // `key_field`: the metadata field that names an object ("name", "uid").
-  ObjectStore(ClusterSink& sink, LogFn log, const char* key_field)
-      : sink_(sink), log_(std::move(log)), key_field_(key_field) {}
-  // What Apply did: `held` is the key when the object is now held in the sink, none otherwise; then
-  // `read` is its key when the object was readable at all (it is no longer known), "" if not.
-  struct Applied {
-    std::optional<std::string> held;
-    std::string read;
-  };
+  ObjectStore(LogFn log, const char* key_field) : log_(std::move(log)), key_field_(key_field) {}
   virtual Applied Apply(std::string_view json) = 0;
   virtual void Delete(const std::string& key) = 0;
+  // The key of a DELETED event's object; by default metadata.<key_field>, "" when it has none.
+  virtual std::string KeyOf(const nlohmann::json& object) const { return MetaField(object, key_field_); }
   bool Known(const std::string& key) const { return known_.count(key) > 0; }
 
-  ClusterSink& sink_;
   LogFn log_;
 
  private:
@@ -62,20 +64,22 @@ class ObjectStore : public ReflectorStore {
 
 class NodeStore final : public ObjectStore {
  public:
-  NodeStore(ClusterSink& sink, LogFn log) : ObjectStore(sink, std::move(log), "name") {}
+  NodeStore(ClusterSink& sink, LogFn log) : ObjectStore(std::move(log), "name"), sink_(sink) {}
 
  private:
   Applied Apply(std::string_view json) override;
   void Delete(const std::string& name) override { sink_.DeleteNode(name); }
+  ClusterSink& sink_;
 };
 
 class PodStore final : public ObjectStore {
  public:
-  PodStore(ClusterSink& sink, LogFn log) : ObjectStore(sink, std::move(log), "uid") {}
+  PodStore(ClusterSink& sink, LogFn log) : ObjectStore(std::move(log), "uid"), sink_(sink) {}
 
  private:
   Applied Apply(std::string_view json) override;
   void Delete(const std::string& uid) override { sink_.DeletePod(uid); }
+  ClusterSink& sink_;
 };
 
 }  // namespace topofit::apiclient

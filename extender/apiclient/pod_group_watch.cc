@@ -5,47 +5,38 @@
 
 namespace topofit::apiclient {
 
-std::optional<PodGroupFeed::Name> PodGroupFeed::Apply(std::string_view json) {
+namespace {
+
+std::string GroupKey(const std::string& namespace_, const std::string& name) { return namespace_ + "/" + name; }
+
+}  // namespace
+
+ObjectStore::Applied PodGroupFeed::Apply(std::string_view json) {
   auto group = k8s::DecodePodGroup(json, api_);
   if (!group.ok()) {
     log_("podgroup skipped: " + group.error());
-    return std::nullopt;
+    return {};
   }
   if (group->api != api_) {  // Its apiVersion names the other API: not this watch's.
     log_("podgroup skipped: " + group->key() + " is not of " + std::string(k8s::ToString(api_)));
-    return std::nullopt;
+    return {};
   }
   if (store_.Put(*group) == cluster::PodGroupStore::PutResult::kFull) {
     log_("podgroup skipped: " + group->key() + ": the store holds its limit of PodGroups");
-    return std::nullopt;
+    return {};
   }
-  return Name{group->namespace_, group->name};
+  std::string key = GroupKey(group->namespace_, group->name);
+  return {key, key};
 }
 
-void PodGroupFeed::ListItem(std::string_view json) {
-  if (auto name = Apply(json)) {
-    known_.insert(*name);
-    listed_.insert(std::move(*name));
-  }
+void PodGroupFeed::Delete(const std::string& key) {
+  size_t slash = key.find('/');
+  store_.Erase(api_, key.substr(0, slash), key.substr(slash + 1));
 }
 
-void PodGroupFeed::EndList() {
-  for (const Name& n : known_) {
-    if (!listed_.count(n)) store_.Erase(api_, n.first, n.second);  // Deleted while we were not watching.
-  }
-  known_ = std::move(listed_);
-  listed_.clear();
-}
-
-void PodGroupFeed::Upsert(const nlohmann::json& object) {
-  if (auto name = Apply(object.dump())) known_.insert(std::move(*name));
-}
-
-void PodGroupFeed::Remove(const nlohmann::json& object) {
-  Name n{MetaField(object, "namespace"), MetaField(object, "name")};
-  if (n.second.empty()) return;
-  store_.Erase(api_, n.first, n.second);
-  known_.erase(n);
+std::string PodGroupFeed::KeyOf(const nlohmann::json& object) const {
+  std::string name = MetaField(object, "name");
+  return name.empty() ? std::string() : GroupKey(MetaField(object, "namespace"), name);
 }
 
 namespace {

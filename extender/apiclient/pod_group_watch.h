@@ -10,13 +10,12 @@
 // topofit not ready: its list is answered 404, which is logged once ("... is not served ..."), and it
 // is tried again every `absent_retry` (60 s; a CRD installed later is picked up within that). A
 // PodGroup that does not decode is skipped with a log line; one past the store's capacity too.
-// PodGroupFeed (the ReflectorStore) forwards decoded PodGroups and, after a re-list, erases what the
+// PodGroupFeed (an ObjectStore) forwards decoded PodGroups and, after a re-list, erases what the
 // list no longer has. Used by one reflector thread; the store must outlive it. Stop() (or the
 // destructor) ends both threads promptly.
 
 #include <chrono>
 #include <memory>
-#include <set>
 #include <string>
 #include <utility>
 
@@ -30,26 +29,18 @@ namespace topofit::apiclient {
 inline constexpr const char* kWorkloadPodGroupsPath = "/apis/scheduling.k8s.io/v1alpha2/podgroups";
 inline constexpr const char* kCoschedulingPodGroupsPath = "/apis/scheduling.x-k8s.io/v1alpha1/podgroups";
 
-class PodGroupFeed final : public ReflectorStore {
+// Keyed "namespace/name" (a namespace holds no '/').
+class PodGroupFeed final : public ObjectStore {
  public:
   PodGroupFeed(cluster::PodGroupStore& store, k8s::PodGroupObject::Api api, LogFn log)
-      : store_(store), api_(api), log_(std::move(log)) {}
-  void BeginList() override { listed_.clear(); }
-  void ListItem(std::string_view json) override;
-  void EndList() override;
-  void Upsert(const nlohmann::json& object) override;
-  void Remove(const nlohmann::json& object) override;
-  size_t size() const { return known_.size(); }
+      : ObjectStore(std::move(log), "name"), store_(store), api_(api) {}
 
  private:
-  using Name = std::pair<std::string, std::string>;  // namespace, name
-  // The PodGroup stored: its name; nullopt when skipped.
-  std::optional<Name> Apply(std::string_view json);
+  Applied Apply(std::string_view json) override;
+  void Delete(const std::string& key) override;
+  std::string KeyOf(const nlohmann::json& object) const override;
   cluster::PodGroupStore& store_;
   const k8s::PodGroupObject::Api api_;
-  LogFn log_;
-  std::set<Name> known_;   // Forwarded and not erased.
-  std::set<Name> listed_;  // What the list in progress has had.
 };
 
 class PodGroupWatch {

@@ -1,5 +1,7 @@
 #include "extender/cluster/dra_cluster.h"
 
+#include <algorithm>
+
 #include "extender/k8s/gpu_plan.h"
 
 namespace topofit::cluster {
@@ -97,6 +99,8 @@ void DraCluster::RefreshClaimLocked(Claim& c) {
   const bool same = now.has_value() == c.allocation.has_value() &&
                     (!now || (now->node == c.allocation->node && now->requests == c.allocation->requests));
   if (same && (c.synthetic || pods_.count(c.holder))) return;
+  if (c.allocation && (!now || now->node != c.allocation->node || now->count < c.allocation->count))
+    freed_.push_back(c.allocation->node);
   c.allocation = std::move(now);
   if (auto pod = pods_.find(c.holder); pod != pods_.end()) {
     model_.ApplyPod(AugmentLocked(pod->second));  // The bound pod's holding, with or without the claim.
@@ -166,12 +170,16 @@ void DraCluster::DeleteResourceSlice(std::string_view name) {
   if (pool) RefreshPoolClaimsLocked(*pool);
 }
 
-void DraCluster::ApplyResourceClaim(const k8s::ResourceClaimObject& object) {
+std::vector<std::string> DraCluster::ApplyResourceClaim(const k8s::ResourceClaimObject& object) {
   std::lock_guard lock(mu_);
   const std::string& uid = object.meta.uid;
-  if (uid.empty()) return;
+  if (uid.empty()) return {};
   Claim& c = claims_[uid];
   IndexClaimLocked(uid, &c.object, &object);
+  if (c.object.meta.uid.empty() || c.object.meta.name != object.meta.name) {
+    claim_by_name_.erase({c.object.meta.namespace_, c.object.meta.name});
+    claim_by_name_[{object.meta.namespace_, object.meta.name}] = uid;
+  }
   c.object = object;
   const bool owned = object.extended_resource && !object.owner_pod.uid.empty();
   std::string holder = owned ? object.owner_pod.uid : kClaimHoldingPrefix + uid;
@@ -179,18 +187,57 @@ void DraCluster::ApplyResourceClaim(const k8s::ResourceClaimObject& object) {
   c.holder = std::move(holder);
   if (owned) claim_of_pod_.insert_or_assign(object.owner_pod.uid, uid);
   RefreshClaimLocked(c);
+  return std::exchange(freed_, {});
 }
 
-void DraCluster::DeleteResourceClaim(std::string_view uid) {
+std::vector<std::string> DraCluster::DeleteResourceClaim(std::string_view uid) {
   std::lock_guard lock(mu_);
   auto it = claims_.find(uid);
-  if (it == claims_.end()) return;
+  if (it == claims_.end()) return {};
   Claim& c = it->second;
   c.object.allocated = false;
   RefreshClaimLocked(c);  // The pod's holding loses the claim's GPUs; a claim's own holding goes.
   if (auto p = claim_of_pod_.find(c.holder); p != claim_of_pod_.end() && p->second == uid) claim_of_pod_.erase(p);
   IndexClaimLocked(c.object.meta.uid, &c.object, nullptr);
+  if (auto n = claim_by_name_.find({c.object.meta.namespace_, c.object.meta.name});
+      n != claim_by_name_.end() && n->second == c.object.meta.uid)
+    claim_by_name_.erase(n);
   claims_.erase(it);
+  return std::exchange(freed_, {});
+}
+
+std::shared_ptr<const DraPodAsk> DraCluster::AskOf(const k8s::PodObject& pod) const {
+  if ((pod.resource_claims.empty() && pod.class_resource.empty()) || pod.claims_unread) return nullptr;
+  std::lock_guard lock(mu_);
+  std::vector<const k8s::ResourceClaimObject*> claims;
+  for (const k8s::PodClaimRef& ref : pod.resource_claims) {
+    auto uid = claim_by_name_.find({pod.meta.namespace_, ref.claim});
+    if (ref.claim.empty() || uid == claim_by_name_.end()) return nullptr;  // Not made yet: not scheduled yet.
+    const k8s::ResourceClaimObject& claim = claims_.find(uid->second)->second.object;
+    if (claim.allocated) return nullptr;  // Its devices, hence its node, are fixed.
+    claims.push_back(&claim);
+  }
+  k8s::ResourceClaimObject implicit;  // What kube-scheduler's claim for the implicit name will ask.
+  if (!pod.class_resource.empty() && pod.class_resource_count > 0) {
+    implicit.requests.push_back({"container-0-request-0", pod.class_resource, false, pod.class_resource_count});
+    claims.push_back(&implicit);
+  }
+  auto parsed = inventory_.ParseAsk(claims);
+  if (!parsed) return nullptr;
+  auto ask = std::make_shared<DraPodAsk>();
+  bool gpus = false;
+  for (const auto& [name, fingerprint] : applied_) {
+    if (fingerprint.empty()) continue;  // No GPUs there.
+    auto node = inventory_.NodeAsk(name, *parsed, gpus);
+    if (!node) continue;
+    int n = 0;
+    for (const DraClaimAsk& c : node->claims)
+      for (const DraAskRequest& r : c.requests) n += r.count == DraAskRequest::kAll ? int(r.order.size()) : r.count;
+    ask->gpus = std::max(ask->gpus, n);
+    ask->nodes.emplace(name, std::move(*node));
+  }
+  if (!gpus || ask->gpus == 0) return nullptr;
+  return ask;
 }
 
 std::optional<DraAllocation> DraCluster::AllocationOf(std::string_view pod_uid) const {

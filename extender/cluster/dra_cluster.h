@@ -15,20 +15,25 @@
 //   the pod is bound, as PreBind allocates before bind. Any other allocated claim (users' own) holds
 //   its GPUs as a holding of its own, uid "resourceclaim:<claim uid>", pod "<namespace>/<claim>".
 // - Pod(): what the model must get for a pod - the pod with its claim's assignment when it has one.
+// - AskOf(): what a pod that asks GPUs through its own claims (or deviceclass.resource.kubernetes.io/
+//   <class>) will get on each DRA node, for scoring it (dra_pod_ask.h).
 //
 // Every call is idempotent, like the model's writers. Thread-safe: one mutex, held while the model is
 // told (lock order: DraCluster before the model's locks; the model never calls back).
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <utility>
+#include <vector>
 #include <string>
 #include <string_view>
 
 #include "extender/cluster/cluster_model.h"
 #include "extender/cluster/dra_inventory.h"
+#include "extender/cluster/dra_pod_ask.h"
 #include "extender/k8s/dra_objects.h"
 
 namespace topofit::cluster {
@@ -50,9 +55,14 @@ class DraCluster {
   void DeleteDeviceClass(std::string_view name);
   void ApplyResourceSlice(const k8s::ResourceSliceObject& s);
   void DeleteResourceSlice(std::string_view name);
-  void ApplyResourceClaim(const k8s::ResourceClaimObject& c);
-  void DeleteResourceClaim(std::string_view uid);
+  // Both return the nodes where the claim's change freed GPUs (its allocation went, moved or shrank),
+  // for RequeueRule::Freed; none when it freed nothing.
+  std::vector<std::string> ApplyResourceClaim(const k8s::ResourceClaimObject& c);
+  std::vector<std::string> DeleteResourceClaim(std::string_view uid);
 
+  // What the pod asks of DRA GPUs through its own claims or an implicit extended resource name, per
+  // DRA node (dra_pod_ask.h); null when it asks none, or what it asks cannot be predicted.
+  std::shared_ptr<const DraPodAsk> AskOf(const k8s::PodObject& pod) const;
   // The GPUs of the pod's extended-resource claim, once allocated (bind reads it).
   std::optional<DraAllocation> AllocationOf(std::string_view pod_uid) const;
   // Why the GPU class admits no device ("" when it is read or there is none).
@@ -84,6 +94,8 @@ class DraCluster {
   std::map<std::string, k8s::PodObject, std::less<>> pods_;        // Bound GPU pods of DRA-candidate nodes, by uid.
   std::map<std::string, Claim, std::less<>> claims_;               // By claim uid.
   std::map<std::string, std::string, std::less<>> claim_of_pod_;   // Pod uid -> its extended-resource claim's uid.
+  std::map<std::pair<std::string, std::string>, std::string> claim_by_name_;
+  std::vector<std::string> freed_;  // Nodes where RefreshClaimLocked freed GPUs, since last taken.  // (namespace, name) -> claim uid.
   std::map<std::pair<std::string, std::string>, std::set<std::string>> claims_by_pool_;  // (driver, pool) -> claim uids.
 };
 

@@ -1,6 +1,7 @@
 #include "extender/cluster/dra_inventory.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -162,26 +163,100 @@ std::set<std::string> DraInventory::NodesOfPool(const std::string& driver, const
   return out;
 }
 
-std::optional<DraNodeGpus> DraInventory::NodeGpus(std::string_view node) const {
-  const k8s::DeviceClassObject* c = gpu_class_;
+std::vector<std::pair<const k8s::ResourceSliceObject*, const k8s::DraDevice*>> DraInventory::DevicesInOrder(
+    std::string_view node) const {
+  std::vector<std::pair<const k8s::ResourceSliceObject*, const k8s::DraDevice*>> out;
   auto names = slices_by_node_.find(node);
-  if (!c || names == slices_by_node_.end() || !selector_ || !selector_->ok()) return std::nullopt;
-  const DeviceSelector* selector = &**selector_;
+  if (names == slices_by_node_.end()) return out;
   std::vector<const k8s::ResourceSliceObject*> slices;
   for (const std::string& n : names->second) slices.push_back(&slices_.find(n)->second);
+  for (const Pool& pool : PoolsInOrder(slices))
+    for (const auto* s : pool.slices)
+      for (const k8s::DraDevice& d : s->devices)
+        if (!d.tainted) out.emplace_back(s, &d);
+  return out;
+}
+
+std::optional<DraNodeGpus> DraInventory::NodeGpus(std::string_view node) const {
+  const k8s::DeviceClassObject* c = gpu_class_;
+  if (!c || !selector_ || !selector_->ok()) return std::nullopt;
+  const DeviceSelector* selector = &**selector_;
   std::vector<DraGpu> in_order;
-  for (const Pool& pool : PoolsInOrder(slices)) {
-    for (const auto* s : pool.slices) {
-      for (const k8s::DraDevice& d : s->devices) {
-        if (!d.tainted && selector->Matches(s->driver, d.attributes)) in_order.push_back(GpuOf(*s, d));
-      }
-    }
-  }
+  for (const auto& [s, d] : DevicesInOrder(node))
+    if (selector->Matches(s->driver, d->attributes)) in_order.push_back(GpuOf(*s, *d));
   if (in_order.empty()) return std::nullopt;
   DraNodeGpus out;
   out.device_class = c->meta.name;
   NumberGpus(std::move(in_order), out);
   return out;
+}
+
+std::optional<std::vector<DraInventory::AskClaim>> DraInventory::ParseAsk(
+    const std::vector<const k8s::ResourceClaimObject*>& claims) const {
+  std::vector<AskClaim> out;
+  for (const k8s::ResourceClaimObject* claim : claims) {
+    AskClaim c;
+    for (const k8s::DeviceConstraint& con : claim->constraints) {
+      bool all = con.requests.empty() || con.requests.size() >= claim->requests.size();
+      if (con.other || con.match_attribute.empty() || !c.match_attribute.empty() || !all) return std::nullopt;
+      c.match_attribute = con.match_attribute;
+    }
+    for (const k8s::DeviceRequest& r : claim->requests) {
+      auto cls = classes_.find(r.device_class);
+      if (r.first_available || r.tolerates || cls == classes_.end()) return std::nullopt;
+      std::vector<std::string> cel = cls->second.cel_selectors;
+      cel.insert(cel.end(), r.cel_selectors.begin(), r.cel_selectors.end());
+      auto selector = DeviceSelector::Parse(cel);
+      if (!selector.ok()) return std::nullopt;
+      c.requests.push_back({std::move(*selector), r.all ? DraAskRequest::kAll : static_cast<int>(r.count)});
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::optional<DraNodeAsk> DraInventory::NodeAsk(std::string_view node, const std::vector<AskClaim>& claims,
+                                                bool& gpus) const {
+  std::optional<DraNodeGpus> node_gpus = NodeGpus(node);
+  if (!node_gpus) return std::nullopt;
+  std::map<std::tuple<std::string, std::string, std::string>, int> index;  // (driver, pool, device) -> GPU.
+  for (size_t i = 0; i < node_gpus->gpus.size(); ++i) {
+    const DraGpu& g = node_gpus->gpus[i];
+    index[{g.driver, g.pool, g.device}] = static_cast<int>(i);
+  }
+  auto devices = DevicesInOrder(node);
+  auto gpu_of = [&](const k8s::ResourceSliceObject* s, const k8s::DraDevice* d) {
+    auto it = index.find({s->driver, s->pool, d->name});
+    return it == index.end() ? -1 : it->second;
+  };
+  DraNodeAsk ask;
+  for (const AskClaim& claim : claims) {
+    DraClaimAsk c;
+    for (const AskRequest& r : claim.requests) {
+      DraAskRequest out{{}, r.count};
+      bool other = false;
+      for (const auto& [s, d] : devices) {
+        if (!r.selector.Matches(s->driver, d->attributes)) continue;
+        int i = gpu_of(s, d);
+        if (i < 0) other = true;
+        else out.order.push_back(i);
+      }
+      if (other && !out.order.empty()) return std::nullopt;  // GPUs and other devices: not predicted.
+      if (out.order.empty()) continue;  // Other devices (or none): not the GPUs' business.
+      gpus = true;
+      c.requests.push_back(std::move(out));
+    }
+    if (!claim.match_attribute.empty()) {
+      c.values.assign(node_gpus->gpus.size(), std::string());
+      for (const auto& [s, d] : devices) {
+        auto v = d->attributes.find(claim.match_attribute);
+        if (int i = gpu_of(s, d); i >= 0 && v != d->attributes.end()) c.values[i] = v->second;
+      }
+    }
+    ask.claims.push_back(std::move(c));
+  }
+  ask.Seal();
+  return ask;
 }
 
 std::optional<DraAllocation> DraInventory::Allocation(const k8s::ResourceClaimObject& claim) const {

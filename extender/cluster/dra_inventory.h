@@ -13,6 +13,8 @@
 //   indices (`gpus`) follow the PCI bus id when every GPU has a distinct one (nvidia-smi's numbering,
 //   which topology profiles use), else the first-fit order.
 // - A claim's GPUs (Allocation): its allocation results that name a GPU of some node, by identity.
+// - What claims not yet allocated will get on a node (ParseAsk once, then NodeAsk per node;
+//   dra_pod_ask.h says what is read and what cannot be predicted).
 // Slices of several nodes (allNodes, nodeSelector) serve no GPU here. Not thread-safe: DraCluster
 // serialises it.
 
@@ -26,6 +28,7 @@
 
 #include "extender/cluster/device_selector.h"
 #include "extender/cluster/dra_gpus.h"
+#include "extender/cluster/dra_pod_ask.h"
 #include "extender/k8s/dra_objects.h"
 
 namespace topofit::cluster {
@@ -43,6 +46,19 @@ class DraInventory {
   std::optional<DraNodeGpus> NodeGpus(std::string_view node) const;
   std::optional<DraAllocation> Allocation(const k8s::ResourceClaimObject& claim) const;
   size_t slices() const { return slices_.size(); }
+  // The claims' requests with their selectors read (the class's and the request's); nullopt when one
+  // cannot be predicted (dra_pod_ask.h). Then per node: nullopt where a request admits GPUs and
+  // other devices there or the node has no GPUs; `gpus` set when a request admits GPUs.
+  struct AskRequest {
+    DeviceSelector selector;
+    int count = 1;  // DraAskRequest::kAll for All.
+  };
+  struct AskClaim {
+    std::vector<AskRequest> requests;
+    std::string match_attribute;  // "" without a constraint.
+  };
+  std::optional<std::vector<AskClaim>> ParseAsk(const std::vector<const k8s::ResourceClaimObject*>& claims) const;
+  std::optional<DraNodeAsk> NodeAsk(std::string_view node, const std::vector<AskClaim>& claims, bool& gpus) const;
   // The (driver, pool) of a slice, if known.
   std::optional<std::pair<std::string, std::string>> PoolOf(std::string_view slice) const;
   // The nodes of the slices of (driver, pool).
@@ -50,6 +66,8 @@ class DraInventory {
 
  private:
   void RefreshClassLocked();  // gpu_class_ and selector_ after a class change.
+  // The untainted devices of the node's slices in the allocator's order.
+  std::vector<std::pair<const k8s::ResourceSliceObject*, const k8s::DraDevice*>> DevicesInOrder(std::string_view node) const;
 
   std::map<std::string, k8s::DeviceClassObject, std::less<>> classes_;
   const k8s::DeviceClassObject* gpu_class_ = nullptr;  // Into classes_.

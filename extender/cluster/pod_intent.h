@@ -29,12 +29,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/status.h"
+#include "extender/cluster/dra_pod_ask.h"
 #include "extender/k8s/objects.h"
 #include "topology/link_class.h"
 
@@ -89,6 +91,11 @@ struct PodRequest {
   std::map<std::string, std::string> group_annotations;
 
   std::string group_key() const { return group.empty() ? std::string() : namespace_ + "/" + group; }
+
+  // DRA GPUs asked through the pod's own claims or an implicit extended resource name (set by the
+  // prioritize of pods without nvidia.com/gpu, from DraCluster::AskOf); null otherwise. Where set,
+  // gpus is DraPodAsk::gpus and a node's set is the allocator's prediction (PredictDraAsk).
+  std::shared_ptr<const DraPodAsk> dra_ask;
 
   bool wants_gpus() const { return gpus > 0; }
   std::string key() const { return namespace_ + "/" + name; }

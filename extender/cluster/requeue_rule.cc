@@ -15,6 +15,7 @@ std::string RequeueRule::HolderNode(std::string_view uid) const {
 
 std::vector<Requeue> RequeueRule::Freed(const std::string& node) {
   std::vector<Requeue> out;
+  if (model_.waits().size() == 0) return out;
   auto info = model_.Node(node);
   if (!info) return out;
   for (auto& pod : model_.waits().Freed(node, static_cast<int>(info->free.size()))) out.push_back({std::move(pod), node});

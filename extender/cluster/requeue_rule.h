@@ -13,6 +13,8 @@
 //   DeletePod   pod went, left the node, or holds none now), the pods waiting on that node that want no
 //               more GPUs than are free there now are returned, each once (then forgotten everywhere).
 //               The caller asks kube-scheduler to try them again (KubeWriter::RequeuePod).
+//   Freed       GPUs freed on a node otherwise: a DRA claim's allocation went (the claims of pods on DRA
+//               nodes, users' claims); the same answer.
 // A bind or deletion of a waiting pod ends its wait (ClusterModel forgets it). Nothing is looked up while
 // no pod waits. Not an error: a pod with no uid, a node that no longer exists (nothing to requeue).
 // Thread-safe as ClusterModel and CapacityWaits are.
@@ -42,12 +44,13 @@ class RequeueRule {
   void TurnedAway(const PodRequest& pod, const std::vector<std::string>& capacity_failed);
   std::vector<Requeue> ApplyPod(const k8s::PodObject& pod);
   std::vector<Requeue> DeletePod(std::string_view uid);
+  // After GPUs were freed on `node` by other means (a DRA claim's allocation went: DraCluster's
+  // ApplyResourceClaim, DeleteResourceClaim): the waiting pods that now fit there.
+  std::vector<Requeue> Freed(const std::string& node);
 
  private:
   // The node `uid` holds GPUs on while pods wait for GPUs; "" otherwise.
   std::string HolderNode(std::string_view uid) const;
-  // After GPUs were freed on `node`: the waiting pods that now fit there.
-  std::vector<Requeue> Freed(const std::string& node);
 
   ClusterModel& model_;
 };

@@ -3,7 +3,9 @@
 
 #include <doctest/doctest.h>
 
+#include "extender/cluster/dra_cluster.h"
 #include "extender/cluster/testing/builders.h"
+#include "extender/cluster/testing/dra_builders.h"
 
 namespace topofit::cluster {
 namespace {
@@ -64,4 +66,32 @@ TEST_CASE("requeue rule: not errors - nothing waits, a pod update that frees not
 }
 
 }  // namespace
+
+TEST_CASE("requeue rule: a DRA claim's allocation that goes frees its GPUs and requeues who waits there") {
+  ClusterModel model;
+  DraCluster dra(model);
+  RequeueRule rule(model);
+  dra.ApplyDeviceClass(testing::GpuClass());
+  dra.ApplyNode(testing::DecodedNode("d1", 0));
+  dra.ApplyResourceSlice(testing::GpuSlice("d1", {0, 1, 2, 3}));
+  // A user's claim holds all four GPUs; a 2-GPU pod is turned away there.
+  CHECK(dra.ApplyResourceClaim(testing::GpuClaim("c1", "", "d1", {0, 1, 2, 3}, false)).empty());
+  CHECK(model.Node("d1")->free.empty());
+  rule.TurnedAway(Request("w", 2), {"d1"});
+  // The claim moves to other GPUs of the node (still four): nothing freed.
+  CHECK(dra.ApplyResourceClaim(testing::GpuClaim("c1", "", "d1", {3, 2, 1, 0}, false)).empty());
+  // Deallocated (the resourceclaim controller clears status.allocation when its pods are done).
+  auto cleared = k8s::DecodeResourceClaim(R"({"metadata":{"name":"p-extended-resources-1","namespace":"ml","uid":"c1"}})");
+  REQUIRE(cleared.ok());
+  std::vector<std::string> freed = dra.ApplyResourceClaim(*cleared);
+  CHECK(freed == std::vector<std::string>{"d1"});
+  CHECK(model.Node("d1")->free.size() == 4);
+  CHECK(Names(rule.Freed("d1")) == std::vector<std::string>{"pod-w@d1"});
+  CHECK(model.waits().size() == 0);
+  // Deleting a claim that holds nothing frees nothing.
+  CHECK(dra.DeleteResourceClaim("c1").empty());
+  dra.ApplyResourceClaim(testing::GpuClaim("c2", "", "d1", {0, 1}, false));
+  CHECK(dra.DeleteResourceClaim("c2") == std::vector<std::string>{"d1"});
+}
+
 }  // namespace topofit::cluster

@@ -139,6 +139,82 @@ void DecodeAllocation(dom::element v, const Path& path, ResourceClaimObject& c) 
   });
 }
 
+// One selectors[] list: the CEL expressions, in order.
+void CelSelectors(dom::element v, const Path& path, std::vector<std::string>& out) {
+  ForEachElement(v, path, [&](int i, dom::element sel) {
+    CheckBound(out.size() + 1, kMaxClassSelectors, path);
+    ForEachField(sel, path.Index(i), [&](std::string_view k, dom::element cel) {
+      if (!KeyIs(k, "cel")) return;
+      ForEachField(cel, path.Index(i).Field(k), [&](std::string_view e, dom::element expr) {
+        if (KeyIs(e, "expression")) out.push_back(json::String(expr, path.Index(i).Field(k).Field(e)));
+      });
+    });
+  });
+}
+
+void DecodeExactRequest(dom::element v, const Path& path, DeviceRequest& r) {
+  ForEachField(v, path, [&](std::string_view k, dom::element f) {
+    Path p = path.Field(k);
+    if (KeyIs(k, "deviceClassName")) r.device_class = json::String(f, p);
+    else if (KeyIs(k, "allocationMode")) r.all = json::String(f, p) == "All";
+    else if (KeyIs(k, "count")) r.count = json::Int(f, p);
+    else if (KeyIs(k, "selectors")) CelSelectors(f, p, r.cel_selectors);
+    else if (KeyIs(k, "tolerations"))
+      r.tolerates = !json::IsNull(f) && f.type() == dom::element_type::ARRAY && dom::array(f).size() > 0;
+  });
+}
+
+DeviceRequest DecodeDeviceRequest(dom::element v, const Path& path) {
+  DeviceRequest r;
+  ForEachField(v, path, [&](std::string_view key, dom::element value) {
+    Path p = path.Field(key);
+    if (KeyIs(key, "name")) r.name = json::String(value, p);
+    else if (KeyIs(key, "firstAvailable")) r.first_available = !json::IsNull(value);
+    else if (KeyIs(key, "exactly")) DecodeExactRequest(value, p, r);
+  });
+  if (r.count < 1 || r.count > int64_t(kMaxDevicesPerSlice)) json::Fail(path.Field("exactly").Field("count"), "out of range 1..128");
+  return r;
+}
+
+DeviceConstraint DecodeDeviceConstraint(dom::element v, const Path& path) {
+  DeviceConstraint c;
+  ForEachField(v, path, [&](std::string_view key, dom::element value) {
+    Path p = path.Field(key);
+    if (KeyIs(key, "requests")) {
+      ForEachElement(value, p, [&](int i, dom::element r) {
+        CheckBound(c.requests.size() + 1, kMaxDeviceRequests, p);
+        c.requests.push_back(json::String(r, p.Index(i)));
+      });
+    } else if (KeyIs(key, "matchAttribute")) {
+      c.match_attribute = json::String(value, p);
+    } else if (!json::IsNull(value)) {
+      c.other = true;
+    }
+  });
+  return c;
+}
+
+void DecodeClaimSpec(dom::element v, const Path& path, ResourceClaimObject& c) {
+  ForEachField(v, path, [&](std::string_view key, dom::element devices) {
+    if (!KeyIs(key, "devices")) return;
+    Path p = path.Field(key);
+    ForEachField(devices, p, [&](std::string_view k, dom::element list) {
+      Path pl = p.Field(k);
+      if (KeyIs(k, "requests")) {
+        ForEachElement(list, pl, [&](int i, dom::element r) {
+          CheckBound(c.requests.size() + 1, kMaxDeviceRequests, pl);
+          c.requests.push_back(DecodeDeviceRequest(r, pl.Index(i)));
+        });
+      } else if (KeyIs(k, "constraints")) {
+        ForEachElement(list, pl, [&](int i, dom::element r) {
+          CheckBound(c.constraints.size() + 1, kMaxDeviceRequests, pl);
+          c.constraints.push_back(DecodeDeviceConstraint(r, pl.Index(i)));
+        });
+      }
+    });
+  });
+}
+
 void DecodeClaimStatus(dom::element v, const Path& path, ResourceClaimObject& c) {
   ForEachField(v, path, [&](std::string_view key, dom::element value) {
     Path p = path.Field(key);
@@ -167,15 +243,7 @@ void DecodeClassSpec(dom::element v, const Path& path, DeviceClassObject& c) {
     if (KeyIs(key, "extendedResourceName")) {
       c.extended_resource_name = json::String(value, p);
     } else if (KeyIs(key, "selectors")) {
-      ForEachElement(value, p, [&](int i, dom::element sel) {
-        CheckBound(c.cel_selectors.size() + 1, kMaxClassSelectors, p);
-        ForEachField(sel, p.Index(i), [&](std::string_view k, dom::element cel) {
-          if (!KeyIs(k, "cel")) return;
-          ForEachField(cel, p.Index(i).Field(k), [&](std::string_view e, dom::element expr) {
-            if (KeyIs(e, "expression")) c.cel_selectors.push_back(json::String(expr, p.Index(i).Field(k).Field(e)));
-          });
-        });
-      });
+      CelSelectors(value, p, c.cel_selectors);
     }
   });
 }
@@ -204,6 +272,35 @@ std::string CreationTimestamp(dom::element meta, const Path& path) {
 
 }  // namespace
 
+void DecodePodResourceClaims(dom::element v, const Path& path, PodObject& pod) {
+  ForEachElement(v, path, [&](int i, dom::element e) {
+    if (pod.resource_claims.size() >= kMaxDeviceRequests) {
+      pod.claims_unread = true;
+      return;
+    }
+    PodClaimRef ref;
+    ForEachField(e, path.Index(i), [&](std::string_view k, dom::element f) {
+      Path p = path.Index(i).Field(k);
+      if (KeyIs(k, "name")) ref.name = json::String(f, p);
+      else if (KeyIs(k, "resourceClaimName") && !json::IsNull(f)) ref.claim = json::String(f, p);
+      else if (KeyIs(k, "resourceClaimTemplateName") && !json::IsNull(f)) ref.from_template = true;
+    });
+    pod.resource_claims.push_back(std::move(ref));
+  });
+}
+
+void DecodePodClaimStatuses(dom::element v, const Path& path, std::map<std::string, std::string>& out) {
+  ForEachElement(v, path, [&](int i, dom::element e) {
+    std::string name, claim;
+    ForEachField(e, path.Index(i), [&](std::string_view k, dom::element f) {
+      Path p = path.Index(i).Field(k);
+      if (KeyIs(k, "name")) name = json::String(f, p);
+      else if (KeyIs(k, "resourceClaimName") && !json::IsNull(f)) claim = json::String(f, p);
+    });
+    if (out.size() < kMaxDeviceRequests) out[name] = claim;
+  });
+}
+
 DeviceClassObject DecodeDeviceClassValue(dom::element v, const Path& path) {
   return DecodeObject<DeviceClassObject>(
       "deviceclass", v, path, [](DeviceClassObject& c, std::string_view key, dom::element value, const Path& p) {
@@ -223,6 +320,7 @@ ResourceClaimObject DecodeResourceClaimValue(dom::element v, const Path& path) {
   ResourceClaimObject claim = DecodeObject<ResourceClaimObject>(
       "resourceclaim", v, path, [](ResourceClaimObject& c, std::string_view key, dom::element value, const Path& p) {
         if (KeyIs(key, "metadata")) c.owner_pod = OwnerPod(value, p);
+        else if (KeyIs(key, "spec")) DecodeClaimSpec(value, p, c);
         else if (KeyIs(key, "status")) DecodeClaimStatus(value, p, c);
       });
   auto it = claim.meta.annotations.find(kExtendedResourceClaimAnnotation);

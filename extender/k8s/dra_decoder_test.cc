@@ -3,6 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
+
+#include "extender/k8s/object_decoder.h"
 
 namespace topofit::k8s {
 
@@ -79,6 +82,61 @@ TEST_CASE("decode DRA objects: errors are bounded and name the object and field"
   REQUIRE_FALSE(wrong.ok());
   CHECK(wrong.error().find("deviceclass c: spec.selectors") == 0);
   CHECK_FALSE(DecodeResourceClaim("[").ok());
+  auto count = DecodeResourceClaim(R"({"metadata":{"name":"c"},"spec":{"devices":{"requests":[{"name":"g",
+    "exactly":{"deviceClassName":"gpu","count":0}}]}}})");
+  REQUIRE_FALSE(count.ok());
+  CHECK(count.error() == "resourceclaim c: spec.devices.requests[0].exactly.count: out of range 1..128");
+}
+
+TEST_CASE("decode ResourceClaim spec: requests (exactly, All, selectors, firstAvailable), constraints") {
+  auto c = DecodeResourceClaim(R"({"metadata":{"name":"c","namespace":"ml","uid":"u"},"spec":{"devices":{
+    "requests":[{"name":"gpus","exactly":{"deviceClassName":"gpu.nvidia.com","count":4,
+                 "selectors":[{"cel":{"expression":"device.attributes['gpu.nvidia.com'].productName == 'H100'"}}]}},
+                {"name":"all","exactly":{"deviceClassName":"gpu.nvidia.com","allocationMode":"All",
+                 "tolerations":[{"operator":"Exists"}]}},
+                {"name":"alt","firstAvailable":[{"name":"a","deviceClassName":"gpu.nvidia.com"}]}],
+    "constraints":[{"requests":["gpus"],"matchAttribute":"resource.kubernetes.io/pcieRoot"},
+                   {"distinctAttribute":"gpu.nvidia.com/uuid"}]}}})");
+  REQUIRE_MESSAGE(c.ok(), (c.ok() ? "" : c.error()));
+  REQUIRE(c->requests.size() == 3);
+  CHECK(c->requests[0].name == "gpus");
+  CHECK(c->requests[0].device_class == "gpu.nvidia.com");
+  CHECK(c->requests[0].count == 4);
+  CHECK_FALSE(c->requests[0].all);
+  CHECK(c->requests[0].cel_selectors == std::vector<std::string>{"device.attributes['gpu.nvidia.com'].productName == 'H100'"});
+  CHECK(c->requests[1].all);
+  CHECK(c->requests[1].count == 1);
+  CHECK(c->requests[1].tolerates);
+  CHECK(c->requests[2].first_available);
+  REQUIRE(c->constraints.size() == 2);
+  CHECK(c->constraints[0].requests == std::vector<std::string>{"gpus"});
+  CHECK(c->constraints[0].match_attribute == "resource.kubernetes.io/pcieRoot");
+  CHECK_FALSE(c->constraints[0].other);
+  CHECK(c->constraints[1].other);
+  CHECK_FALSE(c->allocated);
+}
+
+TEST_CASE("decode Pod: spec.resourceClaims, the claims made from templates, the implicit class resource") {
+  auto p = DecodePod(R"({"metadata":{"name":"p","namespace":"ml","uid":"u"},"spec":{
+    "containers":[{"name":"a","resources":{"limits":{"deviceclass.resource.kubernetes.io/gpu.nvidia.com":"2"},
+                   "claims":[{"name":"own"}]}},
+                  {"name":"b","resources":{"requests":{"deviceclass.resource.kubernetes.io/gpu.nvidia.com":"1"}}}],
+    "initContainers":[{"name":"i","resources":{"limits":{"deviceclass.resource.kubernetes.io/gpu.nvidia.com":"4"}}}],
+    "resourceClaims":[{"name":"own","resourceClaimName":"mine"},{"name":"t","resourceClaimTemplateName":"tpl"},
+                      {"name":"later","resourceClaimTemplateName":"tpl"}]},
+    "status":{"resourceClaimStatuses":[{"name":"t","resourceClaimName":"p-t-abcde"}]}})");
+  REQUIRE_MESSAGE(p.ok(), (p.ok() ? "" : p.error()));
+  REQUIRE(p->resource_claims.size() == 3);
+  CHECK(p->resource_claims[0] == PodClaimRef{"own", "mine", false});
+  CHECK(p->resource_claims[1] == PodClaimRef{"t", "p-t-abcde", true});
+  CHECK(p->resource_claims[2] == PodClaimRef{"later", "", true});
+  CHECK_FALSE(p->claims_unread);
+  CHECK(p->gpus == 0);
+  CHECK(p->class_resource == "gpu.nvidia.com");
+  CHECK(p->class_resource_count == 4);  // max(2 + 1, the init container's 4)
+  auto bad = DecodePod(R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"a","resources":{"limits":
+    {"deviceclass.resource.kubernetes.io/x":"1.5"}}}]}})");
+  CHECK_FALSE(bad.ok());
 }
 
 }  // namespace topofit::k8s

@@ -24,6 +24,10 @@ inline constexpr size_t kMaxClassSelectors = 32;             // DeviceSelectorsM
 inline constexpr size_t kMaxReservedFor = 256;               // ResourceClaimReservedForMaxSize
 // The claim kube-scheduler writes for a pod's DRA-backed extended resources carries this annotation.
 inline constexpr const char* kExtendedResourceClaimAnnotation = "resource.kubernetes.io/extended-resource-claim";
+// A pod's request for this prefix + a DeviceClass's name asks devices of that class (KEP-5004's
+// implicit extended resource name; every class has one).
+inline constexpr const char* kDeviceClassResourcePrefix = "deviceclass.resource.kubernetes.io/";
+inline constexpr size_t kMaxDeviceRequests = 32;             // DeviceRequestsMaxSize, DeviceConstraintsMaxSize
 inline constexpr const char* kStandardAttributeDomain = "resource.kubernetes.io";
 
 struct DeviceClassObject {
@@ -63,8 +67,30 @@ struct PodReference {
   std::string uid;
 };
 
+// spec.devices.requests[] of a claim: an `exactly` request as read; a firstAvailable one (a list of
+// alternatives) keeps only its name, first_available set.
+struct DeviceRequest {
+  std::string name;
+  std::string device_class;                // exactly.deviceClassName
+  bool all = false;                        // exactly.allocationMode All (else ExactCount).
+  int64_t count = 1;                       // exactly.count (ExactCount), 1 when absent.
+  std::vector<std::string> cel_selectors;  // exactly.selectors[].cel.expression, in order.
+  bool first_available = false;
+  bool tolerates = false;                  // exactly.tolerations is not empty.
+};
+
+// spec.devices.constraints[]: matchAttribute over `requests` (empty: all of the claim's requests);
+// `other` when it constrains something else (distinctAttribute, ...).
+struct DeviceConstraint {
+  std::vector<std::string> requests;
+  std::string match_attribute;  // Qualified as written ("resource.kubernetes.io/pcieRoot").
+  bool other = false;
+};
+
 struct ResourceClaimObject {
   ObjectMeta meta;
+  std::vector<DeviceRequest> requests;       // spec.devices.requests, in order (at most 32).
+  std::vector<DeviceConstraint> constraints;  // spec.devices.constraints (at most 32).
   bool extended_resource = false;        // The annotation above is "true".
   PodReference owner_pod;                // The controlling Pod owner reference; empty when none.
   std::vector<PodReference> reserved_for;  // status.reservedFor entries of resource "pods".

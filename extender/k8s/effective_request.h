@@ -17,6 +17,8 @@ struct ContainerRequest {
   int64_t memory_bytes = 0;
   bool restartable = false;  // Init container with restartPolicy: Always.
   std::string name;
+  std::string dra_class;        // The first deviceclass.resource.kubernetes.io/<class> it asks; "" if none.
+  int64_t dra_class_count = 0;  // How many of it.
 };
 
 struct EffectiveRequest {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "extender/k8s/dra_decoder.h"
 #include "extender/k8s/effective_request.h"
 #include "extender/k8s/quantity.h"
 
@@ -38,15 +39,24 @@ namespace {
 
 struct Resources {
   std::optional<int64_t> gpus, cpu_milli, memory_bytes;
+  std::string dra_class;  // The first deviceclass.resource.kubernetes.io/<class> requested, and how many.
+  int64_t dra_class_count = 0;
 };
 
-// A resource list (requests, limits, allocatable, capacity): only the three resources topofit reads.
+// A resource list (requests, limits, allocatable, capacity): only the three resources topofit reads,
+// and the first implicit DRA extended resource name.
 Resources DecodeResourceList(dom::element v, const Path& path) {
   Resources r;
   ForEachField(v, path, [&](std::string_view key, dom::element value) {
     bool gpu = key == kGpuResource, cpu = key == "cpu", mem = key == "memory";
-    if (!gpu && !cpu && !mem) return;
     Path p = path.Field(key);
+    if (key.starts_with(kDeviceClassResourcePrefix) && r.dra_class.empty()) {
+      auto n = ParseWholeCount(json::ScalarText(value, p));
+      if (!n) json::Fail(p, n.error());
+      r.dra_class = key.substr(std::string_view(kDeviceClassResourcePrefix).size());
+      r.dra_class_count = *n;
+    }
+    if (!gpu && !cpu && !mem) return;
     std::string text = json::ScalarText(value, p);
     auto parsed = gpu ? ParseWholeCount(text) : cpu ? ParseMilli(text) : ParseValue(text);
     if (!parsed) json::Fail(p, parsed.error());
@@ -84,6 +94,9 @@ ContainerRequest DecodeContainer(dom::element v, const Path& path) {
   c.memory_bytes = requests.memory_bytes.value_or(limits.memory_bytes.value_or(0));
   c.restartable = restartable;
   c.name = std::move(name);
+  const Resources& dra = requests.dra_class.empty() ? limits : requests;
+  c.dra_class = dra.dra_class;
+  c.dra_class_count = dra.dra_class_count;
   return c;
 }
 
@@ -150,6 +163,17 @@ std::optional<std::set<std::string>> AffinityProducts(dom::element affinity, con
   return out;
 }
 
+// pod.class_resource(_count): the first implicit DRA class name any container asks, effective request.
+void ClassResource(std::vector<ContainerRequest> containers, std::vector<ContainerRequest> inits, PodObject& pod) {
+  pod.class_resource.clear();
+  for (const auto* list : {&inits, &containers})
+    for (const auto& c : *list)
+      if (pod.class_resource.empty()) pod.class_resource = c.dra_class;
+  for (auto* list : {&inits, &containers})
+    for (auto& c : *list) c.gpus = c.dra_class == pod.class_resource ? c.dra_class_count : 0;
+  pod.class_resource_count = pod.class_resource.empty() ? 0 : ComputeEffectiveRequest(containers, inits).gpus;
+}
+
 void DecodePodSpec(dom::element v, const Path& path, PodObject& pod) {
   std::vector<ContainerRequest> containers, inits;
   std::optional<std::set<std::string>> selector_products, affinity_products;
@@ -174,6 +198,8 @@ void DecodePodSpec(dom::element v, const Path& path, PodObject& pod) {
       ForEachField(value, p, [&](std::string_view k, dom::element f) {
         if (KeyIs(k, "podGroupName")) pod.group_ref.pod_group_name = json::String(f, p.Field(k));
       });
+    } else if (KeyIs(key, "resourceClaims")) {
+      DecodePodResourceClaims(value, p, pod);
     } else if (KeyIs(key, "priority")) {
       int64_t prio = json::Int(value, p);
       if (prio < INT32_MIN || prio > INT32_MAX) json::Fail(p, "out of range");
@@ -204,6 +230,7 @@ void DecodePodSpec(dom::element v, const Path& path, PodObject& pod) {
   }
   pod.gpu_products.clear();
   if (products) pod.gpu_products.assign(products->begin(), products->end());
+  ClassResource(containers, inits, pod);
 }
 
 }  // namespace
@@ -246,6 +273,7 @@ NodeObject DecodeNodeValue(dom::element v, const Path& path) {
 
 PodObject DecodePodValue(dom::element v, const Path& path) {
   PodObject pod;
+  std::map<std::string, std::string> claim_statuses;  // status.resourceClaimStatuses: name -> claim.
   if (v.type() != dom::element_type::OBJECT) json::Fail(path, "expected a Pod object");
   WithObjectContext("pod", pod.meta, [&] {
     ForEachField(v, path, [&](std::string_view key, dom::element value) {
@@ -257,10 +285,14 @@ PodObject DecodePodValue(dom::element v, const Path& path) {
       } else if (KeyIs(key, "status")) {
         ForEachField(value, p, [&](std::string_view k, dom::element f) {
           if (KeyIs(k, "phase")) pod.phase = json::String(f, p.Field(k));
+          else if (KeyIs(k, "resourceClaimStatuses")) DecodePodClaimStatuses(f, p.Field(k), claim_statuses);
         });
       }
     });
   });
+  for (PodClaimRef& ref : pod.resource_claims)
+    if (ref.from_template)
+      if (auto it = claim_statuses.find(ref.name); it != claim_statuses.end()) ref.claim = it->second;
   if (auto it = pod.meta.labels.find(kCoschedulingPodGroupLabel); it != pod.meta.labels.end())
     pod.group_ref.coscheduling_pod_group = it->second;
   return pod;

@@ -68,6 +68,16 @@ struct ContainerGpus {
   friend bool operator==(const ContainerGpus&, const ContainerGpus&) = default;
 };
 
+// One entry of a pod's spec.resourceClaims: its name in the pod, and the ResourceClaim it names -
+// resourceClaimName, or for a resourceClaimTemplateName the claim made from the template, as
+// status.resourceClaimStatuses names it ("" until the claim exists).
+struct PodClaimRef {
+  std::string name;
+  std::string claim;
+  bool from_template = false;
+  friend bool operator==(const PodClaimRef&, const PodClaimRef&) = default;
+};
+
 struct PodObject {
   ObjectMeta meta;
   // Effective nvidia.com/gpu request, computed as upstream does for extended resources:
@@ -87,6 +97,13 @@ struct PodObject {
   std::vector<ContainerGpus> gpu_containers;
   // The PodGroup it names (spec.schedulingGroup.podGroupName, label scheduling.x-k8s.io/pod-group).
   WorkloadGroupRef group_ref;
+  // DRA: spec.resourceClaims in order (at most 32 read; claims_unread when it has more), and the
+  // devices asked through an implicit extended resource name (deviceclass.resource.kubernetes.io/
+  // <class>: effective request as for gpus; the first such class of the pod; "" and 0 when none).
+  std::vector<PodClaimRef> resource_claims;
+  bool claims_unread = false;
+  std::string class_resource;
+  int64_t class_resource_count = 0;
   bool terminated() const { return phase == "Succeeded" || phase == "Failed"; }
 };
 

@@ -26,6 +26,11 @@ CycleState::MemoSlot* CycleState::Slot(const Topology* topology, uint64_t free, 
 
 PlacerChoice CycleState::Compute(const NodeView& v, GpuSet free) const {
   const cluster::ResolvedTopology& spec = v.node->spec();
+  if (pod_.dra_ask) {  // Its own claims: only where the allocator's set is predicted.
+    const cluster::DraNodeAsk* ask = spec.dra() ? pod_.dra_ask->Find(v.name) : nullptr;
+    std::optional<GpuSet> set = ask ? cluster::PredictDraAsk(*ask, free) : std::nullopt;
+    return set ? placer_.Rate(*v.topology(), free, *set, pod_.intent) : PlacerChoice{};
+  }
   if (spec.dra()) return placer_.FirstFit(*v.topology(), free, pod_.gpus, pod_.intent, spec.first_fit);
   return placer_.Choose(*v.topology(), free, pod_.gpus, pod_.intent);
 }
@@ -35,7 +40,7 @@ PlacerChoice CycleState::ChoiceFor(const NodeView& v, GpuSet free) const {
   if (!topology) return {};
   // On a shared node: one replica per GPU unless the pod packs; MIG devices best fit.
   free = v.node->spec().shared.Offerable(free, pod_.gpus, pod_.intent.packed_replicas);
-  MemoSlot* slot = Slot(topology, free.mask(), v.node->spec().first_fit_hash, false);
+  MemoSlot* slot = Slot(topology, free.mask(), SetOrderOf(v, pod_.dra_ask.get()), false);
   if (!slot) return Compute(v, free);
   if (slot->candidate.ring_mbps == UINT32_MAX) slot->candidate = Compute(v, free);
   return slot->candidate;

@@ -38,6 +38,15 @@ struct NodeView {
   const Topology* topology() const { return node->topology(); }
 };
 
+// What decides, besides topology and free GPUs, which set the pod gets on the node: the DRA
+// allocator's order (ResolvedTopology::first_fit_hash), or for a pod with a DraPodAsk its ask on that
+// node (DraNodeAsk::hash; 0 where it has none). 0 on device-plugin nodes.
+inline uint64_t SetOrderOf(const NodeView& v, const cluster::DraPodAsk* ask) {
+  if (!ask) return v.node->spec().first_fit_hash;
+  const cluster::DraNodeAsk* a = ask->Find(v.name);
+  return a ? a->hash : 0;
+}
+
 class CycleState {
  public:
   // reasons == false: plugins may leave FilterStatus::reason empty (prioritize does not show them).
@@ -48,7 +57,8 @@ class CycleState {
   bool wants_reasons() const { return reasons_; }
 
   // The set the pod would get on the node now (empty candidate for nodes without GPUs): on a DRA
-  // node the allocator's first fit (Placer::FirstFit), elsewhere the Placer's choice; on a node that
+  // node the allocator's first fit (Placer::FirstFit) - for a pod with a DraPodAsk (its own claims)
+  // the set PredictDraAsk gives, and nothing on nodes it has no ask for - elsewhere the Placer's choice; on a node that
   // shares its GPUs the placer chooses among SharedDevices::Offerable(free) only. Memoised per cycle
   // by (topology, free, DRA order): in a 5,000-node request most nodes share a few states.
   PlacerChoice ChoiceFor(const NodeView& v) const { return ChoiceFor(v, v.free); }
@@ -74,7 +84,7 @@ class CycleState {
   struct MemoSlot {
     const Topology* topology = nullptr;  // nullptr: empty slot.
     uint64_t free = 0;
-    uint64_t order = 0;                  // ResolvedTopology::first_fit_hash; 0 off DRA nodes.
+    uint64_t order = 0;                  // ResolvedTopology::first_fit_hash, or DraNodeAsk::hash; 0 off DRA nodes.
     bool full_future = false;            // Slot holds FullFuture(usable = free) in candidate.future_before.
     PlacerChoice candidate;
   };

@@ -14,7 +14,7 @@ uint64_t NodeKey::Hash() const {
   return h ^ (h >> 29);
 }
 
-NodeClasses::NodeClasses(size_t max_nodes) {
+NodeClasses::NodeClasses(size_t max_nodes, const cluster::DraPodAsk* ask) : ask_(ask) {
   const size_t slots = std::bit_ceil(std::max<size_t>(16, 2 * max_nodes));
   table_.assign(slots, kEmpty);
   mask_ = slots - 1;
@@ -32,7 +32,7 @@ void NodeClasses::Grow() {
 
 uint32_t NodeClasses::Classify(const NodeView& v) {
   if (2 * (views_.size() + 1) > table_.size()) Grow();
-  const NodeKey key = NodeKey::Of(v);
+  const NodeKey key = NodeKey::Of(v, ask_);
   for (uint64_t i = key.Hash() & mask_;; i = (i + 1) & mask_) {
     uint32_t c = table_[i];
     if (c == kEmpty) {

@@ -24,10 +24,10 @@ struct NodeKey {
   const Topology* topology = nullptr;
   uint64_t usable = 0, free = 0;
   uint32_t product = 0;  // NodeState::product_id(): the workload's GPU-model constraints read it.
-  uint64_t order = 0;    // ResolvedTopology::first_fit_hash: a DRA node's allocator order decides its set.
+  uint64_t order = 0;    // SetOrderOf: a DRA node's allocator order (or the pod's ask there) decides its set.
 
-  static NodeKey Of(const NodeView& v) {
-    return {v.topology(), v.usable().mask(), v.free.mask(), v.node->product_id(), v.node->spec().first_fit_hash};
+  static NodeKey Of(const NodeView& v, const cluster::DraPodAsk* ask = nullptr) {
+    return {v.topology(), v.usable().mask(), v.free.mask(), v.node->product_id(), SetOrderOf(v, ask)};
   }
   uint64_t Hash() const;
   friend bool operator==(const NodeKey&, const NodeKey&) = default;
@@ -45,7 +45,8 @@ struct ResourceKey {
 class NodeClasses {
  public:
   // max_nodes: how many nodes will be classified (sizes the table so it need not grow).
-  explicit NodeClasses(size_t max_nodes);
+  // ask: the pod's DraPodAsk, if any (nodes with different asks are different states).
+  explicit NodeClasses(size_t max_nodes, const cluster::DraPodAsk* ask = nullptr);
 
   // The class of `v` by its NodeKey, an index into views(); the first node of a state becomes its
   // representative.
@@ -57,6 +58,7 @@ class NodeClasses {
  private:
   static constexpr uint32_t kEmpty = UINT32_MAX;
   void Grow();
+  const cluster::DraPodAsk* ask_;
   std::vector<NodeKey> keys_;
   std::vector<NodeView> views_;
   std::vector<uint32_t> table_;  // Open addressing over class indices; at most half full.

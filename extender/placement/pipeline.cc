@@ -149,7 +149,7 @@ FilterOutcome Pipeline::Filter(const cluster::PodRequest& pod, std::span<const s
   CycleState state(pod, placer_);
   // Verdicts depend only on a node's GPU state (plugin.h): each distinct state is filtered once,
   // and its reason formatted once, however many of the 5,000 nodes share it.
-  NodeClasses classes(nodes.size());
+  NodeClasses classes(nodes.size(), pod.dra_ask.get());
   std::vector<FilterStatus> verdicts;
   model_->Read().FindEach(nodes, [&](uint32_t i, const cluster::NodeState* node) {
     if (!node) {
@@ -208,7 +208,7 @@ std::vector<NodeScore> Pipeline::Prioritize(const cluster::PodRequest& pod, std:
 
 struct Pipeline::NodeGroups {
   static constexpr uint32_t kUnknown = UINT32_MAX;
-  explicit NodeGroups(size_t n) : classes(n), class_of(n, kUnknown), found(n), like_class(n, 0) {}
+  NodeGroups(size_t n, const cluster::DraPodAsk* ask) : classes(n, ask), class_of(n, kUnknown), found(n), like_class(n, 0) {}
   NodeClasses classes;
   std::vector<uint32_t> class_of;                // Index into classes.views(); kUnknown: not in the model.
   std::vector<const cluster::NodeState*> found;  // nullptr: not in the model.
@@ -243,7 +243,7 @@ std::vector<NodeScore> Pipeline::Prioritize(const cluster::PodRequest& pod, std:
   // all; grouping those by full state cost more than the arithmetic it saved).
   auto reader = model_->Read();  // Held while scoring: the nodes must stay alive.
   state.free_gpus = CountFreeGpus(reader, state.workload.get());
-  const NodeGroups groups = GroupNodes(reader, nodes);
+  const NodeGroups groups = GroupNodes(reader, nodes, pod.dra_ask.get());
   const ClassScores classes = ScoreClasses(state, groups.classes.views(), no_gpus);
   const std::vector<double> totals = NodeTotals(state, nodes, groups, classes);
   std::vector<int> levels(nodes.size(), 0);
@@ -256,8 +256,9 @@ std::vector<NodeScore> Pipeline::Prioritize(const cluster::PodRequest& pod, std:
 }
 
 Pipeline::NodeGroups Pipeline::GroupNodes(const cluster::ClusterModel::Reader& reader,
-                                          std::span<const std::string_view> nodes) const {
-  NodeGroups groups(nodes.size());
+                                          std::span<const std::string_view> nodes,
+                                          const cluster::DraPodAsk* ask) const {
+  NodeGroups groups(nodes.size(), ask);
   std::vector<ResourceKey> class_resources;
   reader.FindEach(nodes, [&](uint32_t i, const cluster::NodeState* node) {
     groups.found[i] = node;

@@ -135,7 +135,8 @@ class Pipeline {
   // Prioritize's steps. The nodes found in the model, grouped by GPU state (NodeClasses): each
   // node's class and, when some plugin reads CPU and memory, whether it has its class's first node's.
   struct NodeGroups;
-  NodeGroups GroupNodes(const cluster::ClusterModel::Reader& reader, std::span<const std::string_view> nodes) const;
+  NodeGroups GroupNodes(const cluster::ClusterModel::Reader& reader, std::span<const std::string_view> nodes,
+                        const cluster::DraPodAsk* ask) const;
   // Per GPU state (one representative node each): the filters, the candidate, PreScore over the
   // passing ones, and the weighted sum of the plugins that read only GPUs.
   struct ClassScores;

@@ -74,6 +74,13 @@ PlacerChoice Placer::FirstFit(const Topology& topology, GpuSet free, int k, cons
     if (free.contains(i)) set.Add(i);
   }
   if (set.size() < k) return c;  // Free GPUs outside the allocator's order: it cannot give them.
+  return Rate(topology, free, set, intent);
+}
+
+PlacerChoice Placer::Rate(const Topology& topology, GpuSet free, GpuSet set, const cluster::PodIntent& intent) const {
+  PlacerChoice c;
+  const int k = set.size();
+  if (k < 1) return c;
   const SetSelector& sel = topology.selector();
   c.future_before = sel.FutureScore(free, mix_);
   std::optional<LinkClass> min = intent.EffectiveMinLink();

@@ -51,6 +51,9 @@ class Placer {
   // what it is. Not memoised (the order is the node's own).
   PlacerChoice FirstFit(const Topology& topology, GpuSet free, int k, const cluster::PodIntent& intent,
                         const std::vector<int>& first_fit) const;
+  // `set`, given by someone else (the allocator's first fit, a DRA claim's prediction), rated as
+  // FirstFit rates it: found unless a `required` policy's min-link fails.
+  PlacerChoice Rate(const Topology& topology, GpuSet free, GpuSet set, const cluster::PodIntent& intent) const;
   // FutureScore of a whole node, for normalising (memoised too).
   uint64_t FullFuture(const Topology& topology, GpuSet usable) const;
   const RequestMix& mix() const { return mix_; }

@@ -169,7 +169,10 @@ Reply ExtenderVerbs::PrioritizeImpl(std::string_view body, bool padded, bool wit
     return Refused(verb, args.error());
   }
   cluster::PodRequest pod = cluster::MakePodRequest(args->pod);
-  if (without_gpus && pod.wants_gpus()) {
+  if (without_gpus && !pod.wants_gpus() && dra_) {  // DRA GPUs through its own claims: scored as a GPU pod.
+    if ((pod.dra_ask = dra_->AskOf(args->pod))) pod.gpus = pod.dra_ask->gpus;
+  }
+  if (without_gpus && pod.wants_gpus() && !pod.dra_ask) {
     // The main entry's filter (and bind) place GPU pods; this entry adds nothing to them.
     if (metrics_) metrics_->CountDecision(verb, "gpu_pod");
     if (log_)
@@ -178,10 +181,11 @@ Reply ExtenderVerbs::PrioritizeImpl(std::string_view body, bool padded, bool wit
                                                       {"took_us", std::to_string(MicrosSince(start))}});
     return Reply{200, "[]"};
   }
-  if (pod.wants_gpus() && !pod.uid.empty()) pipeline_->model().pending().Put(pod);
+  if (pod.wants_gpus() && !pod.uid.empty() && !pod.dra_ask) pipeline_->model().pending().Put(pod);
   std::vector<std::string_view> full_names;
   const std::vector<std::string_view>& names = RequestNames(*args, full_names);
-  auto scores = without_gpus        ? pipeline_->Prioritize(pod, std::span<const std::string_view>(names), true)
+  auto scores = pod.dra_ask         ? pipeline_->Prioritize(pod, std::span<const std::string_view>(names))
+                : without_gpus      ? pipeline_->Prioritize(pod, std::span<const std::string_view>(names), true)
                 : IsGroupMember(pod) ? GroupScores(pod, names)
                                      : pipeline_->Prioritize(pod, std::span<const std::string_view>(names));
 

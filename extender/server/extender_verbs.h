@@ -14,7 +14,10 @@
 // scheduler-config.yaml). A pod asking for GPUs answers [] at once, no node scored (the main entry's
 // filter places it); a pod asking for none is scored as Pipeline::Prioritize scores it with
 // score_pods_without_gpus on (FragmentationGradient: where its CPU and memory leave the fewest GPUs
-// unusable), whatever scoring.podsWithoutGpus says.
+// unusable), whatever scoring.podsWithoutGpus says. A pod that asks DRA GPUs through its own
+// ResourceClaims (or deviceclass.resource.kubernetes.io/<class>) is scored as a GPU pod by the set
+// the allocator will give it on each DRA node (DraCluster::AskOf, docs/dra.md); kube-scheduler's DRA
+// plugin filters and its binder binds it.
 //
 // bind: reserve the set under the node's lock (Pipeline::ReserveBest), create the Binding carrying
 // topofit.io/gpu-ids and topofit.io/placement (one write: the pod is bound and annotated together or

@@ -25,7 +25,10 @@ import (
 // topofit's model names exactly the claim's GPUs as the pod's; the device-plugin node's pods get
 // topofit's own set (gpu-ids) and no claim; topofit sends a 2-GPU pod to the DRA node whose first
 // fit is two GPUs under one PCIe root rather than the one whose first fit crosses roots; the
-// GPUsAssigned event says whether the claim got the GPUs topofit predicted.
+// GPUsAssigned event says whether the claim got the GPUs topofit predicted. A pod that asks GPUs
+// through a ResourceClaim of its own (no nvidia.com/gpu: kube-scheduler's DRA plugin filters and
+// binds it, topofit only scores it, by the set the allocator will give it) goes to paired as well,
+// and topofit's model holds its claim's GPUs.
 
 const draDriver = "gpu.nvidia.com"
 
@@ -83,19 +86,23 @@ func claimUUIDs(t *testing.T, c *harness.Cluster, pod *corev1.Pod) []string {
 		for _, o := range claim.OwnerReferences {
 			owned = owned || o.UID == pod.UID
 		}
-		if !owned || claim.Status.Allocation == nil {
-			continue
+		if owned && claim.Status.Allocation != nil {
+			return allocatedUUIDs(&claim)
 		}
-		var out []string
-		for _, r := range claim.Status.Allocation.Devices.Results {
-			var i int
-			fmt.Sscanf(r.Device, "gpu-%d", &i)
-			out = append(out, draUUID(r.Pool, i))
-		}
-		sort.Strings(out)
-		return out
 	}
 	return nil
+}
+
+// allocatedUUIDs: the GPUs of an allocated claim, sorted.
+func allocatedUUIDs(claim *resourcev1.ResourceClaim) []string {
+	var out []string
+	for _, r := range claim.Status.Allocation.Devices.Results {
+		var i int
+		fmt.Sscanf(r.Device, "gpu-%d", &i)
+		out = append(out, draUUID(r.Pool, i))
+	}
+	sort.Strings(out)
+	return out
 }
 
 // modelUUIDs: the GPUs topofit's model gives the pod on its node.
@@ -112,6 +119,29 @@ func modelUUIDs(c *harness.Cluster, node, pod string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// createClaimPod creates a ResourceClaim asking `gpus` GPUs of the class and a pod using it.
+func createClaimPod(t *testing.T, c *harness.Cluster, name string, gpus int64) {
+	t.Helper()
+	ctx := context.Background()
+	claim := &resourcev1.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace},
+		Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{
+			Name: "gpus",
+			Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: draDriver,
+				AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: gpus},
+		}}}},
+	}
+	if _, err := c.Client.ResourceV1().ResourceClaims(c.Namespace).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := harness.PodObject(c.Namespace, harness.GPUPod(name, 0))
+	pod.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpus", ResourceClaimName: ref(name)}}
+	pod.Spec.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "gpus"}}
+	if _, err := c.Client.CoreV1().Pods(c.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func startDRA(t *testing.T) *harness.Cluster {
@@ -141,7 +171,31 @@ func TestTopofitDRA(t *testing.T) {
 		spec.NodeName = node
 		mustCreate(t, c, spec)
 	}
-	// A 2-GPU pod free to go anywhere: topofit predicts paired's first fit (one root) beats cross's.
+	// A pod with its own 2-GPU claim, then a 2-GPU pod, free to go anywhere: topofit predicts that
+	// paired's first fit (one root: 0,1, then 2,3) beats cross's (0,2) for both.
+	createClaimPod(t, c, "own", 2)
+	own, err := c.WaitForPod(ctx, "own", harness.DefaultWait, "bound", func(p *corev1.Pod) bool { return p.Spec.NodeName != "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own.Spec.NodeName != "paired" {
+		t.Errorf("pod with its own 2-GPU claim on %s, want paired (its first fit shares a PCIe root)", own.Spec.NodeName)
+	}
+	ownClaim, err := c.Client.ResourceV1().ResourceClaims(c.Namespace).Get(ctx, "own", metav1.GetOptions{})
+	if err != nil || ownClaim.Status.Allocation == nil {
+		t.Fatalf("claim own: %v, allocated %v", err, err == nil && ownClaim.Status.Allocation != nil)
+	}
+	ownUUIDs := allocatedUUIDs(ownClaim)
+	waitStates(t, c, own.Spec.NodeName, 5*time.Second, "topofit's model holds claim own's GPUs", func([]gpuState) error {
+		model, err := modelUUIDs(c, own.Spec.NodeName, "own") // A user's claim holds as <namespace>/<claim>.
+		if err != nil {
+			return err
+		}
+		if strings.Join(model, ",") != strings.Join(ownUUIDs, ",") {
+			return fmt.Errorf("model %v, claim %v", model, ownUUIDs)
+		}
+		return nil
+	})
 	mustCreate(t, c, harness.GPUPod("pair", 2))
 	node, _ := scheduled(t, c, "pair", 2, 4)
 	if node != "paired" {
@@ -149,12 +203,11 @@ func TestTopofitDRA(t *testing.T) {
 	}
 	pin("on-cross", 3, "cross")
 	pin("on-dp", 2, "dp")
-	pin("rest", 2, "paired")
 
 	for _, p := range []struct {
 		name, node string
 		gpus       int
-	}{{"pair", "paired", 2}, {"on-cross", "cross", 3}, {"on-dp", "dp", 2}, {"rest", "paired", 2}} {
+	}{{"pair", "paired", 2}, {"on-cross", "cross", 3}, {"on-dp", "dp", 2}} {
 		got, _ := scheduled(t, c, p.name, p.gpus, 4)
 		if got != p.node {
 			t.Fatalf("pod %s on %s, want %s", p.name, got, p.node)
@@ -195,7 +248,7 @@ func TestTopofitDRA(t *testing.T) {
 			note = e.Message
 		}
 	}
-	if !strings.Contains(note, "DRA claim allocated GPUs 0,1 as predicted") {
-		t.Errorf("pair's GPUsAssigned event %q does not say the claim got the predicted GPUs 0,1", note)
+	if !strings.Contains(note, "DRA claim allocated GPUs 2,3 as predicted") {
+		t.Errorf("pair's GPUsAssigned event %q does not say the claim got the predicted GPUs 2,3", note)
 	}
 }
