@@ -1,15 +1,26 @@
 #include "extender/server/query_runner.h"
 
-#include <sys/resource.h>
-#include <unistd.h>
+#include <malloc.h>
+#include <time.h>
 
 #include <algorithm>
 
 #include "base/work_deadline.h"
+#include "extender/server/thread_role.h"
 
 namespace topofit::server {
 
-QueryRunner::QueryRunner(int threads) {
+namespace {
+
+double ThreadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
+}
+
+}  // namespace
+
+QueryRunner::QueryRunner(int threads, double cpu_cores) : budget_(cpu_cores) {
   for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { Work(); });
 }
 
@@ -33,10 +44,15 @@ Reply QueryRunner::Run(const std::function<Reply()>& query) {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back([&] {
       Reply r;
+      const double cpu = ThreadCpuSeconds();
       {
         WorkDeadline installed(at, cancelled);
         r = query();
       }
+      budget_.Charge(ThreadCpuSeconds() - cpu);
+      // What the query freed goes back to the system, not into the arena for the next one (an alias
+      // bomb's conversion or an explain over every node leaves tens of MB there otherwise).
+      malloc_trim(0);
       std::lock_guard<std::mutex> done_lock(mu_);
       reply = std::move(r);
       done = true;
@@ -50,7 +66,7 @@ Reply QueryRunner::Run(const std::function<Reply()>& query) {
 }
 
 void QueryRunner::Work() {
-  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kQueryNice);  // Linux: nice is per thread.
+  SetThreadRole("query", kQueryNice);
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
