@@ -141,11 +141,12 @@ struct Server {
   int verbs = 0, ops = 0;
 };
 
-// topofit_request_duration_seconds' sum and count of filter and prioritize, from /metrics.
-void ScrapeHandlerTime(int port, double sum[2], double count[2]) {
+// topofit_request_duration_seconds' sum and count of filter and prioritize, from /metrics; false
+// when /metrics did not answer (a Prometheus scrape that failed).
+bool ScrapeHandlerTime(int port, double sum[2], double count[2]) {
   bench::RawHttpClient c("127.0.0.1", port);
   sum[0] = sum[1] = count[0] = count[1] = 0;
-  if (c.Send("GET", "/metrics", "") != 200) return;
+  if (c.Send("GET", "/metrics", "") != 200) return false;
   const std::string text(c.last_body());
   const char* verbs[2] = {"filter", "prioritize"};
   for (int v = 0; v < 2; ++v)
@@ -153,6 +154,7 @@ void ScrapeHandlerTime(int port, double sum[2], double count[2]) {
       std::string key = fmt::format("topofit_request_duration_seconds{}{{verb=\"{}\"}} ", suffix, verbs[v]);
       if (size_t at = text.find(key); at != std::string::npos) out[v] = std::atof(text.c_str() + at + key.size());
     }
+  return true;
 }
 
 // What a phase cost so far: CPU by thread and the handlers' time.
@@ -160,7 +162,7 @@ PhaseCost Reading(const Server& server) {
   PhaseCost c;
   c.server_cpu = bench::ThreadCpuSeconds(server.process.pid());
   c.loadgen_cpu = bench::ThreadCpuSeconds(getpid());
-  ScrapeHandlerTime(server.ops, c.handler_s, c.handled);
+  c.scrapes_failed = ScrapeHandlerTime(server.ops, c.handler_s, c.handled) ? 0 : 1;
   return c;
 }
 
@@ -171,6 +173,8 @@ void AddDifference(PhaseCost& total, const PhaseCost& before, const PhaseCost& a
   };
   add(total.server_cpu, before.server_cpu, after.server_cpu);
   add(total.loadgen_cpu, before.loadgen_cpu, after.loadgen_cpu);
+  total.scrapes_failed += before.scrapes_failed + after.scrapes_failed;
+  if (before.scrapes_failed + after.scrapes_failed > 0) return;  // No handler time for this phase.
   for (int v = 0; v < 2; ++v) {
     total.handler_s[v] += after.handler_s[v] - before.handler_s[v];
     total.handled[v] += after.handled[v] - before.handled[v];

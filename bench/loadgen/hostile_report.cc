@@ -74,13 +74,13 @@ void PrintRounds(Samples& s, const Options& o) {
 
 // Where the time went: the server's handlers against the client's wait, and CPU by thread name.
 void PrintCost(Samples& s, const Options& o) {
-  std::printf("\nmean ms: client filter / server's filter handler; client prioritize / handler\n");
+  std::printf("\nmean ms: client filter / server's filter handler; client prioritize / handler; /metrics scrapes failed\n");
   for (int p = 0; p < Kinds(o); ++p) {
     const PhaseCost& c = s.cost[p];
     auto mean = [](std::vector<double> v) { double t = 0; for (double x : v) t += x; return v.empty() ? 0 : t / double(v.size()); };
-    std::printf("%-30s %7.2f / %7.2f; %7.2f / %7.2f\n", kPhaseNames[p], mean(Pooled(s.filter[p])),
+    std::printf("%-30s %7.2f / %7.2f; %7.2f / %7.2f; %d\n", kPhaseNames[p], mean(Pooled(s.filter[p])),
                 c.handled[0] > 0 ? 1000 * c.handler_s[0] / c.handled[0] : 0, mean(Pooled(s.prioritize[p])),
-                c.handled[1] > 0 ? 1000 * c.handler_s[1] / c.handled[1] : 0);
+                c.handled[1] > 0 ? 1000 * c.handler_s[1] / c.handled[1] : 0, c.scrapes_failed);
   }
   std::printf("\nCPU, %% of one core (per thread name; server, then this process)\n%-22s", "thread");
   for (int p = 0; p < Kinds(o); ++p) std::printf(" %26s", kPhaseNames[p]);

@@ -37,7 +37,10 @@ std::vector<double> Pooled(const ByRound& v);
 struct PhaseCost {
   double seconds = 0;
   std::map<std::string, double> server_cpu, loadgen_cpu;  // CPU seconds by thread name.
-  double handler_s[2] = {}, handled[2] = {};              // filter, prioritize: server-side sums.
+  // filter, prioritize: the server's handler seconds and count, over the phases whose /metrics
+  // scrapes at both ends answered; the scrapes that did not.
+  double handler_s[2] = {}, handled[2] = {};
+  int scrapes_failed = 0;
 };
 
 // The measurements, by phase kind.

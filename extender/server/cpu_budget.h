@@ -14,11 +14,20 @@
 //
 // Errors: none; a rate <= 0 admits nothing. Thread-safe. The clock is passed in for tests.
 
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <mutex>
 
 namespace topofit::server {
+
+// The CPU time the calling thread has used, in seconds: what a CpuBudget is charged with.
+inline double ThisThreadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
+}
 
 class CpuBudget {
  public:

@@ -1,27 +1,37 @@
 #include "extender/server/query_runner.h"
 
 #include <malloc.h>
-#include <time.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "base/work_deadline.h"
 #include "extender/server/thread_role.h"
 
 namespace topofit::server {
 
-namespace {
-
-double ThreadCpuSeconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
-}
-
-}  // namespace
-
 QueryRunner::QueryRunner(int threads, double cpu_cores) : budget_(cpu_cores) {
   for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { Work(); });
+  trimmer_ = std::thread([this] { Trim(); });
+}
+
+// What queries freed goes back to the system, not into malloc's arenas for the next one (an alias
+// bomb's conversion or an explain over every node leaves tens of MB there otherwise). malloc_trim
+// holds each arena's lock while it returns pages, and the verbs' workers share arenas with the
+// query threads: it runs here, on a thread at the caller's priority (not nice 19, where it could be
+// preempted for long with a lock the verbs wait on), at most once per kTrimInterval.
+void QueryRunner::Trim() {
+  SetThreadRole("query-trim", 0);
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    trim_.wait(lock, [this] { return stopping_ || trim_wanted_; });
+    if (stopping_) return;
+    trim_wanted_ = false;
+    lock.unlock();
+    malloc_trim(0);
+    lock.lock();
+    if (trim_.wait_for(lock, kTrimInterval, [this] { return stopping_; })) return;
+  }
 }
 
 QueryRunner::~QueryRunner() {
@@ -30,7 +40,9 @@ QueryRunner::~QueryRunner() {
     stopping_ = true;
   }
   wake_.notify_all();
+  trim_.notify_all();
   for (std::thread& t : threads_) t.join();
+  trimmer_.join();
 }
 
 Reply QueryRunner::Run(const std::function<Reply()>& query) {
@@ -44,19 +56,18 @@ Reply QueryRunner::Run(const std::function<Reply()>& query) {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back([&] {
       Reply r;
-      const double cpu = ThreadCpuSeconds();
+      const double cpu = ThisThreadCpuSeconds();
       {
         WorkDeadline installed(at, cancelled);
         r = query();
       }
-      budget_.Charge(ThreadCpuSeconds() - cpu);
-      // What the query freed goes back to the system, not into the arena for the next one (an alias
-      // bomb's conversion or an explain over every node leaves tens of MB there otherwise).
-      malloc_trim(0);
+      budget_.Charge(ThisThreadCpuSeconds() - cpu);
       std::lock_guard<std::mutex> done_lock(mu_);
       reply = std::move(r);
       done = true;
+      trim_wanted_ = true;
       finished.notify_one();
+      trim_.notify_one();
     });
   }
   wake_.notify_one();

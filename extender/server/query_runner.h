@@ -13,12 +13,16 @@
 // whether one may start now; Run() charges the budget with the CPU its function used on the query
 // thread. Callers refuse a query that is not admitted (HttpServer: a 503 with Retry-After).
 //
+// What queries free is handed back to the system (malloc_trim) by a thread of its own at the
+// process's priority, at most once a second, so that a flood of queries does not grow the RSS.
+//
 // Contract: Run() blocks the calling thread until the function has run on a query thread, with the
 // caller's WorkDeadline (base/work_deadline.h) installed there; it never runs more than `threads`
 // functions at once (more wait their turn: callers cap queries themselves). A nice that cannot be
 // set (it always can be raised on Linux) leaves the thread at the process's priority. Thread-safe.
 // The destructor runs what is queued, then joins.
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -32,10 +36,11 @@
 namespace topofit::server {
 
 inline constexpr int kQueryNice = 19;
-// The queries' CPU budget, in cores: one explain over every node of the largest cluster measured
-// (5,000 nodes, docs/performance.md; about 0.25 CPU-s, hostile_load's `query` thread time over the
-// explains it got answered, docs/hostile-input.md) a second. That serves people, `kubectl topofit` and
-// the web view's polls (milliseconds each); a flood of them gets 503s instead of the verbs' CPU.
+// The queries' CPU budget, in cores, by this procedure: one explain over every node of the cluster
+// size the verbs are measured at (5,000 nodes, docs/performance.md) a second. Such an explain costs
+// about 0.25 CPU-s (hostile_load's `query` thread CPU over the explains answered 200,
+// docs/hostile-input.md). That serves people, `kubectl topofit` and the web view's polls
+// (milliseconds each); a flood gets 503s instead of the verbs' CPU.
 inline constexpr double kQueryCpuCores = 0.25;
 
 class QueryRunner {
@@ -51,13 +56,19 @@ class QueryRunner {
 
  private:
   void Work();
+  void Trim();
+
+  static constexpr std::chrono::seconds kTrimInterval{1};
 
   CpuBudget budget_;
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> queue_;
   bool stopping_ = false;
+  bool trim_wanted_ = false;
+  std::condition_variable trim_;
   std::vector<std::thread> threads_;
+  std::thread trimmer_;
 };
 
 }  // namespace topofit::server
