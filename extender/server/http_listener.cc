@@ -79,7 +79,7 @@ Status HttpListener::Bind() {
 void HttpListener::Run() {
   std::lock_guard<std::mutex> run(run_mu_);
   if (listen_fd_ < 0 || stopping_.load()) return;
-  SetThreadRole(options_.thread_name + "-read", options_.nice);  // The workers inherit the nice.
+  SetThreadRole(options_.thread_name + "-read", 0);
   ListenerLoop loop(options_, std::exchange(listen_fd_, -1), stop_fd_, [this](Connection* c) { Dispatch(c); },
                     &stats_);
   loop_ = &loop;
@@ -146,7 +146,7 @@ Connection* HttpListener::Take(bool probes_only) {
 }
 
 void HttpListener::Work(bool probes_only) {
-  SetThreadRole(options_.thread_name + (probes_only ? "-probe" : "-work"), options_.nice);
+  SetThreadRole(options_.thread_name + (probes_only ? "-probe" : "-work"), 0);
   while (Connection* c = Take(probes_only)) {
     Answer(*c);
     loop_->Return(c);

@@ -86,7 +86,6 @@ HttpServer::HttpServer(ServerOptions options, ExtenderVerbs* verbs, const QueryA
     transport.threads = 8;  // Probes, a Prometheus scraper and the odd person with curl.
     transport.tls = nullptr;
     transport.thread_name = "ops";
-    transport.nice = kOpsNice;
     ops_ = std::make_unique<HttpListener>(transport, [this](const HttpRequest& req) { return Route(req, false, true); });
   }
 }

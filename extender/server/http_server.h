@@ -50,13 +50,6 @@ namespace topofit::server {
 inline constexpr int kDefaultMaxConcurrentQueries = 4;
 // A query's body (explain's pod manifest; a pod is kilobytes): beyond it a 413.
 inline constexpr size_t kDefaultMaxQueryBodyBytes = 1u << 20;
-// The nice of the ops listener's threads (its reader thread and workers), when it is separate: above
-// the verbs' 0 and below the queries' 19 (query_runner.h). The ops port is the one other pods reach
-// (the verbs listen on 127.0.0.1 as deployed), so whatever arrives there - garbage, huge heads, alias
-// bombs, a flood of connections - is read and refused with the CPU the verbs leave, while the probes
-// it serves still go before the queries. Nice 10 is a tenth of nice 0's CPU share when both want it
-// (the kernel's weights: 110 against 1024): a probe's microseconds still fit in any second.
-inline constexpr int kOpsNice = 10;
 
 // The ListenerLimits (listener_options.h) apply to both listeners.
 struct ServerOptions : ListenerLimits {

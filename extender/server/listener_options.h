@@ -54,13 +54,10 @@ struct ListenerOptions : ListenerLimits {
   // probes answer whatever the other paths' traffic.
   std::vector<std::string> probe_paths = {"/healthz", "/readyz"};
   std::shared_ptr<TlsCredentials> tls;  // Null: plain HTTP.
-  // The listener's threads (its reader thread and workers): their name in /proc and `top -H`
-  // ("NAME-read", "NAME-work", "NAME-probe"; the thread that calls Run() keeps its name when it is the
-  // process's main thread, whose name is the process's), and their nice. A listener whose clients
-  // matter less than another's (topofit serve's ops port beside the verbs) runs at a higher nice, so
-  // that its traffic takes only the CPU the other leaves; 0 leaves the threads as they are.
+  // The name of the listener's threads in /proc and `top -H`: "NAME-read" (the reader thread; the
+  // thread that calls Run() keeps its name when it is the process's main thread, whose name is the
+  // process's), "NAME-work", "NAME-probe".
   std::string thread_name = "http";
-  int nice = 0;
 };
 
 }  // namespace topofit::server

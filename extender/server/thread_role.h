@@ -1,7 +1,7 @@
 #pragma once
 // SetThreadRole: gives the calling thread a name (what /proc/PID/task/TID/comm, `top -H` and perf show)
-// and a nice, for the server's threads of different standing: the verbs' listener, the ops listener,
-// the queries (listener_options.h, query_runner.h).
+// and a nice, for the server's threads of different roles: the verbs' listener, the ops listener, the
+// queries at nice 19 (listener_options.h, query_runner.h).
 //
 // The name keeps its first 15 characters (the kernel's limit). The process's main thread keeps its
 // name - it is the process's own in `ps` - and only its nice changes. Nice on Linux is per thread and
