@@ -15,22 +15,19 @@ QueryRunner::QueryRunner(int threads, double cpu_cores) : budget_(cpu_cores) {
   trimmer_ = std::thread([this] { Trim(); });
 }
 
-// What queries freed goes back to the system, not into malloc's arenas for the next one (an alias
-// bomb's conversion or an explain over every node leaves tens of MB there otherwise). malloc_trim
-// holds each arena's lock while it returns pages, and the verbs' workers share arenas with the
-// query threads: it runs here, on a thread at the caller's priority (not nice 19, where it could be
-// preempted for long with a lock the verbs wait on), at most once per kTrimInterval.
+// What was freed goes back to the system, not into malloc's arenas for the next request (an alias
+// bomb's conversion or an explain over every node leaves tens of MB there, and so do the buffers of
+// a flood of hostile connections). malloc_trim holds each arena's lock while it returns pages, and
+// the verbs' workers share arenas with the query threads: it runs here, on a thread at the caller's
+// priority (not nice 19, where it could be preempted for long with a lock the verbs wait on), once
+// per kTrimInterval.
 void QueryRunner::Trim() {
   SetThreadRole("query-trim", 0);
   std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    trim_.wait(lock, [this] { return stopping_ || trim_wanted_; });
-    if (stopping_) return;
-    trim_wanted_ = false;
+  while (!trim_.wait_for(lock, kTrimInterval, [this] { return stopping_; })) {
     lock.unlock();
     malloc_trim(0);
     lock.lock();
-    if (trim_.wait_for(lock, kTrimInterval, [this] { return stopping_; })) return;
   }
 }
 
@@ -65,9 +62,7 @@ Reply QueryRunner::Run(const std::function<Reply()>& query) {
       std::lock_guard<std::mutex> done_lock(mu_);
       reply = std::move(r);
       done = true;
-      trim_wanted_ = true;
       finished.notify_one();
-      trim_.notify_one();
     });
   }
   wake_.notify_one();

@@ -13,8 +13,8 @@
 // whether one may start now; Run() charges the budget with the CPU its function used on the query
 // thread. Callers refuse a query that is not admitted (HttpServer: a 503 with Retry-After).
 //
-// What queries free is handed back to the system (malloc_trim) by a thread of its own at the
-// process's priority, at most once a second, so that a flood of queries does not grow the RSS.
+// What the process freed is handed back to the system (malloc_trim) once a second by a thread of
+// its own at the process's priority, so that a flood of queries or connections does not grow the RSS.
 //
 // Contract: Run() blocks the calling thread until the function has run on a query thread, with the
 // caller's WorkDeadline (base/work_deadline.h) installed there; it never runs more than `threads`
@@ -65,7 +65,6 @@ class QueryRunner {
   std::condition_variable wake_;
   std::deque<std::function<void()>> queue_;
   bool stopping_ = false;
-  bool trim_wanted_ = false;
   std::condition_variable trim_;
   std::vector<std::thread> threads_;
   std::thread trimmer_;
