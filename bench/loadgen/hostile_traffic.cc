@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -228,7 +230,11 @@ class HostileLoop {
 };
 
 void HostileTraffic::Start() {
-  thread_ = std::thread([this] { HostileLoop(*this).Run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "hostile");
+    if (mix_.nice != 0) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), mix_.nice);
+    HostileLoop(*this).Run();
+  });
 }
 
 void HostileTraffic::Stop() {

@@ -15,6 +15,7 @@
 #include "base/work_deadline.h"
 #include "extender/server/http_wire.h"
 #include "extender/server/listener_loop.h"
+#include "extender/server/thread_role.h"
 
 namespace topofit::server {
 namespace {
@@ -78,6 +79,7 @@ Status HttpListener::Bind() {
 void HttpListener::Run() {
   std::lock_guard<std::mutex> run(run_mu_);
   if (listen_fd_ < 0 || stopping_.load()) return;
+  SetThreadRole(options_.thread_name + "-read", 0);
   ListenerLoop loop(options_, std::exchange(listen_fd_, -1), stop_fd_, [this](Connection* c) { Dispatch(c); },
                     &stats_);
   loop_ = &loop;
@@ -144,6 +146,7 @@ Connection* HttpListener::Take(bool probes_only) {
 }
 
 void HttpListener::Work(bool probes_only) {
+  SetThreadRole(options_.thread_name + (probes_only ? "-probe" : "-work"), 0);
   while (Connection* c = Take(probes_only)) {
     Answer(*c);
     loop_->Return(c);

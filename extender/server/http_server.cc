@@ -78,12 +78,14 @@ HttpServer::HttpServer(ServerOptions options, ExtenderVerbs* verbs, const QueryA
   transport.max_body_bytes = options_.max_body_bytes;
   const bool split = options_.ops_port >= 0;
   transport.tls = std::move(tls);
+  transport.thread_name = split ? "verbs" : "http";
   http_ = std::make_unique<HttpListener>(transport, [this, split](const HttpRequest& req) { return Route(req, true, !split); });
   if (split) {
     transport.host = options_.ops_host;
     transport.port = options_.ops_port;
     transport.threads = 8;  // Probes, a Prometheus scraper and the odd person with curl.
     transport.tls = nullptr;
+    transport.thread_name = "ops";
     ops_ = std::make_unique<HttpListener>(transport, [this](const HttpRequest& req) { return Route(req, false, true); });
   }
 }
@@ -126,6 +128,11 @@ Reply HttpServer::Query(const HttpRequest& req) {
     return JsonErrorReply(413, fmt::format("request body of {} bytes exceeds the limit of {} bytes for /api/v1",
                                            req.body.size(), options_.max_query_body_bytes));
   if (req.method == "DELETE") return Ops(req);  // Snapshot mode's pod deletion: a quick write of the model.
+  if (!query_runner_.Admit()) {
+    Reply r = JsonErrorReply(503, fmt::format("queries have used their CPU budget ({} cores on average); retry", kQueryCpuCores));
+    r.extra_headers = "Retry-After: 1\r\n";
+    return r;
+  }
   return query_runner_.Run([this, &req] { return Ops(req); });
 }
 

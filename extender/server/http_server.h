@@ -20,8 +20,9 @@
 //
 // The queries (/api/v1/...: explain, nodes, overview, groups, pods, workload) are for people and tools,
 // never in the scheduler's path: at most max_concurrent_queries run at once - one more gets a JSON 503
-// with Retry-After: 1 at once, without running - and they run at the lowest CPU priority (QueryRunner),
-// so they cannot take the workers or the CPU that filter, prioritize, bind and preempt need; a query
+// with Retry-After: 1 at once, without running - and they run at the lowest CPU priority and within a
+// CPU budget (QueryRunner: kQueryCpuCores on average; past it the same 503), so they cannot take the
+// workers or the CPU that filter, prioritize, bind and preempt need; a query
 // body (explain's pod) over max_query_body_bytes is a JSON 413. Shutdown() waits for the verbs only: a
 // query still running is abandoned (its work sees
 // WorkDeadline::Expired() and stops).

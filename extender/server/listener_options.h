@@ -54,6 +54,10 @@ struct ListenerOptions : ListenerLimits {
   // probes answer whatever the other paths' traffic.
   std::vector<std::string> probe_paths = {"/healthz", "/readyz"};
   std::shared_ptr<TlsCredentials> tls;  // Null: plain HTTP.
+  // The name of the listener's threads in /proc and `top -H`: "NAME-read" (the reader thread; the
+  // thread that calls Run() keeps its name when it is the process's main thread, whose name is the
+  // process's), "NAME-work", "NAME-probe".
+  std::string thread_name = "http";
 };
 
 }  // namespace topofit::server

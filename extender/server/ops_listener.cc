@@ -42,6 +42,7 @@ Status OpsListener::Start(const std::string& listen) {
   o.host = parsed.ops_host;
   o.port = parsed.ops_port;
   o.threads = 4;
+  o.thread_name = "ops";
   o.max_body_bytes = 64 << 10;
   http_ = std::make_unique<HttpListener>(o, [this](const HttpRequest& req) { return Route(req, handlers_); });
   s = http_->Bind();

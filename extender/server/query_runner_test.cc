@@ -2,6 +2,7 @@
 #include "extender/server/query_runner.h"
 
 #include <doctest/doctest.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -69,6 +70,34 @@ TEST_CASE("QueryRunner: never more queries at once than its threads, the rest wa
   }
   for (auto& t : callers) t.join();
   CHECK(most.load() == 2);
+}
+
+}  // namespace
+}  // namespace topofit::server
+
+namespace topofit::server {
+namespace {
+
+TEST_CASE("QueryRunner: charges its CPU budget with the CPU a query used on its thread, and admits none while in debt") {
+  QueryRunner runner(1, /*cpu_cores=*/0.05);  // 0.05 CPU-s in the bucket, refilled at 0.05 CPU-s a second.
+  REQUIRE(runner.Admit());
+  char name[16] = {};
+  runner.Run([&] {
+    pthread_getname_np(pthread_self(), name, sizeof name);
+    const double start = ThisThreadCpuSeconds();
+    volatile double x = 0;
+    while (ThisThreadCpuSeconds() - start < 0.2) x = x + 1;  // 0.2 CPU-s: 0.15 CPU-s in debt, 3 s to pay back.
+    return Reply{200, "done"};
+  });
+  CHECK(std::string(name) == "query");
+  CHECK_FALSE(runner.Admit());
+  // A query that sleeps takes no CPU: waiting is not charged (checked on a fresh budget).
+  QueryRunner sleeper(1, 0.05);
+  sleeper.Run([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    return Reply{200, "slept"};
+  });
+  CHECK(sleeper.Admit());
 }
 
 }  // namespace

@@ -190,7 +190,7 @@ constexpr ServeSetting kSettings[] = {
      "Request bodies held at once per listener (never less than the body limit); past it a 503 with Retry-After",
      TOPOFIT_FIELD(size_t, config.server.max_buffered_bytes)},
     {"maxConcurrentQueries", "--max-concurrent-queries", "N",
-     "Queries (/api/v1/...) running at once, at the lowest CPU priority; one more gets a 503 with Retry-After",
+     "Queries (/api/v1/...) running at once, at the lowest CPU priority and within 0.25 cores on average; one more, or one past that budget, gets a 503 with Retry-After",
      TOPOFIT_POSITIVE(config.server.max_concurrent_queries)},
     {"maxQueryBodyBytes", "--max-query-body-bytes", "BYTES", "Largest query body (explain's pod); past it a 413",
      TOPOFIT_FIELD(size_t, config.server.max_query_body_bytes)},
