@@ -35,7 +35,7 @@ TEST_CASE("serve flags: each flag of the table parses into its setting") {
       {"--tls-cert-file", "/t.crt"},  {"--tls-private-key-file", "/t.key"}, {"--client-ca-file", "/ca.crt"},
       {"--keep-alive", "30s"},        {"--read-timeout", "2s"},           {"--write-timeout", "3s"},
       {"--request-timeout", "4s"},    {"--max-connections", "100"},       {"--max-buffered-bytes", "1048576"},
-      {"--max-concurrent-queries", "2"}, {"--max-query-body-bytes", "4096"},
+      {"--max-concurrent-queries", "2"}, {"--max-query-body-bytes", "4096"}, {"--bind-events", "all"},
   };
   int flags = 0;
   for (const server::ServeSetting& s : server::ServeSettingsTable()) {
@@ -62,7 +62,7 @@ TEST_CASE("serve flags: each flag of the table parses into its setting") {
     REQUIRE_MESSAGE(joined.ok(), joined.error());
     CHECK(s.show(*joined) == example);
   }
-  CHECK(flags == 25);
+  CHECK(flags == 26);
 }
 
 TEST_CASE("serve flags: --config is read, and the flags given win over it") {
