@@ -16,7 +16,8 @@
 // whose Error is set. Per interval it prints requests, achieved rate, errors, median and p99 per verb,
 // RSS (VmRSS of the server) and the load average; every 5 s it samples RSS. At the end it deletes
 // every pod still live and checks that the model has every GPU free again.
-// Exit status 1 on any error, on RSS after warm-up spread more than max-rss-growth (max/min - 1), or
+// Exit status 1 on any error, on RSS after warm-up rising more than max-rss-growth above its first
+// sample after warm-up (max/first - 1: a leak grows; the server's periodic malloc_trim only lowers it), or
 // when GPUs are still held at the end.
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -303,17 +304,18 @@ class Monitor {
     while (printed_ < intervals_) PrintInterval(printed_++);
   }
 
-  // The summary line; false when the RSS after warm-up spread more than allowed.
+  // The summary line; false when the RSS after warm-up rose more than allowed above its first sample.
   bool PrintSummary(long errors) const {
-    long lo = 0, hi = 0;
+    long lo = 0, hi = 0, first = 0;
     for (auto [t, kb] : rss_) {
       if (t < o_.warmup_s || kb <= 0) continue;
+      if (!first) first = kb;
       lo = lo ? std::min(lo, kb) : kb;
       hi = std::max(hi, kb);
     }
-    double growth = lo ? double(hi) / double(lo) - 1 : 0;
+    double growth = first ? double(hi) / double(first) - 1 : 0;
     auto [p99_lo, p99_hi] = std::minmax_element(p99s_.begin(), p99s_.end());
-    std::printf("errors %ld; RSS after %.0f s warm-up %.1f-%.1f MiB (spread %.1f%%, bound %.0f%%); p99 per interval "
+    std::printf("errors %ld; RSS after %.0f s warm-up %.1f-%.1f MiB (rose %.1f%% above its first sample, bound %.0f%%); p99 per interval "
                 "(all verbs) %.2f-%.2f ms\n",
                 errors, o_.warmup_s, lo / 1024.0, hi / 1024.0, 100 * growth, 100 * o_.max_rss_growth,
                 p99s_.empty() ? 0 : *p99_lo, p99s_.empty() ? 0 : *p99_hi);
