@@ -65,7 +65,7 @@ HttpServer::HttpServer(ServerOptions options, ExtenderVerbs* verbs, const QueryA
       query_(query),
       metrics_(metrics),
       model_(model),
-      query_runner_(std::max(1, options_.max_concurrent_queries)) {
+      query_runner_(std::max(1, options_.max_concurrent_queries), options_.query_cpu_cores) {
   while (options_.url_prefix.size() > 1 && options_.url_prefix.back() == '/') options_.url_prefix.pop_back();
   if (!options_.url_prefix.empty() && options_.url_prefix.front() != '/') options_.url_prefix = "/" + options_.url_prefix;
   if (options_.url_prefix == "/") options_.url_prefix.clear();

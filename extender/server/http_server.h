@@ -70,6 +70,9 @@ struct ServerOptions : ListenerLimits {
   std::chrono::milliseconds tls_reload_interval{std::chrono::seconds(10)};
   int max_concurrent_queries = kDefaultMaxConcurrentQueries;
   size_t max_query_body_bytes = kDefaultMaxQueryBodyBytes;
+  // The queries' CPU budget in cores (QueryRunner); 0: none. Not a setting: tests turn it off, since
+  // they check answers and a sanitizer build spends 2-3x the CPU on each.
+  double query_cpu_cores = kQueryCpuCores;
 };
 
 class HttpServer {

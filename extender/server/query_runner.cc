@@ -10,7 +10,7 @@
 
 namespace topofit::server {
 
-QueryRunner::QueryRunner(int threads, double cpu_cores) : budget_(cpu_cores) {
+QueryRunner::QueryRunner(int threads, double cpu_cores) : budget_(cpu_cores), unlimited_(cpu_cores <= 0) {
   for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { Work(); });
   trimmer_ = std::thread([this] { Trim(); });
 }

@@ -45,13 +45,14 @@ inline constexpr double kQueryCpuCores = 0.25;
 
 class QueryRunner {
  public:
+  // cpu_cores <= 0: no CPU budget (every query admitted).
   explicit QueryRunner(int threads, double cpu_cores = kQueryCpuCores);
   ~QueryRunner();
   QueryRunner(const QueryRunner&) = delete;
   QueryRunner& operator=(const QueryRunner&) = delete;
 
   // Whether a query may start now: the CPU budget is not in debt.
-  bool Admit() { return budget_.Admit(); }
+  bool Admit() { return unlimited_ || budget_.Admit(); }
   Reply Run(const std::function<Reply()>& query);
 
  private:
@@ -61,6 +62,7 @@ class QueryRunner {
   static constexpr std::chrono::seconds kTrimInterval{1};
 
   CpuBudget budget_;
+  const bool unlimited_;  // cpu_cores <= 0: no budget.
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> queue_;
