@@ -3,6 +3,9 @@
 # into Google Benchmark binaries (built, not run by the tests).
 include(${doctest_DIR}/doctest.cmake)
 
+# unit_tests: every binary `ctest -L unit` runs (CI's sanitized build builds this target, not the tools).
+add_custom_target(unit_tests)
+
 add_library(topofit_doctest_main OBJECT ${CMAKE_CURRENT_LIST_DIR}/../test/doctest_main.cc)
 target_link_libraries(topofit_doctest_main PUBLIC doctest::doctest)
 
@@ -28,6 +31,9 @@ function(topofit_add_test_binary)
     TOPOFIT_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   if(NOT T_LABELS)
     set(T_LABELS unit)
+  endif()
+  if("unit" IN_LIST T_LABELS)
+    add_dependencies(unit_tests ${T_NAME})
   endif()
   doctest_discover_tests(${T_NAME} TEST_PREFIX "${T_NAME}: " PROPERTIES LABELS "${T_LABELS}")
 endfunction()
