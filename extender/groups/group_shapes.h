@@ -21,13 +21,11 @@
 // shared_ptr.
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
-#include <string>
-#include <unordered_set>
 #include <vector>
 
+#include "base/decaying_tally.h"
 #include "extender/groups/group_spec.h"
 
 namespace topofit::groups {
@@ -64,10 +62,9 @@ class GroupShapeEstimate {
   const GroupShapeOptions options_;
   mutable std::mutex mu_;
   std::vector<GroupShape> entries_;  // Weights unnormalised.
-  double unit_ = 1.0;                // Weight of the next observation.
+  DecayingUnit unit_;
   uint64_t observed_ = 0;
-  std::deque<std::string> recent_;
-  std::unordered_set<std::string> recent_set_;
+  RecentKeys recent_;
   std::shared_ptr<const GroupShapeSnapshot> snapshot_;
 };
 

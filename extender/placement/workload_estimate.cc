@@ -17,50 +17,46 @@ int Bucket(int64_t v) { return v <= 0 ? INT32_MIN : int(std::floor(2.0 * std::lo
 
 }  // namespace
 
-WorkloadEstimate::WorkloadEstimate(WorkloadOptions options) : options_(options) {
+WorkloadEstimate::WorkloadEstimate(WorkloadOptions options)
+    : options_(options), unit_(options.half_life), recent_(options.dedup) {
   snapshot_ = std::make_shared<WorkloadSnapshot>(WorkloadSnapshot{{}, 0, options_.half_life});
 }
 
 void WorkloadEstimate::Reset() {
   std::lock_guard lock(mu_);
   entries_.clear();
-  unit_ = 1.0;
+  unit_.Reset();
   observed_ = 0;
-  recent_.clear();
-  recent_set_.clear();
+  recent_.Clear();
   PublishLocked();
 }
 
-void WorkloadEstimate::AddLocked(const cluster::PodRequest& pod, std::vector<Entry>& entries_, double& unit_,
-                                 uint64_t& observed_) const {
+void WorkloadEstimate::AddLocked(const cluster::PodRequest& pod, std::vector<Entry>& entries, DecayingUnit& unit,
+                                 uint64_t& observed) const {
   std::vector<std::string> products = pod.gpu_products;
   std::sort(products.begin(), products.end());
   products.erase(std::unique(products.begin(), products.end()), products.end());
   const int cb = Bucket(pod.cpu_milli), mb = Bucket(pod.memory_bytes);
-  const double w = unit_;
-  auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) {
-    return e.shape.gpus == pod.gpus && e.cpu_bucket == cb && e.mem_bucket == mb &&
-           e.shape.policy == pod.intent.policy && e.shape.products == products;
-  });
-  if (it == entries_.end()) {
+  auto make = [&] {
     Entry e;
     e.shape.gpus = pod.gpus;
     for (const auto& p : products) e.shape.product_ids.push_back(cluster::GpuProductId(p));
-    e.shape.products = std::move(products);
+    e.shape.products = products;
     e.shape.policy = pod.intent.policy;
     e.cpu_bucket = cb;
     e.mem_bucket = mb;
-    if (entries_.size() < options_.max_shapes) {
-      entries_.push_back(std::move(e));
-      it = entries_.end() - 1;
-    } else {
-      it = std::min_element(entries_.begin(), entries_.end(),
-                            [](const Entry& a, const Entry& b) { return a.shape.weight < b.shape.weight; });
-      *it = std::move(e);
-    }
-  }
+    return e;
+  };
+  auto it = SlotFor(
+      entries, options_.max_shapes,
+      [&](const Entry& e) {
+        return e.shape.gpus == pod.gpus && e.cpu_bucket == cb && e.mem_bucket == mb &&
+               e.shape.policy == pod.intent.policy && e.shape.products == products;
+      },
+      make, [](const Entry& e) { return e.shape.weight; });
+  const double w = unit.Weight();
   it->shape.weight += w;
-  ++observed_;
+  ++observed;
   {  // The shape's CPU and memory: the weighted mean of its pods.
     const double total = it->shape.weight;
     auto mean = [&](int64_t old_mean, int64_t v) {
@@ -69,20 +65,18 @@ void WorkloadEstimate::AddLocked(const cluster::PodRequest& pod, std::vector<Ent
     it->shape.cpu_milli = mean(it->shape.cpu_milli, pod.cpu_milli);
     it->shape.memory_bytes = mean(it->shape.memory_bytes, pod.memory_bytes);
   }
-  unit_ *= std::exp2(1.0 / std::max(1.0, options_.half_life));
-  if (unit_ > 1e200) {  // Rescale everything; shares are unchanged.
-    for (Entry& e : entries_) e.shape.weight /= unit_;
-    unit_ = 1.0;
-  }
+  unit.Advance([&](double factor) {
+    for (Entry& e : entries) e.shape.weight /= factor;
+  });
 }
 
 std::shared_ptr<const WorkloadSnapshot> WorkloadEstimate::SnapshotWith(const cluster::PodRequest& pod) const {
   if (pod.gpus <= 0 || !pod.error.empty()) return Snapshot();
   std::lock_guard lock(mu_);
   const std::string id = pod.uid.empty() ? pod.key() : pod.uid;
-  if (id != "/" && options_.dedup > 0 && recent_set_.count(id)) return snapshot_;
+  if (id != "/" && recent_.Contains(id)) return snapshot_;
   std::vector<Entry> entries = entries_;
-  double unit = unit_;
+  DecayingUnit unit = unit_;
   uint64_t observed = observed_;
   AddLocked(pod, entries, unit, observed);
   return Publish(entries, observed);
@@ -92,14 +86,7 @@ bool WorkloadEstimate::Observe(const cluster::PodRequest& pod) {
   if (pod.gpus <= 0 || !pod.error.empty()) return false;
   std::lock_guard lock(mu_);
   const std::string id = pod.uid.empty() ? pod.key() : pod.uid;
-  if (id != "/" && options_.dedup > 0) {
-    if (!recent_set_.insert(id).second) return false;
-    recent_.push_back(id);
-    if (recent_.size() > options_.dedup) {
-      recent_set_.erase(recent_.front());
-      recent_.pop_front();
-    }
-  }
+  if (id != "/" && !recent_.Insert(id)) return false;
   AddLocked(pod, entries_, unit_, observed_);
   PublishLocked();
   return true;

@@ -20,13 +20,12 @@
 // Thread-safe: Observe takes a mutex and publishes a new snapshot; Snapshot copies a shared_ptr.
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
+#include "base/decaying_tally.h"
 #include "extender/cluster/pod_intent.h"
 
 namespace topofit::placement {
@@ -76,17 +75,16 @@ class WorkloadEstimate {
     PodShape shape;   // cpu/memory: weighted sums (divided by weight when published).
     int cpu_bucket = 0, mem_bucket = 0;
   };
-  void AddLocked(const cluster::PodRequest& pod, std::vector<Entry>& entries, double& unit, uint64_t& observed) const;
+  void AddLocked(const cluster::PodRequest& pod, std::vector<Entry>& entries, DecayingUnit& unit, uint64_t& observed) const;
   std::shared_ptr<const WorkloadSnapshot> Publish(const std::vector<Entry>& entries, uint64_t observed) const;
   void PublishLocked();
 
   const WorkloadOptions options_;
   mutable std::mutex mu_;
   std::vector<Entry> entries_;
-  double unit_ = 1.0;   // Weight of the next observation.
+  DecayingUnit unit_;
   uint64_t observed_ = 0;
-  std::deque<std::string> recent_;
-  std::unordered_set<std::string> recent_set_;
+  RecentKeys recent_;
   std::shared_ptr<const WorkloadSnapshot> snapshot_;
 };
 
