@@ -3,8 +3,6 @@ package harness
 import (
 	"context"
 	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -102,9 +100,7 @@ func newAPIServer(dir, bin, etcdURL string, pki *PKI, extraArgs []string) (*APIS
 
 // WaitReady polls /readyz (as admin) until it answers 200 or ctx ends.
 func (a *APIServer) WaitReady(ctx context.Context) error {
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(a.PKI.CAData)
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	c := a.PKI.HTTPClient(5*time.Second, true)
 	defer c.CloseIdleConnections()
 	var last string
 	for {

@@ -5,12 +5,14 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -158,4 +160,13 @@ func (p *PKI) issue(name string, tmpl *x509.Certificate) (certPath, keyPath stri
 		return "", "", err
 	}
 	return certPath, keyPath, writeECKey(keyPath, key)
+}
+
+// HTTPClient is a client that trusts this PKI's CA, with the timeout given. With verify false it skips
+// the server's certificate check (kube-scheduler's own self-signed serving certificate).
+func (p *PKI) HTTPClient(timeout time.Duration, verify bool) *http.Client {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(p.CAData)
+	return &http.Client{Timeout: timeout,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, InsecureSkipVerify: !verify}}}
 }

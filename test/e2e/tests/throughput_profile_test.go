@@ -7,8 +7,6 @@ package tests
 // kube-apiserver.pprof, kube-scheduler.pprof, kube-apiserver.metrics.
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
@@ -75,10 +73,7 @@ func saveAPIServerMetrics(t *testing.T, c *harness.Cluster) {
 }
 
 func fetchTo(c *harness.Cluster, url, token, path string) error {
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(c.PKI.CAData)
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, InsecureSkipVerify: token == ""}}
-	client := &http.Client{Timeout: 5 * time.Minute, Transport: tr}
+	client := c.PKI.HTTPClient(5*time.Minute, token != "")
 	defer client.CloseIdleConnections()
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
