@@ -49,18 +49,11 @@ func TestFidelityTopofitNodeEndedPods(t *testing.T) {
 	}
 	onPlan := func(pp *plannedPod, what string) {
 		t.Helper()
-		r := k.HandlePodAdditions([]*corev1.Pod{pp.pod})[0]
-		if !r.Admit {
-			t.Fatalf("%s: %s rejected: %s: %s", what, pp.pod.Name, r.Reason, r.Message)
-		}
-		got, err := k.ContainerDevices(ctx, pp.pod, "main", nodesim.GPUResource)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := pp.plan["main"]; !reflect.DeepEqual(got.IDs, want) {
-			t.Errorf("%s: %s got %v, planned %v", what, pp.pod.Name, got.IDs, want)
+		got := admittedDevices(ctx, t, k, pp.pod, what)
+		if want := pp.plan["main"]; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %s got %v, planned %v", what, pp.pod.Name, got, want)
 		} else {
-			t.Logf("%s: %s got its plan %v", what, pp.pod.Name, got.IDs)
+			t.Logf("%s: %s got its plan %v", what, pp.pod.Name, got)
 		}
 	}
 

@@ -56,9 +56,7 @@ func TestFidelityTopofitNodeInitSurplus(t *testing.T) {
 	}
 	time.Sleep(plansSettle)
 	for _, pp := range pods {
-		if r := k.HandlePodAdditions([]*corev1.Pod{pp.pod})[0]; !r.Admit {
-			t.Fatalf("%s rejected: %s: %s", pp.pod.Name, r.Reason, r.Message)
-		}
+		mustAdmit(t, k, pp.pod, "init surplus")
 	}
 	kubelet := map[string]map[string][]string{} // pod -> container -> kubelet's IDs
 	for _, pp := range pods {

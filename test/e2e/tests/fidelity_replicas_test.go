@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"topofit.dev/e2e/harness"
 	"topofit.dev/e2e/nodesim"
 )
@@ -95,20 +93,14 @@ func runSharedRig(t *testing.T, bin string, ids []string, planned [][]string) []
 	held := map[string]string{}
 	admit := func(pp *plannedPod) []string {
 		t.Helper()
-		if r := rig.k.HandlePodAdditions([]*corev1.Pod{pp.pod})[0]; !r.Admit {
-			t.Fatalf("%s rejected: %s: %s", pp.pod.Name, r.Reason, r.Message)
-		}
-		got, err := rig.k.ContainerDevices(ctx, pp.pod, "main", nodesim.GPUResource)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, id := range got.IDs {
+		got := admittedDevices(ctx, t, rig.k, pp.pod, "shared devices")
+		for _, id := range got {
 			if other, taken := held[id]; taken {
 				t.Errorf("%s got %s, already %s's", pp.pod.Name, id, other)
 			}
 			held[id] = pp.pod.Name
 		}
-		return got.IDs
+		return got
 	}
 	var out [][]string
 	for _, pp := range all[:len(planned)] {

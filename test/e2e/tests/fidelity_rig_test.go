@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"topofit.dev/e2e/harness"
@@ -140,4 +141,23 @@ func (r *nodeRig) waitReconciles(t *testing.T, n int) {
 		}
 	}
 	t.Fatalf("topofit node did not reconcile %d times in 20 s (reconciles_total was %v)", n, from)
+}
+
+// mustAdmit admits pod through kubelet's device manager or fails the test; `what` says when.
+func mustAdmit(t *testing.T, k *nodesim.Kubelet, pod *corev1.Pod, what string) {
+	t.Helper()
+	if r := k.HandlePodAdditions([]*corev1.Pod{pod})[0]; !r.Admit {
+		t.Fatalf("%s: %s rejected: %s: %s", what, pod.Name, r.Reason, r.Message)
+	}
+}
+
+// admittedDevices admits pod (mustAdmit) and returns the GPUs kubelet gave its container `main`.
+func admittedDevices(ctx context.Context, t *testing.T, k *nodesim.Kubelet, pod *corev1.Pod, what string) []string {
+	t.Helper()
+	mustAdmit(t, k, pod, what)
+	got, err := k.ContainerDevices(ctx, pod, "main", nodesim.GPUResource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got.IDs
 }

@@ -162,17 +162,10 @@ func TestFidelityUpstreamPreferred(t *testing.T) {
 	held = ids[5]
 	mu.Unlock()
 	e := nodesim.Pod("e", "n1", "uid-e", t0.Add(6*time.Second), nodesim.Container{Name: "main", GPUs: 2})
-	if r := k.HandlePodAdditions([]*corev1.Pod{e})[0]; !r.Admit {
-		t.Fatalf("e rejected: %s %s", r.Reason, r.Message)
-	}
-	got, err := k.ContainerDevices(ctx, e, "main", nodesim.GPUResource)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gotE := got.IDs
+	gotE := admittedDevices(ctx, t, k, e, "held GPU")
 	free := []string{ids[0], ids[6], ids[7]}
-	if len(got.IDs) != 2 || !contains(got.IDs, ids[7]) || contains(got.IDs, ids[5]) || !subset(got.IDs, free) {
-		t.Errorf("e got %v; want %s (kept from the preference) and one more of %v, never %s (held by b)", got.IDs, ids[7], free, ids[5])
+	if len(gotE) != 2 || !contains(gotE, ids[7]) || contains(gotE, ids[5]) || !subset(gotE, free) {
+		t.Errorf("e got %v; want %s (kept from the preference) and one more of %v, never %s (held by b)", gotE, ids[7], free, ids[5])
 	}
 
 	// Kubelet restart: the device manager's new plugin server wipes the plugin directory's sockets
@@ -195,13 +188,9 @@ func TestFidelityUpstreamPreferred(t *testing.T) {
 	held = ""
 	mu.Unlock()
 	f := nodesim.Pod("f", "n1", "uid-f", t0.Add(7*time.Second), nodesim.Container{Name: "main", GPUs: 1})
-	if r := k.HandlePodAdditions([]*corev1.Pod{f})[0]; !r.Admit {
-		t.Fatalf("f rejected after restart: %s %s", r.Reason, r.Message)
-	}
-	got, err = k.ContainerDevices(ctx, f, "main", nodesim.GPUResource)
-	wantF := nodesim.PreferLast(without(free, gotE), nil, 1)
-	if err != nil || !reflect.DeepEqual(got.IDs, wantF) {
-		t.Errorf("f after restart: %v %v, want the preference %v", got.IDs, err, wantF)
+	gotF := admittedDevices(ctx, t, k, f, "after restart")
+	if wantF := nodesim.PreferLast(without(free, gotE), nil, 1); !reflect.DeepEqual(gotF, wantF) {
+		t.Errorf("f after restart: %v, want the preference %v", gotF, wantF)
 	}
 }
 
