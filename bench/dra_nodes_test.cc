@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include "bench/kube_policies.h"
 #include "bench/policy.h"
 #include "bench/run_metrics.h"
@@ -116,4 +118,25 @@ TEST_CASE("DRA nodes: topofit takes the node whose first fit is the better ring,
   CHECK(topofit_node == 1);
   CHECK(topofit_gpus == GpuSet::Of({0, 1}));
   CHECK(topofit_ring > kube_ring);
+}
+
+TEST_CASE("DRA nodes: topofit's model holds a GPU pod's CPU and memory there too, so it places as on device-plugin nodes") {
+  // Nodes whose GPUs are all alike (every pair NODE): the first fit is as good as any set, so only
+  // what the model knows of CPU and memory (the resource-aware score) can set the two modes apart.
+  auto run = [](DraNodes mode) {
+    auto c = Cluster({Node("a", "generic-pcie-4", 4, 16000, 65536), Node("b", "generic-pcie-4", 4, 32000, 65536),
+                      Node("c", "generic-pcie-4", 4, 64000, 131072)},
+                     mode);
+    auto policy = MakeTopofitPolicy(PolicyOptions{});
+    REQUIRE(policy->Reset(*c, 3).ok());
+    RunMetrics m;
+    RecordingReplayer replay(c.get(), policy.get(), &m);
+    std::vector<int> nodes;
+    const std::vector<int64_t> cpus{12000, 2000, 8000, 1000, 14000, 4000, 6000, 3000, 10000};
+    for (size_t i = 0; i < cpus.size(); ++i) nodes.push_back(replay.Arrive(Pod("p" + std::to_string(i), 1, cpus[i])).node);
+    return nodes;
+  };
+  const std::vector<int> device_plugin = run(DraNodes::kNone);
+  CHECK(device_plugin == run(DraNodes::kAll));
+  CHECK(std::set<int>(device_plugin.begin(), device_plugin.end()).size() > 1);
 }

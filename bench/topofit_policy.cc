@@ -114,15 +114,19 @@ class TopofitPolicy final : public Policy {
   }
 
   // A pod without GPUs still takes CPU and memory on its node; the extender's model learns it from the
-  // pod watch (a bound pod), which is what this does. GPU pods are already held by ReserveBest.
-  void Bound(const SimCluster&, const PodSpec& pod, const Placement& placement) override {
-    if (pod.gpus > 0) return;
+  // pod watch (a bound pod), which is what this does. GPU pods of device-plugin nodes are already held
+  // by ReserveBest with their CPU and memory; on a DRA node ReserveBest kept the holding the claim made,
+  // which has GPUs only, and the watch's bound pod (its GPUs from the claim: DraCluster::Pod) brings
+  // the rest, as in serve.
+  void Bound(const SimCluster& cluster, const PodSpec& pod, const Placement& placement) override {
+    if (pod.gpus > 0 && !cluster.node(placement.node).dra) return;
     k8s::PodObject obj;
     obj.meta.uid = pod.name;
     obj.meta.name = pod.name;
     obj.meta.namespace_ = "bench";
     obj.cpu_milli = pod.cpu_milli;
     obj.memory_bytes = pod.memory_mib << 20;
+    obj.gpus = pod.gpus;
     obj.node_name = names_[placement.node];
     obj.phase = "Running";
     model_->ApplyPod(dra_->Pod(obj));
@@ -130,6 +134,7 @@ class TopofitPolicy final : public Policy {
 
   void Released(const SimCluster& cluster, const PodSpec& pod, const Placement& placement) override {
     if (pod.gpus > 0 && cluster.node(placement.node).dra) dra_->DeleteResourceClaim(PodGpuClaimUid(pod.name));
+    dra_->ForgetPod(pod.name);
     model_->DeletePod(pod.name);
   }
 
