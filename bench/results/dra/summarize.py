@@ -81,6 +81,18 @@ def per_policy(data, mode, metric):
     return out
 
 
+def decision_cpu(data):
+    out = ["| workload | " + " | ".join(l for _, l in MODES) + " |", "|---|" + "---|" * len(MODES)]
+    for title, name in workloads():
+        cells = []
+        for m, _ in MODES:
+            rows = data.get((m, name))
+            t = rows[DEPLOYED] if rows else None
+            cells.append("%.0f / %.0f" % (t["decision_cpu_us_p50"], t["decision_cpu_us_p99"]) if t else "-")
+        out.append("| %s | %s |" % (title, " | ".join(cells)))
+    return out
+
+
 def checks(data):
     binds = mis = 0
     seeds = set()
@@ -107,6 +119,8 @@ def main():
     for m, label in MODES:
         lines += ["", "Mean ring bandwidth of multi-GPU pods, GB/s (x kube-default's), %s:" % label, ""]
         lines += per_policy(data, m, "bandwidth")
+    lines += ["", "Deployed topofit's decision, CPU time per pod (us, p50 / p99 over every pod of every seed):", ""]
+    lines += decision_cpu(data)
     lines += ["", checks(data)]
     sys.stdout.write("\n".join(lines) + "\n")
 
