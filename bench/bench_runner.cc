@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "bench/cluster_snapshot.h"
+#include "bench/dra_nodes.h"
 #include "bench/gpu_models.h"
 #include "bench/openb_csv.h"
 #include "bench/paper_driver.h"
@@ -91,10 +92,25 @@ Result<GpuModelMap> LoadMap(const CommonArgs& c) {
   return GpuModelMap::Load(c.gpu_models.empty() ? GpuModelMap::DefaultPath() : c.gpu_models);
 }
 
+// Marks the DRA-backed nodes (--dra-nodes); an error for a name it does not know, and with --via-http
+// or --write-snapshot, whose served cluster knows nodes only (cluster_snapshot.h).
+Status SetUpDraNodes(SimCluster& cluster, const CommonArgs& c) {
+  auto mode = ParseDraNodes(c.dra_nodes);
+  if (!mode) return Error{mode.error()};
+  if (*mode != DraNodes::kNone && (!c.policy.via_http.empty() || !c.write_snapshot.empty()))
+    return Error{"--dra-nodes is in-process only: not with --via-http or --write-snapshot"};
+  MarkDraNodes(cluster, *mode);
+  return Status::Ok();
+}
+
 }  // namespace
 
 int RunCommon(const std::string& trace, SimCluster& cluster, const std::vector<PodSpec>& pods, const CommonArgs& c,
               const std::vector<uint64_t>& seeds, bool time_ordered, double stop_ratio) {
+  if (auto st = SetUpDraNodes(cluster, c); !st) {
+    Log(LogLevel::kError, "bench failed", {{"error", st.error()}});
+    return 2;
+  }
   if (!c.write_snapshot.empty()) {
     if (auto st = WriteTextFile(c.write_snapshot, ClusterSnapshotJson(cluster)); !st) {
       Log(LogLevel::kError, "bench failed", {{"error", st.error()}});
@@ -112,7 +128,7 @@ int RunCommon(const std::string& trace, SimCluster& cluster, const std::vector<P
   Log(LogLevel::kInfo, "bench started",
       {{"trace", trace}, {"mode", time_ordered ? "time-ordered" : "paper"}, {"nodes", std::to_string(cluster.nodes().size())},
        {"pods", std::to_string(pods.size())}, {"policies", std::to_string(policies->size())},
-       {"seeds", std::to_string(seeds.size())}});
+       {"seeds", std::to_string(seeds.size())}, {"dra_nodes", c.dra_nodes}});
   ProgressBar bar("bench " + trace);
   auto progress = [&](int done, int total) { bar.Update(done, total); };
   auto t0 = std::chrono::steady_clock::now();
@@ -132,6 +148,7 @@ int RunCommon(const std::string& trace, SimCluster& cluster, const std::vector<P
   ReportContext ctx;
   ctx.trace = trace;
   ctx.mode = time_ordered ? "time-ordered" : "paper";
+  ctx.dra_nodes = c.dra_nodes;
   ctx.x_label = time_ordered ? "hours since the first arrival" : "arrived GPU request, % of capacity";
   ctx.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Log(LogLevel::kInfo, "bench finished", {{"trace", trace}, {"runs", std::to_string(runs.size())},

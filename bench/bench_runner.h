@@ -30,6 +30,8 @@ struct CommonArgs {
   std::string write_snapshot;
   // kube-scheduler's percentageOfNodesToScore (SimCluster::set_percentage_of_nodes_to_score).
   int percentage_of_nodes_to_score = 100;
+  // Which GPU nodes kube-scheduler's DRA allocator serves: "none", "all" or "half" (dra_nodes.h).
+  std::string dra_nodes = "none";
 };
 
 struct OpenbArgs {

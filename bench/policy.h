@@ -37,6 +37,11 @@ struct Placement {
 struct ExtenderStats {
   int64_t decisions = 0;   // GPU pods placed after a prioritize.
   int64_t overridden = 0;  // Of those, placed on a node below the extender's best score.
+  // GPU pods bound on DRA-backed nodes (dra_nodes.h), and of those the ones whose GPUs from the
+  // allocator (DraFirstFit) were not the set the extender predicted (ViewDraBind): 0 unless the
+  // prediction is wrong.
+  int64_t dra_binds = 0;
+  int64_t dra_mispredicted = 0;
 };
 
 class Policy {

@@ -9,7 +9,8 @@
 namespace topofit::bench {
 
 std::string FormatTable(const ReportContext& ctx, const std::vector<PolicySummary>& rows) {
-  std::string out = fmt::format("trace {} ({}), {} run(s) per policy\n", ctx.trace, ctx.mode,
+  std::string out = fmt::format("trace {} ({}{}), {} run(s) per policy\n", ctx.trace, ctx.mode,
+                                ctx.dra_nodes == "none" ? "" : ", DRA nodes: " + ctx.dra_nodes,
                                 rows.empty() ? 0 : rows.front().runs);
   out += fmt::format("{:<22} {:>14} {:>8} {:>9} {:>10} {:>11} {:>11} {:>9} {:>9} {:>10}\n", "policy",
                      "unalloc GPU %", "stddev", "failed", "multi-GPU", "best set %", "mean GB/s", "p50 us", "p99 us",
@@ -72,6 +73,8 @@ std::string FormatJson(const ReportContext& ctx, const std::vector<PolicySummary
         {"no_gpu_decision_cpu_us_p50", r.no_gpu_decision_cpu_us_p50},
         {"no_gpu_decision_cpu_us_p99", r.no_gpu_decision_cpu_us_p99},
         {"kube_override_pct", r.kube_override_pct},
+        {"dra_binds", r.dra_binds},
+        {"dra_mispredicted", r.dra_mispredicted},
         {"curve", {{"x", curve_x}, {"allocated_gpu_pct", curve_y}}},
     };
     o["unallocated_gpu_pct_runs"] = r.unallocated_gpu_pct_runs;
@@ -82,6 +85,7 @@ std::string FormatJson(const ReportContext& ctx, const std::vector<PolicySummary
   }
   nlohmann::json doc = {{"trace", ctx.trace},         {"mode", ctx.mode},
                         {"curve_x", ctx.x_label},     {"wall_seconds", ctx.wall_seconds},
+                        {"dra_nodes", ctx.dra_nodes},
                         {"policies", policies}};
   return doc.dump(2) + "\n";
 }

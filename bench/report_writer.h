@@ -14,6 +14,7 @@ struct ReportContext {
   std::string trace;     // e.g. "openb_pod_list_default"
   std::string mode;      // "paper" or "time-ordered"
   std::string x_label;   // What curve x means.
+  std::string dra_nodes = "none";  // Which GPU nodes DRA serves (CommonArgs::dra_nodes).
   double wall_seconds = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "bench/scored_policy.h"
 
+#include "bench/dra_nodes.h"
 #include "bench/host_selection.h"
 
 namespace topofit::bench {
@@ -21,7 +22,9 @@ Placement ScoredPolicy::Place(const SimCluster& cluster, const PodSpec& pod, std
   p.node = best;
   if (pod.gpus > 0) {
     const SimNode& n = cluster.node(best);
-    auto set = allocators_[n.type]->Allocate(n.free, pod.gpus);
+    // On a DRA node kube-scheduler's allocator picks the GPUs, whatever scored the node.
+    auto set = n.dra ? std::optional<GpuSet>(DraFirstFit(n, pod.gpus)) : allocators_[n.type]->Allocate(n.free, pod.gpus);
+    if (set && set->empty()) return Placement{};
     if (!set) return Placement{};
     p.gpus = *set;
   }

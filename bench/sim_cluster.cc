@@ -91,6 +91,10 @@ std::unique_ptr<SimCluster> SimCluster::Clone() const {
   return c;
 }
 
+bool SimCluster::any_dra() const {
+  return std::any_of(nodes_.begin(), nodes_.end(), [](const SimNode& n) { return n.dra; });
+}
+
 void SimCluster::Reset() {
   for (auto& n : nodes_) {
     n.free_cpu = n.spec->cpu_milli;

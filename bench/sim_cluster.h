@@ -42,6 +42,7 @@ struct SimNode {
   int64_t free_mem = 0;
   GpuSet all;
   GpuSet free;
+  bool dra = false;         // GPUs served by kube-scheduler's DRA allocator, not the device plugin (dra_nodes.h).
   int free_gpus() const { return free.size(); }
   int used_gpus() const { return all.size() - free.size(); }
 };
@@ -62,6 +63,9 @@ class SimCluster {
   const std::vector<std::string>& models() const { return models_; }
   int64_t gpu_capacity() const { return gpu_capacity_; }
   int64_t gpus_allocated() const { return gpus_allocated_; }
+  // Whether node i's GPUs are DRA-backed (MarkDraNodes); kept by Reset and Clone.
+  void set_dra(int i, bool dra) { nodes_[i].dra = dra; }
+  bool any_dra() const;
 
   // Bitmask of models (bit = index in models()) a pod accepts; ~0 when any model will do.
   uint64_t AllowedModels(const PodSpec& pod) const;

@@ -98,6 +98,8 @@ void SetOverridesAndCurve(const std::vector<const RunMetrics*>& g, double max_x,
   for (const auto* r : g) {
     ext_decisions += r->extender.decisions;
     ext_overridden += r->extender.overridden;
+    s.dra_binds += r->extender.dra_binds;
+    s.dra_mispredicted += r->extender.dra_mispredicted;
   }
   if (ext_decisions > 0) s.kube_override_pct = 100.0 * double(ext_overridden) / double(ext_decisions);
   int points = int(std::min(grid_max, std::floor(max_x))) + 1;

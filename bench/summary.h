@@ -47,6 +47,10 @@ struct PolicySummary {
   // Extender policies: % of their prioritized decisions kube-scheduler placed on a node below the
   // extender's best score (Policy::extender_stats); -1 for other policies.
   double kube_override_pct = -1;
+  // Extender policies, summed over runs: GPU pods bound on DRA nodes, and those whose allocated GPUs
+  // were not the predicted set (ExtenderStats).
+  int64_t dra_binds = 0;
+  int64_t dra_mispredicted = 0;
   std::vector<double> unallocated_gpu_pct_runs;  // Each run's, in run order (seeds), for paired comparisons.
   std::map<std::string, double> unallocated_at_100_by_node;
   std::map<std::string, double> failed_at_100_by_request;

@@ -4,10 +4,13 @@
 #include <string>
 #include <vector>
 
+#include "bench/dra_nodes.h"
 #include "bench/host_selection.h"
 #include "bench/kube_policies.h"
 #include "extender/k8s/objects.h"
 #include "extender/cluster/cluster_model.h"
+#include "extender/cluster/dra_cluster.h"
+#include "extender/placement/dra_prediction.h"
 #include "extender/placement/pipeline.h"
 
 namespace topofit::bench {
@@ -35,20 +38,19 @@ class TopofitPolicy final : public Policy {
     rng_.seed(seed);
     stats_ = {};
     pipeline_.reset();
+    dra_.reset();
     model_ = std::make_unique<cluster::ClusterModel>();
+    dra_ = std::make_unique<cluster::DraCluster>(*model_);
     if (auto st = placement::Pipeline::Validate(config_); !st) return Error{"topofit pipeline: " + st.error()};
     pipeline_ = std::make_unique<placement::Pipeline>(model_.get(), config_);
     names_.clear();
+    // As `topofit serve` loads a cluster: every node through the DraCluster, which hands device-plugin
+    // nodes to the model and models DRA nodes from their slices (docs/dra.md).
+    if (cluster.any_dra()) dra_->ApplyDeviceClass(GpuDeviceClass());
+    for (const auto& n : cluster.nodes())
+      if (n.dra) dra_->ApplyResourceSlice(NodeGpuSlice(n));
     for (const auto& n : cluster.nodes()) {
-      k8s::NodeObject obj;
-      obj.meta.name = n.spec->name;
-      obj.allocatable_gpus = obj.capacity_gpus = n.spec->gpus;
-      obj.allocatable_cpu_milli = n.spec->cpu_milli;
-      obj.allocatable_memory_bytes = n.spec->memory_mib << 20;
-      if (n.type >= 0) obj.meta.annotations[k8s::kTopologyAnnotation] = cluster.types()[n.type].annotation;
-      // The GPU model as GPU Feature Discovery labels it: what a pod's gpu_spec (node selector) names.
-      if (!n.spec->model.empty()) obj.meta.labels[k8s::kGfdProductLabel] = n.spec->model;
-      model_->ApplyNode(obj);
+      dra_->ApplyNode(NodeObject(cluster, n));
       names_.push_back(n.spec->name);
     }
     return Status::Ok();
@@ -102,6 +104,7 @@ class TopofitPolicy final : public Policy {
       ++stats_.decisions;
       if (chosen < best) ++stats_.overridden;
     }
+    if (cluster.node(choice).dra && !AllocateClaim(cluster, req, choice)) return p;
     auto set = pipeline_->ReserveBest(req, names_[choice]);
     if (!set) return p;
     (void)pipeline_->Confirm(req.uid);
@@ -111,21 +114,27 @@ class TopofitPolicy final : public Policy {
   }
 
   // A pod without GPUs still takes CPU and memory on its node; the extender's model learns it from the
-  // pod watch (a bound pod), which is what this does. GPU pods are already held by ReserveBest.
-  void Bound(const SimCluster&, const PodSpec& pod, const Placement& placement) override {
-    if (pod.gpus > 0) return;
+  // pod watch (a bound pod), which is what this does. GPU pods of device-plugin nodes are already held
+  // by ReserveBest with their CPU and memory; on a DRA node ReserveBest kept the holding the claim made,
+  // which has GPUs only, and the watch's bound pod (its GPUs from the claim: DraCluster::Pod) brings
+  // the rest, as in serve.
+  void Bound(const SimCluster& cluster, const PodSpec& pod, const Placement& placement) override {
+    if (pod.gpus > 0 && !cluster.node(placement.node).dra) return;
     k8s::PodObject obj;
     obj.meta.uid = pod.name;
     obj.meta.name = pod.name;
     obj.meta.namespace_ = "bench";
     obj.cpu_milli = pod.cpu_milli;
     obj.memory_bytes = pod.memory_mib << 20;
+    obj.gpus = pod.gpus;
     obj.node_name = names_[placement.node];
     obj.phase = "Running";
-    model_->ApplyPod(obj);
+    model_->ApplyPod(dra_->Pod(obj));
   }
 
-  void Released(const SimCluster&, const PodSpec& pod, const Placement& placement) override {
+  void Released(const SimCluster& cluster, const PodSpec& pod, const Placement& placement) override {
+    if (pod.gpus > 0 && cluster.node(placement.node).dra) dra_->DeleteResourceClaim(PodGpuClaimUid(pod.name));
+    dra_->ForgetPod(pod.name);
     model_->DeletePod(pod.name);
   }
 
@@ -142,6 +151,35 @@ class TopofitPolicy final : public Policy {
     return r;
   }
 
+  // The node as its kubelet publishes it: a DRA node advertises no nvidia.com/gpu. Its topology in the
+  // topofit.io/gpu-topology annotation; the GPU model as GPU Feature Discovery labels it (what a pod's
+  // gpu_spec, a node selector, names).
+  static k8s::NodeObject NodeObject(const SimCluster& cluster, const SimNode& n) {
+    k8s::NodeObject obj;
+    obj.meta.name = n.spec->name;
+    obj.allocatable_gpus = obj.capacity_gpus = n.dra ? 0 : n.spec->gpus;
+    obj.allocatable_cpu_milli = n.spec->cpu_milli;
+    obj.allocatable_memory_bytes = n.spec->memory_mib << 20;
+    if (n.type >= 0) obj.meta.annotations[k8s::kTopologyAnnotation] = cluster.types()[n.type].annotation;
+    if (!n.spec->model.empty()) obj.meta.labels[k8s::kGfdProductLabel] = n.spec->model;
+    return obj;
+  }
+
+  // On a DRA node kube-scheduler's DRA plugin allocates the pod's claim (its first fit) and writes it
+  // at PreBind, before the bind: the model gets the claim as the watch brings it, and the bind reads
+  // it as serve's does (ViewDraBind, then ReserveBest takes the claim's GPUs). Counts predictions
+  // that missed. False when the node has too few free GPUs.
+  bool AllocateClaim(const SimCluster& cluster, const cluster::PodRequest& req, int node) {
+    GpuSet got = DraFirstFit(cluster.node(node), req.gpus);
+    if (got.empty()) return false;
+    dra_->ApplyResourceClaim(PodGpuClaim(req.uid, names_[node], got));
+    const placement::DraBindView view = placement::ViewDraBind(*pipeline_, req, names_[node], dra_->AllocationOf(req.uid));
+    ++stats_.dra_binds;
+    // view.predicted: the first fit over the GPUs free before the claim (ViewDraBind).
+    if (!view.allocated || *view.allocated != got || view.predicted != got) ++stats_.dra_mispredicted;
+    return true;
+  }
+
   // kube-scheduler's choice: highest in-tree + extender total, ties at random (selectHost).
   int PickMax(const SimCluster& cluster, const PodSpec& pod, std::span<const int> nodes, const std::vector<int>& ext) {
     int k = SelectHost(nodes.size(), [&](size_t i) {
@@ -156,6 +194,7 @@ class TopofitPolicy final : public Policy {
   placement::PipelineConfig config_;
   std::mt19937_64 rng_;
   std::unique_ptr<cluster::ClusterModel> model_;
+  std::unique_ptr<cluster::DraCluster> dra_;
   std::unique_ptr<placement::Pipeline> pipeline_;
   std::vector<std::string> names_;
 };

@@ -51,6 +51,11 @@ void AddCommon(CLI::App* app, bench::CommonArgs* c, ConfigArgs* config) {
                   "kube-scheduler's percentageOfNodesToScore: 1-100, or 0 for its adaptive default")
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
+  app->add_option("--dra-nodes", c->dra_nodes,
+                  "GPU nodes served by kube-scheduler's DRA allocator (first fit) instead of the device plugin: "
+                  "none, all, or half (every other node of each type)")
+      ->check(CLI::IsMember({"none", "all", "half"}))
+      ->capture_default_str();
   app->add_option("--write-snapshot", c->write_snapshot,
                   "Write the simulated cluster as a `topofit serve --snapshot` file (for --via-http) and exit");
   app->add_option("--json", c->out.json, "Write the result table as JSON");
