@@ -15,6 +15,7 @@
 #include "bench/plots.h"
 #include "bench/progress_bar.h"
 #include "bench/report_writer.h"
+#include "bench/shared_metrics.h"
 #include "bench/sim_cluster.h"
 #include "bench/summary.h"
 #include "bench/timed_driver.h"
@@ -59,6 +60,7 @@ int Report(const ReportContext& ctx, const std::vector<RunMetrics>& runs, const 
   // Paper curves end at 130% arrival; time-ordered ones run to the last arrival (hours).
   auto rows = Summarize(runs, ctx.mode == "paper" ? 130 : 1e9);
   std::fputs(FormatTable(ctx, rows).c_str(), stdout);
+  std::fputs(FormatSharedTable(runs).c_str(), stdout);
   std::printf("wall time %.1f s\n", ctx.wall_seconds);
   int status = 0;
   for (const auto& r : rows)

@@ -1,5 +1,6 @@
 #include "bench/scored_policy.h"
 
+#include "bench/device_plugin_replicas.h"
 #include "bench/host_selection.h"
 
 namespace topofit::bench {
@@ -21,7 +22,9 @@ Placement ScoredPolicy::Place(const SimCluster& cluster, const PodSpec& pod, std
   p.node = best;
   if (pod.gpus > 0) {
     const SimNode& n = cluster.node(best);
-    auto set = allocators_[n.type]->Allocate(n.free, pod.gpus);
+    const cluster::SharedDevices& shared = cluster.types()[n.type].shared;
+    auto set = shared.shared() ? DevicePluginSharedChoice(shared, n.all, n.free, pod.gpus, rng_)
+                               : allocators_[n.type]->Allocate(n.free, pod.gpus);
     if (!set) return Placement{};
     p.gpus = *set;
   }

@@ -1,0 +1,18 @@
+#!/bin/sh
+# Regenerates the shared-GPU bench tables of docs/shared-gpus.md ("Bench"): the synthetic family
+# `shared` (whole, time-sliced and MIG nodes side by side), topofit beside kube-scheduler's scores with
+# the NVIDIA device plugin's own choice of devices, and FGD:
+#   1. the openb paper protocol: one pod list (generator seed 42), replay seeds 42-46;
+#   2. time-ordered (arrivals and departures), the family's sizes: generator seeds 42, 43, 44;
+#   3. time-ordered, multi-device heavy (sizes 1:40,2:20,4:20,8:20): generator seeds 42, 43, 44.
+# Output: bench/results/shared-<case>[-<seed>].txt. Run from the repository root.
+set -eu
+TOPOFIT=${TOPOFIT:-build/extender/cli/topofit}
+OUT=${OUT:-bench/results}
+POLICIES=topofit,topofit-mostallocated,kube-default,kube-mostallocated,fgd
+bench() { nice -n 19 "$TOPOFIT" bench synthetic --family shared --policies "$POLICIES" -j 2 "$@"; }
+bench --pods 3000 --seed 42 --seeds 42-46 > "$OUT/shared-paper.txt"
+for s in 42 43 44; do
+  bench --pods 3000 --seed "$s" --seeds "$s" --time-ordered > "$OUT/shared-timed-$s.txt"
+  bench --pods 3000 --seed "$s" --seeds "$s" --time-ordered --size-mix 1:40,2:20,4:20,8:20 > "$OUT/shared-timed-multi-$s.txt"
+done
