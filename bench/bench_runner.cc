@@ -16,6 +16,7 @@
 #include "bench/progress_bar.h"
 #include "bench/report_writer.h"
 #include "bench/shared_metrics.h"
+#include "bench/shared_node_types.h"
 #include "bench/sim_cluster.h"
 #include "bench/summary.h"
 #include "bench/timed_driver.h"
@@ -152,6 +153,10 @@ int RunOpenbBench(const OpenbArgs& a) {
       Log(LogLevel::kError, "bench failed", {{"error", *err}});
       return 2;
     }
+  }
+  if (Status st = ShareModels(a.share, *map, *nodes); !st.ok()) {
+    Log(LogLevel::kError, "bench failed", {{"error", st.error()}});
+    return 2;
   }
   auto cluster = SimCluster::Build(std::move(nodes).value(), *map);
   if (!cluster) {

@@ -74,6 +74,24 @@ TEST_CASE("shared bench: sharing shapes become GFD labels that the extender's re
   CHECK(c->gpu_capacity() == 8 + 32 + 56);
 }
 
+TEST_CASE("shared bench: --share makes one model's nodes shared, through the GPU model map") {
+  auto map = GpuModelMap::Parse("T4,2,phb-2-workstation,x\nV100M16,8,dgx1-v100,x\n", ".");
+  REQUIRE(map.ok());
+  std::vector<NodeSpec> nodes{{"t", 32000, 65536, 2, "T4", ""}, {"v", 96000, 393216, 8, "V100M16", ""}};
+  REQUIRE(ShareModels("T4@ts4", *map, nodes).ok());
+  CHECK(nodes[0].gpus == 8);
+  CHECK(nodes[0].profile == "phb-2-workstation");
+  CHECK(nodes[1].gpus == 8);
+  CHECK(nodes[1].labels.empty());
+  auto c = SimCluster::Build(nodes, *map);
+  REQUIRE(c.ok());
+  CHECK((*c)->type_of(0).shared.per_gpu == 4);
+  CHECK(!(*c)->type_of(1).shared.shared());
+  CHECK(!ShareModels("A100@ts4", *map, nodes).ok());
+  CHECK(!ShareModels("V100M16", *map, nodes).ok());
+  CHECK(ShareModels("", *map, nodes).ok());
+}
+
 TEST_CASE("device plugin, replicas: distributed takes a GPU with few replicas held twice") {
   const cluster::SharedDevices s = Replicas(8, 4);
   const GpuSet all = GpuSet::FirstN(32);

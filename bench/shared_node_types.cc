@@ -1,6 +1,7 @@
 #include "bench/shared_node_types.h"
 
 #include <charconv>
+#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
@@ -46,6 +47,30 @@ Status ApplySharingShape(const std::string& shape, NodeSpec& node) {
   if (s->mig()) labels[k8s::kGfdCountLabel] = std::to_string(gpus * s->per_gpu);
   node.labels = std::move(labels);
   node.gpus = gpus * s->per_gpu;
+  return Status::Ok();
+}
+
+Status ShareModels(const std::string& spec, const GpuModelMap& map, std::vector<NodeSpec>& nodes) {
+  std::stringstream ss(spec);
+  std::string entry;
+  while (std::getline(ss, entry, ',')) {
+    if (entry.empty()) continue;
+    const size_t at = entry.find('@');
+    if (at == std::string::npos) return Error{"--share entry '" + entry + "': expected MODEL@SHAPE"};
+    const std::string model = entry.substr(0, at), shape = entry.substr(at + 1);
+    int shared = 0;
+    for (NodeSpec& n : nodes) {
+      if (n.model != model || n.gpus <= 0) continue;
+      if (n.profile.empty()) {
+        auto topology = map.TopologyFor(n.model, n.gpus);
+        if (!topology) return Error{"node " + n.name + ": " + topology.error()};
+        n.profile = *topology;
+      }
+      if (Status st = ApplySharingShape(shape, n); !st.ok()) return st;
+      ++shared;
+    }
+    if (shared == 0) return Error{"--share entry '" + entry + "': no node of model " + model + " has GPUs"};
+  }
   return Status::Ok();
 }
 

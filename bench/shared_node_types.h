@@ -16,8 +16,10 @@
 // at all. Thread-safe (no state).
 
 #include <string>
+#include <vector>
 
 #include "base/status.h"
+#include "bench/gpu_models.h"
 #include "bench/sim_cluster.h"
 #include "bench/workload.h"
 #include "topology/topology.h"
@@ -27,6 +29,11 @@ namespace topofit::bench {
 // Makes `node` (its `gpus` physical GPUs, its `model`) a node of `shape`: sets its GFD labels and its
 // `gpus` to the devices it advertises. Error: an unknown shape.
 Status ApplySharingShape(const std::string& shape, NodeSpec& node);
+
+// `spec` "MODEL@SHAPE,..." (e.g. "T4@ts4,G2@ts2"): every node of MODEL with GPUs gets its physical GPUs'
+// topology from `map` and then SHAPE (ApplySharingShape). "" changes nothing. Errors: an entry without
+// '@', a model no node has, a bad shape, a model `map` cannot place.
+Status ShareModels(const std::string& spec, const GpuModelMap& map, std::vector<NodeSpec>& nodes);
 
 // The NodeType of a node with GFD sharing labels whose physical GPUs are described by `annotation` (what
 // its topofit.io/gpu-topology annotation carries: a profile name or topo -m text), through

@@ -66,6 +66,8 @@ CLI::App* AddOpenb(CLI::App& sub, bench::OpenbArgs* openb, ConfigArgs* config) {
   o->add_option("--stop", openb->stop_ratio, "Stop when the arrived GPU request reaches this x capacity")
       ->capture_default_str();
   o->add_flag("--time-ordered", openb->time_ordered, "Replay creation/deletion times instead");
+  o->add_option("--share", openb->share,
+                "Share the GPUs of these models' nodes: MODEL@ts<R>|@mps<R>|@mig-<g>g.<mem>gb,... (docs/shared-gpus.md)");
   AddCommon(o, &openb->common, config);
   return o;
 }
