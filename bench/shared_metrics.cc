@@ -42,7 +42,7 @@ struct SharedRow {
   int64_t doubled = 0;
   int64_t unpacked_on_replicas = 0;  // Multi-device pods on replica nodes that did not ask to be packed.
   double whole_free_pct = 0;
-  std::array<double, 3> bandwidth{};  // By DeviceKind: summed ring Gb/s ...
+  std::array<double, 3> bandwidth{};  // By DeviceKind: summed ring GB/s ...
   std::array<int64_t, 3> pods{};      // ... over this many pods.
 };
 
@@ -76,7 +76,7 @@ std::string FormatSharedTable(const std::vector<RunMetrics>& runs) {
   std::string out =
       "shared GPUs: pods with two replicas of one GPU (not packed), unallocated whole GPUs, ring of multi-device pods\n";
   out += fmt::format("{:<28} {:>4} {:>14} {:>12} {:>13} {:>16} {:>16} {:>14}\n", "policy", "runs", "doubled/run",
-                     "% unpacked", "whole free %", "whole Gb/s (n)", "replica Gb/s (n)", "MIG Gb/s (n)");
+                     "% unpacked", "whole free %", "whole GB/s (n)", "replica GB/s (n)", "MIG GB/s (n)");
   for (const std::string& p : order) {
     const SharedRow& r = rows[p];
     const double n = std::max(1, r.runs);
@@ -88,7 +88,7 @@ std::string FormatSharedTable(const std::vector<RunMetrics>& runs) {
                        double(r.doubled) / n, pct, whole, MeanCell(r.bandwidth[0], r.pods[0]),
                        MeanCell(r.bandwidth[1], r.pods[1]), MeanCell(r.bandwidth[2], r.pods[2]));
   }
-  out += "(Gb/s: mean predicted ring bandwidth over the placed multi-device pods of all runs on nodes of that kind, "
+  out += "(GB/s: mean predicted ring bandwidth over the placed multi-device pods of all runs on nodes of that kind, "
          "doubled pods left out; n: those pods)\n";
   return out;
 }
