@@ -16,6 +16,8 @@
 #include "bench/plots.h"
 #include "bench/progress_bar.h"
 #include "bench/report_writer.h"
+#include "bench/shared_metrics.h"
+#include "bench/shared_node_types.h"
 #include "bench/sim_cluster.h"
 #include "bench/summary.h"
 #include "bench/timed_driver.h"
@@ -60,6 +62,7 @@ int Report(const ReportContext& ctx, const std::vector<RunMetrics>& runs, const 
   // Paper curves end at 130% arrival; time-ordered ones run to the last arrival (hours).
   auto rows = Summarize(runs, ctx.mode == "paper" ? 130 : 1e9);
   std::fputs(FormatTable(ctx, rows).c_str(), stdout);
+  std::fputs(FormatSharedTable(runs).c_str(), stdout);
   std::printf("wall time %.1f s\n", ctx.wall_seconds);
   int status = 0;
   for (const auto& r : rows)
@@ -167,6 +170,10 @@ int RunOpenbBench(const OpenbArgs& a) {
       Log(LogLevel::kError, "bench failed", {{"error", *err}});
       return 2;
     }
+  }
+  if (Status st = ShareModels(a.share, *map, *nodes); !st.ok()) {
+    Log(LogLevel::kError, "bench failed", {{"error", st.error()}});
+    return 2;
   }
   auto cluster = SimCluster::Build(std::move(nodes).value(), *map);
   if (!cluster) {

@@ -40,6 +40,7 @@ struct OpenbArgs {
   std::string seeds = "42-51";
   double stop_ratio = 1.3;
   bool time_ordered = false;  // Replay creation/deletion times instead of the paper protocol.
+  std::string share;          // "MODEL@SHAPE,...": those models' nodes share their GPUs (ShareModels).
 };
 
 struct ReplayArgs {

@@ -16,6 +16,7 @@ std::string ClusterSnapshotJson(const SimCluster& cluster) {
     json meta = {{"name", n.spec->name}, {"uid", "bench-node-" + n.spec->name}};
     if (n.type >= 0) meta["annotations"] = {{k8s::kTopologyAnnotation, cluster.types()[n.type].annotation}};
     if (!n.spec->model.empty()) meta["labels"] = {{k8s::kGfdProductLabel, n.spec->model}};  // As GFD labels it.
+    for (const auto& [k, v] : n.spec->labels) meta["labels"][k] = v;  // A shared node's GFD labels.
     items.push_back({{"apiVersion", "v1"},
                      {"kind", "Node"},
                      {"metadata", meta},

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "bench/parallel_runs.h"
+#include "bench/shared_metrics.h"
 
 namespace topofit::bench {
 
@@ -63,6 +64,10 @@ RunMetrics RunPaperOnce(SimCluster& cluster, Policy& policy, const std::vector<P
       crossed = true;
       for (const SimNode& node : cluster.nodes()) {
         if (node.free_gpus() > 0) m.unallocated_at_100[NodeClass(cluster, node)] += node.free_gpus();
+      }
+      if (m.shared_cluster) {
+        WholeGpus whole = CountWholeGpus(cluster);
+        m.whole_gpus_free_pct_at_100 = 100.0 * double(whole.free) / double(std::max<int64_t>(1, whole.total));
       }
       double unalloc = 100.0 - alloc;
       // Interpolate to exactly 100% arrival between this arrival and the previous one.

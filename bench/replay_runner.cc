@@ -19,6 +19,35 @@ namespace topofit::bench {
 int RunCommon(const std::string& trace, SimCluster& cluster, const std::vector<PodSpec>& pods, const CommonArgs& c,
               const std::vector<uint64_t>& seeds, bool time_ordered, double stop_ratio);
 
+namespace {
+
+// The type of snapshot node `n`, resolved as `r` (its GPUs usable): the one of its topology, or a new one.
+// Fills its GPU count, model and (on a node whose GPUs are shared) GFD labels into `s`.
+int TypeOf(const k8s::NodeObject& n, const cluster::ResolvedTopology& r, NodeSpec& s, std::vector<NodeType>& types,
+           std::map<const Topology*, int>& type_by_topology) {
+  s.gpus = r.usable.size();
+  s.model = r.profile.empty() ? "custom" : r.profile;
+  if (r.shared.shared()) s.labels = n.meta.labels;  // The policies read the sharing from them, as serve does.
+  auto it = type_by_topology.find(r.topology.get());
+  if (it == type_by_topology.end() || types[it->second].gpus != s.gpus) {
+    NodeType t;
+    t.id = int(types.size());
+    t.model = s.model;
+    t.gpus = s.gpus;
+    t.topology_spec = r.profile;
+    t.topology = r.topology;
+    t.physical = r.physical;
+    t.shared = r.shared;
+    auto ann = n.meta.annotations.find(k8s::kTopologyAnnotation);
+    t.annotation = !r.profile.empty() ? r.profile : (ann != n.meta.annotations.end() ? ann->second : "");
+    types.push_back(t);
+    it = type_by_topology.insert_or_assign(r.topology.get(), t.id).first;
+  }
+  return it->second;
+}
+
+}  // namespace
+
 int RunReplayBench(const ReplayArgs& a) {
   auto snap = k8s::LoadSnapshotFile(a.snapshot);
   if (!snap) {
@@ -46,22 +75,7 @@ int RunReplayBench(const ReplayArgs& a) {
     int type = -1;
     cluster::ResolvedTopology r = resolver.Resolve(n);
     if (r.topology && r.usable.size() > 0) {
-      s.gpus = r.usable.size();
-      s.model = r.profile.empty() ? "custom" : r.profile;
-      auto it = type_by_topology.find(r.topology.get());
-      if (it == type_by_topology.end() || types[it->second].gpus != s.gpus) {
-        NodeType t;
-        t.id = int(types.size());
-        t.model = s.model;
-        t.gpus = s.gpus;
-        t.topology_spec = r.profile;
-        t.topology = r.topology;
-        auto ann = n.meta.annotations.find(k8s::kTopologyAnnotation);
-        t.annotation = !r.profile.empty() ? r.profile : (ann != n.meta.annotations.end() ? ann->second : "");
-        types.push_back(t);
-        it = type_by_topology.insert_or_assign(r.topology.get(), t.id).first;
-      }
-      type = it->second;
+      type = TypeOf(n, r, s, types, type_by_topology);
       if (s.gpus != types[type].topology->gpu_count()) {
         Log(LogLevel::kError, "bench failed",
             {{"error", fmt::format("node {}: {} of {} GPUs usable; the bench replays whole topologies only", s.name,

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <ctime>
 
+#include "bench/shared_metrics.h"
+
 namespace topofit::bench {
 
 namespace {
@@ -21,6 +23,7 @@ RecordingReplayer::RecordingReplayer(SimCluster* cluster, Policy* policy, RunMet
     : cluster_(cluster), policy_(policy), out_(out) {
   out_->policy = policy->name();
   out_->capacity = cluster->gpu_capacity();
+  out_->shared_cluster = HasSharedNodes(*cluster);
 }
 
 uint32_t RecordingReplayer::BestRingOn(const PodSpec& pod, int i) {
@@ -66,8 +69,11 @@ Placement RecordingReplayer::Arrive(const PodSpec& pod) {
   if (pod.gpus > 1) {
     // Measured before binding: the best the cluster offered when the decision was made.
     uint32_t best = BestRingAnywhere(pod, feasible_);
-    const auto& sel = cluster_->type_of(p.node).topology->selector();
-    out_->multi.push_back({pod.gpus, sel.RingMbps(p.gpus) / 1000.0, best / 1000.0, BestRingOn(pod, p.node) / 1000.0});
+    const NodeType& type = cluster_->type_of(p.node);
+    const int extra = ExtraReplicas(type.shared, p.gpus);
+    out_->multi.push_back({pod.gpus, type.topology->selector().RingMbps(p.gpus) / 1000.0, best / 1000.0,
+                           BestRingOn(pod, p.node) / 1000.0, uint8_t(KindOf(type.shared)), pod.packed, extra});
+    if (extra > 0 && !pod.packed) ++out_->doubled_pods;
   }
   cluster_->Bind(p.node, pod, p.gpus);
   policy_->Bound(*cluster_, pod, p);

@@ -31,6 +31,9 @@ struct MultiGpuPlacement {
   double bandwidth_gbps = 0;
   double best_gbps = 0;        // Best available in the cluster at that moment.
   double node_best_gbps = 0;   // Best available on the node it was placed on, at that moment.
+  uint8_t kind = 0;            // DeviceKind (shared_metrics.h) of the node: whole GPUs, replicas, MIG.
+  bool packed = false;         // The pod allowed replicas of one GPU (topofit.io/replica-placement).
+  int extra_replicas = 0;      // ExtraReplicas of its set: > 0 when it got two replicas of one GPU.
 };
 
 struct RunMetrics {
@@ -54,6 +57,13 @@ struct RunMetrics {
   std::vector<float> no_gpu_decision_us;      // Wall time, pods without GPUs only.
   std::vector<float> no_gpu_decision_cpu_us;  // CPU time, pods without GPUs only.
   ExtenderStats extender;                // Policy::extender_stats() at the end of the run.
+  // Clusters with shared GPUs (shared_metrics.h): placed pods, not packed, with two or more replicas of
+  // one GPU; physical GPUs with every device free, % of them, at 100% arrival (paper protocol) or the
+  // time-weighted mean over the arrivals (time-ordered, as unallocated_pct_at_100); -1 when the cluster
+  // shares no GPU.
+  bool shared_cluster = false;
+  int64_t doubled_pods = 0;
+  double whole_gpus_free_pct_at_100 = -1;
   std::string error;                     // Non-empty when the run could not start (policy Reset failed).
 };
 

@@ -1,6 +1,7 @@
 #include "bench/scored_policy.h"
 
 #include "bench/dra_nodes.h"
+#include "bench/device_plugin_replicas.h"
 #include "bench/host_selection.h"
 
 namespace topofit::bench {
@@ -22,8 +23,12 @@ Placement ScoredPolicy::Place(const SimCluster& cluster, const PodSpec& pod, std
   p.node = best;
   if (pod.gpus > 0) {
     const SimNode& n = cluster.node(best);
-    // On a DRA node kube-scheduler's allocator picks the GPUs, whatever scored the node.
-    auto set = n.dra ? std::optional<GpuSet>(DraFirstFit(n, pod.gpus)) : allocators_[n.type]->Allocate(n.free, pod.gpus);
+    // On a DRA node kube-scheduler's allocator picks the GPUs, whatever scored the node; on a node whose
+    // GPUs are shared, the plugin's replica choice.
+    const cluster::SharedDevices& shared = cluster.types()[n.type].shared;
+    auto set = n.dra             ? std::optional<GpuSet>(DraFirstFit(n, pod.gpus))
+               : shared.shared() ? DevicePluginSharedChoice(shared, n.all, n.free, pod.gpus, rng_)
+                                 : allocators_[n.type]->Allocate(n.free, pod.gpus);
     if (set && set->empty()) return Placement{};
     if (!set) return Placement{};
     p.gpus = *set;

@@ -1,7 +1,8 @@
 #pragma once
 // ScoredPolicy: the shape of every baseline - score each feasible node, take the highest, break ties
 // at random as kube-scheduler's selectHost does (reservoir sampling over the top-scoring nodes), then
-// let the stock NVIDIA device plugin pick the GPUs on that node (DevicePluginAllocator) - or, on a
+// let the stock NVIDIA device plugin pick the GPUs on that node (DevicePluginAllocator; on a node whose
+// GPUs are shared, DevicePluginSharedChoice with the policy's random stream for its ties) - or, on a
 // DRA-backed node (SimNode::dra), kube-scheduler's DRA allocator (DraFirstFit).
 //
 // Subclasses only define Score(). Scores are int64 like kube-scheduler's framework scores, so the

@@ -6,14 +6,54 @@
 
 #include "base/files.h"
 #include "bench/openb_csv.h"
+#include "bench/shared_node_types.h"
 
 namespace topofit::bench {
+
+namespace {
+
+// What a node of topology `spec` carries in its topofit.io/gpu-topology annotation.
+Result<std::string> AnnotationFor(const std::string& spec) {
+  bool is_file = spec.find('/') != std::string::npos || spec.ends_with(".txt");
+  if (!is_file) return spec;
+  return ReadFile(spec);
+}
+
+// The type of node `n`, its GPUs' topology named by `spec`.
+Result<NodeType> MakeType(const NodeSpec& n, const std::string& spec, TopologyRegistry& registry) {
+  auto annotation = AnnotationFor(spec);
+  if (!annotation) return Error{annotation.error()};
+  NodeType t;
+  if (!n.labels.empty()) {
+    auto shared = ResolveSharedNodeType(n, *annotation, registry);
+    if (!shared) return Error{shared.error()};
+    t = std::move(shared).value();
+  } else {
+    auto topo = ResolveTopology(spec, n.gpus, registry);
+    if (!topo) return Error{"node " + n.name + " (" + n.model + " x" + std::to_string(n.gpus) + "): " + topo.error()};
+    t.model = n.model;
+    t.gpus = n.gpus;
+    t.topology = *topo;
+    t.annotation = *annotation;
+  }
+  t.topology_spec = spec;
+  return t;
+}
+
+// A node type's key: its model, topology, sharing labels and device count.
+std::string TypeKey(const NodeSpec& n, const std::string& spec) {
+  std::string key = n.model + "\n" + spec + "\n" + std::to_string(n.gpus);
+  for (const auto& [k, v] : n.labels) key += "\n" + k + "=" + v;
+  return key;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<SimCluster>> SimCluster::Build(std::vector<NodeSpec> nodes, const GpuModelMap& map) {
   TopologyRegistry registry;
   std::vector<NodeType> types;
   std::vector<int> type_of(nodes.size(), -1);
-  std::map<std::pair<std::string, int>, int> by_key;  // (topology spec, gpus) -> type
+  std::map<std::string, int> by_key;  // TypeKey -> type
   for (size_t i = 0; i < nodes.size(); ++i) {
     const NodeSpec& n = nodes[i];
     if (n.gpus <= 0) continue;
@@ -23,26 +63,13 @@ Result<std::unique_ptr<SimCluster>> SimCluster::Build(std::vector<NodeSpec> node
       if (!s) return Error{"node " + n.name + ": " + s.error()};
       spec = *s;
     }
-    auto key = std::make_pair(n.model + "\n" + spec, n.gpus);
+    auto key = TypeKey(n, spec);
     auto it = by_key.find(key);
     if (it == by_key.end()) {
-      auto topo = ResolveTopology(spec, n.gpus, registry);
-      if (!topo) return Error{"node " + n.name + " (" + n.model + " x" + std::to_string(n.gpus) + "): " + topo.error()};
-      NodeType t;
-      t.id = int(types.size());
-      t.model = n.model;
-      t.gpus = n.gpus;
-      t.topology_spec = spec;
-      t.topology = *topo;
-      bool is_file = spec.find('/') != std::string::npos || spec.ends_with(".txt");
-      if (is_file) {
-        auto text = ReadFile(spec);
-        if (!text) return Error{text.error()};
-        t.annotation = *text;
-      } else {
-        t.annotation = spec;
-      }
-      types.push_back(std::move(t));
+      auto t = MakeType(n, spec, registry);
+      if (!t) return Error{t.error()};
+      t->id = int(types.size());
+      types.push_back(std::move(t).value());
       it = by_key.emplace(key, int(types.size()) - 1).first;
     }
     type_of[i] = it->second;
@@ -56,6 +83,8 @@ Result<std::unique_ptr<SimCluster>> SimCluster::Build(std::vector<NodeSpec> node
   std::unique_ptr<SimCluster> c(new SimCluster());
   c->specs_ = std::move(nodes);
   c->types_ = std::move(types);
+  for (NodeType& t : c->types_)
+    if (!t.physical) t.physical = t.topology;
   c->nodes_.resize(c->specs_.size());
   for (size_t i = 0; i < c->specs_.size(); ++i) {
     const NodeSpec& s = c->specs_[i];

@@ -7,7 +7,10 @@
 // the openb trace's cluster). GPU identities are tracked as a free GpuSet per node, because the
 // policies under test differ precisely in which GPUs they take.
 //
-// Nodes of one (model, GPU count) share a NodeType: its interned Topology and derived tables.
+// Nodes of one (model, GPU count) share a NodeType: its interned Topology and derived tables. A node
+// with GFD sharing labels (NodeSpec::labels) is resolved by the extender's own TopologyResolver
+// (shared_node_types.h): its type's topology is that of its devices, `physical` that of its GPUs and
+// `shared` says which device is on which GPU - the model `topofit serve` builds from the same labels.
 // Not thread-safe: each run owns its own SimCluster (Reset() puts it back to empty).
 
 #include <cstdint>
@@ -18,6 +21,7 @@
 #include "base/status.h"
 #include "bench/gpu_models.h"
 #include "bench/workload.h"
+#include "extender/cluster/shared_devices.h"
 #include "topology/gpu_set.h"
 #include "topology/topology.h"
 
@@ -31,7 +35,9 @@ struct NodeType {
   // What a node of this type carries in its topofit.io/gpu-topology annotation for topofit's model:
   // the profile name, or the topo -m text itself. Filled by Build.
   std::string annotation;
-  std::shared_ptr<const Topology> topology;   // null for CPU-only nodes.
+  std::shared_ptr<const Topology> topology;   // null for CPU-only nodes. Of the devices on a shared node.
+  std::shared_ptr<const Topology> physical;   // The physical GPUs' on a shared node; else == topology.
+  cluster::SharedDevices shared;              // What each device is; mode kNone when not shared.
 };
 
 struct SimNode {

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <vector>
 
+#include "bench/shared_node_types.h"
 #include "topology/profiles.h"
 
 namespace topofit::bench {
@@ -34,6 +35,8 @@ struct Family {
   double bound = 0;          // Share of GPU pods bound to GPU models.
   int cores_lo = 4, cores_hi = 12;
   bool hetero_cpu = false;   // CPU per GPU by node size (synthetic.h), else 12 cores per GPU.
+  int gib_lo = 16, gib_hi = 64;
+  double packed = 0;         // Share of pods annotated topofit.io/replica-placement: packed.
 };
 
 const std::vector<Family>& Families() {
@@ -42,6 +45,7 @@ const std::vector<Family>& Families() {
       {"gpu-model", kHeterogeneousNodeMix, "1:70,2:10,4:10,8:10", 0.4, 4, 12, true},
       {"multi-gpu", kHeterogeneousNodeMix, "1:40,2:20,4:20,8:20", 0, 4, 12, true},
       {"cpu-heavy", kHeterogeneousNodeMix, "0:25,1:60,2:5,4:5,8:5", 0, 8, 32, true},
+      {"shared", kSharedNodeMix, "1:60,2:15,4:15,8:10", 0, 1, 2, false, 4, 8, 0.25},
   };
   return f;
 }
@@ -66,21 +70,27 @@ const Family* FindFamily(const std::string& name) {
   return nullptr;
 }
 
-// `count` nodes of each profile of the mix, with the family's CPU and memory per GPU.
+// `count` nodes of each profile of the mix, with the family's CPU and memory per GPU; "<profile>@<shape>"
+// shares their GPUs (shared_node_types.h).
 Status AddNodes(const std::vector<std::pair<std::string, int>>& mix, const Family& family, std::vector<NodeSpec>& out) {
-  for (const auto& [profile, count] : mix) {
+  for (const auto& [entry, count] : mix) {
+    const size_t at = entry.find('@');
+    const std::string profile = entry.substr(0, at);
+    const std::string shape = at == std::string::npos ? "" : entry.substr(at + 1);
     auto m = ProfileMatrix(profile);
     if (!m) return Error{"node mix: " + m.error()};
     int gpus = m->gpu_count();
     for (int i = 0; i < count; ++i) {
       NodeSpec n;
-      n.name = profile + "-" + std::to_string(i);
+      n.name = entry + "-" + std::to_string(i);
       n.gpus = gpus;
       n.model = profile;
       n.profile = profile;
       const int64_t cores_per_gpu = !family.hetero_cpu || gpus >= 8 ? 12 : gpus >= 4 ? 16 : 24;
       n.cpu_milli = 1000LL * cores_per_gpu * std::max(1, gpus);
       n.memory_mib = 49152LL * std::max(1, gpus);
+      if (!shape.empty())
+        if (Status st = ApplySharingShape(shape, n); !st.ok()) return Error{"node mix: " + st.error()};
       out.push_back(std::move(n));
     }
   }
@@ -146,7 +156,7 @@ class PodDraws {
   PodDraws(const SyntheticSpec& spec, const Family& family, const Sizes& sizes, const ModelPool& pool)
       : spec_(spec), family_(family), size_of_(sizes.size_of), pool_(pool), rng_(spec.seed),
         pick_(sizes.weights.begin(), sizes.weights.end()), cores_(family.cores_lo, family.cores_hi),
-        life_(1.0 / spec.mean_lifetime_s) {}
+        gib_(family.gib_lo, family.gib_hi), life_(1.0 / spec.mean_lifetime_s) {}
 
   PodSpec Next(int i) {
     PodSpec p;
@@ -164,6 +174,7 @@ class PodDraws {
         if (!second.empty()) p.gpu_models.push_back(second);
       }
     }
+    if (family_.packed > 0) p.packed = unit_(rng_) < family_.packed;
     if (spec_.with_time) {
       t_ += gap_(rng_);
       p.creation_time = int64_t(t_);
@@ -179,7 +190,7 @@ class PodDraws {
   const ModelPool& pool_;
   std::mt19937_64 rng_;
   std::discrete_distribution<int> pick_;
-  std::uniform_int_distribution<int> cores_, gib_{16, 64};
+  std::uniform_int_distribution<int> cores_, gib_;
   std::uniform_real_distribution<double> unit_{0, 1};
   std::exponential_distribution<double> gap_{1.0 / 60.0}, life_;
   double t_ = 0;

@@ -17,6 +17,12 @@
 //   multi-gpu   sizes 1:40,2:20,4:20,8:20.
 //   cpu-heavy   sizes 0:25,1:60,2:5,4:5,8:5; 8-32 cores per GPU (CPU-only pods: 8-32 cores), above
 //               the nodes' share, so CPU runs out before GPUs.
+//   shared      a cluster where some nodes share their GPUs (kSharedNodeMix: HGX A100 and PCIe 8-GPU
+//               nodes, whole, time-sliced 4 and 2 ways, MIG 1g.10gb and 3g.40gb); sizes 1:60,2:15,4:15,8:10
+//               devices, 1-2 cores and 4-8 GiB per device (a MIG 1g.10gb node fills before its CPU
+//               does), a quarter of the pods annotated topofit.io/replica-placement: packed.
+// A node mix entry "<profile>@<shape>" shares the profile's GPUs as <shape> says (shared_node_types.h:
+// ts<R>, mps<R>, mig-<g>g.<mem>gb); its count of GPUs, CPU and memory are the physical GPUs'.
 // A node or size mix given explicitly replaces the family's. Same seed, same workload.
 
 #include <cstdint>
@@ -31,6 +37,11 @@ namespace topofit::bench {
 inline constexpr const char* kHeterogeneousNodeMix =
     "dgx1-v100:12,hgx-a100-8:8,pcie-8-dual-socket:40,pcie-4-single-socket:16,phb-2-workstation:64";
 
+// Whole, time-sliced and MIG nodes of one cluster (the family "shared"): 800 devices on 384 GPUs.
+inline constexpr const char* kSharedNodeMix =
+    "hgx-a100-8:8,hgx-a100-8@ts4:8,hgx-a100-8@mig-1g.10gb:4,hgx-a100-8@mig-3g.40gb:4,"
+    "pcie-8-dual-socket:8,pcie-8-dual-socket@ts2:8";
+
 struct SyntheticSpec {
   std::string node_mix;   // "" = the family's.
   std::string size_mix;   // "" = the family's.
@@ -38,7 +49,7 @@ struct SyntheticSpec {
   uint64_t seed = 42;
   bool with_time = false;
   double mean_lifetime_s = 4 * 3600;
-  std::string family;     // "" (the plain mix), gpu-model, multi-gpu, cpu-heavy.
+  std::string family;     // "" (the plain mix), gpu-model, multi-gpu, cpu-heavy, shared.
 };
 
 // The family names, for --help and errors.

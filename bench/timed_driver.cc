@@ -3,8 +3,25 @@
 #include <algorithm>
 
 #include "bench/parallel_runs.h"
+#include "bench/shared_metrics.h"
 
 namespace topofit::bench {
+namespace {
+
+// A value's mean over [t0, end], weighted by the time it held (it starts at 100).
+struct TimeWeighted {
+  TimeWeighted(int64_t t0, int64_t end) : end(end), last_t(double(t0)), span(double(end - t0)) {}
+  void Advance(int64_t t) {
+    double until = double(std::min(t, end));
+    if (until > last_t) weighted += value * (until - last_t);
+    last_t = std::max(last_t, until);
+  }
+  double Mean() const { return span > 0 ? weighted / span : value; }
+  int64_t end;
+  double last_t, span, weighted = 0, value = 100;
+};
+
+}  // namespace
 
 RunMetrics RunTimeOrdered(SimCluster& cluster, Policy& policy, const std::vector<PodSpec>& pods, uint64_t seed) {
   RunStart start = BeginRun(cluster, policy, seed);
@@ -29,17 +46,13 @@ RunMetrics RunTimeOrdered(SimCluster& cluster, Policy& policy, const std::vector
   std::vector<bool> arrived(pods.size(), false);
   const double cap = std::max<double>(1, double(cluster.gpu_capacity()));
   const int64_t t0 = events.empty() ? 0 : events.front().time;
-  // The mean runs over the arrival span only: after the last arrival the cluster just drains.
+  // The means run over the arrival span only: after the last arrival the cluster just drains.
   int64_t last_arrival = t0;
   for (const auto& p : pods) last_arrival = std::max(last_arrival, p.creation_time);
-  double weighted = 0, last_t = double(t0), unalloc = 100;
-  auto advance = [&](int64_t t) {
-    double until = double(std::min(t, last_arrival));
-    if (until > last_t) weighted += unalloc * (until - last_t);
-    last_t = std::max(last_t, until);
-  };
+  TimeWeighted unalloc(t0, last_arrival), whole_free(t0, last_arrival);
   for (const auto& e : events) {
-    advance(e.time);
+    unalloc.Advance(e.time);
+    whole_free.Advance(e.time);
     if (e.kind == 1) {
       arrived[e.pod] = true;
       placed[e.pod] = replay.Arrive(pods[e.pod]);
@@ -48,10 +61,14 @@ RunMetrics RunTimeOrdered(SimCluster& cluster, Policy& policy, const std::vector
       replay.Depart(pods[e.pod], placed[e.pod]);
       placed[e.pod] = Placement{};
     }
-    unalloc = 100.0 - 100.0 * double(cluster.gpus_allocated()) / cap;
+    unalloc.value = 100.0 - 100.0 * double(cluster.gpus_allocated()) / cap;
+    if (m.shared_cluster) {
+      WholeGpus whole = CountWholeGpus(cluster);
+      whole_free.value = 100.0 * double(whole.free) / double(std::max<int64_t>(1, whole.total));
+    }
   }
-  double span = double(last_arrival - t0);
-  m.unallocated_pct_at_100 = span > 0 ? weighted / span : unalloc;
+  m.unallocated_pct_at_100 = unalloc.Mean();
+  if (m.shared_cluster) m.whole_gpus_free_pct_at_100 = whole_free.Mean();
   m.failed_pods_at_100 = m.failed_pods;
   m.extender = policy.extender_stats();
   return std::move(m);  // m names start.metrics.

@@ -33,7 +33,9 @@ json PodJson(const PodSpec& pod) {
                                                           {"operator", "In"},
                                                           {"values", pod.gpu_models}}})}}})}}}}}};
   }
-  return {{"metadata", {{"name", pod.name}, {"namespace", "bench"}, {"uid", pod.name}}},
+  json meta = {{"name", pod.name}, {"namespace", "bench"}, {"uid", pod.name}};
+  if (pod.packed) meta["annotations"] = {{k8s::kReplicaPlacementAnnotation, "packed"}};
+  return {{"metadata", meta},
           {"spec", spec},
           {"status", {{"phase", "Pending"}}}};
 }

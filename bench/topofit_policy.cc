@@ -148,6 +148,7 @@ class TopofitPolicy final : public Policy {
     r.cpu_milli = pod.cpu_milli;  // As kube-scheduler's pod carries them: the model holds them with the GPUs.
     r.memory_bytes = pod.memory_mib << 20;
     r.gpu_products = pod.gpu_models;  // gpu_spec, as a node selector on nvidia.com/gpu.product.
+    r.intent.packed_replicas = pod.packed;  // topofit.io/replica-placement: packed.
     return r;
   }
 
@@ -162,6 +163,7 @@ class TopofitPolicy final : public Policy {
     obj.allocatable_memory_bytes = n.spec->memory_mib << 20;
     if (n.type >= 0) obj.meta.annotations[k8s::kTopologyAnnotation] = cluster.types()[n.type].annotation;
     if (!n.spec->model.empty()) obj.meta.labels[k8s::kGfdProductLabel] = n.spec->model;
+    for (const auto& [k, v] : n.spec->labels) obj.meta.labels[k] = v;  // A shared node's, as GFD labels it.
     return obj;
   }
 

@@ -71,6 +71,8 @@ CLI::App* AddOpenb(CLI::App& sub, bench::OpenbArgs* openb, ConfigArgs* config) {
   o->add_option("--stop", openb->stop_ratio, "Stop when the arrived GPU request reaches this x capacity")
       ->capture_default_str();
   o->add_flag("--time-ordered", openb->time_ordered, "Replay creation/deletion times instead");
+  o->add_option("--share", openb->share,
+                "Share the GPUs of these models' nodes: MODEL@ts<R>|@mps<R>|@mig-<g>g.<mem>gb,... (docs/shared-gpus.md)");
   AddCommon(o, &openb->common, config);
   return o;
 }
@@ -86,9 +88,11 @@ CLI::App* AddReplay(CLI::App& sub, bench::ReplayArgs* replay, ConfigArgs* config
 CLI::App* AddSynthetic(CLI::App& sub, bench::SyntheticArgs* synth, ConfigArgs* config) {
   CLI::App* s = sub.add_subcommand("synthetic", "A seeded synthetic cluster and workload");
   s->add_option("--family", synth->spec.family,
-                 "Workload family: gpu-model, multi-gpu or cpu-heavy on a heterogeneous cluster (default: the plain mix)");
+                 "Workload family: gpu-model, multi-gpu or cpu-heavy on a heterogeneous cluster; shared on one with "
+                "time-sliced and MIG nodes (default: the plain mix)");
   s->add_option("--node-mix", synth->spec.node_mix,
-                "profile:count,... (default: the family's; plain: dgx1-v100:16,pcie-8-dual-socket:16,phb-2-workstation:32)");
+                "profile[@ts<R>|@mps<R>|@mig-<g>g.<mem>gb]:count,... (default: the family's; plain: "
+                "dgx1-v100:16,pcie-8-dual-socket:16,phb-2-workstation:32)");
   s->add_option("--size-mix", synth->spec.size_mix, "gpus:weight,... (default: the family's; plain: 1:70,2:10,4:10,8:10)");
   s->add_option("--pods", synth->spec.pods, "Pods in the generated list")->capture_default_str();
   s->add_option("--seed", synth->spec.seed, "Generator seed")->capture_default_str();
