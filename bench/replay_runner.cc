@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "bench/bench_runner.h"
 #include "bench/recorded_trace.h"
+#include "bench/shared_node_types.h"
 #include "bench/sim_cluster.h"
 #include "bench/synthetic.h"
 #include "extender/k8s/snapshot.h"
@@ -30,16 +31,11 @@ int TypeOf(const k8s::NodeObject& n, const cluster::ResolvedTopology& r, NodeSpe
   if (r.shared.shared()) s.labels = n.meta.labels;  // The policies read the sharing from them, as serve does.
   auto it = type_by_topology.find(r.topology.get());
   if (it == type_by_topology.end() || types[it->second].gpus != s.gpus) {
-    NodeType t;
-    t.id = int(types.size());
-    t.model = s.model;
-    t.gpus = s.gpus;
-    t.topology_spec = r.profile;
-    t.topology = r.topology;
-    t.physical = r.physical;
-    t.shared = r.shared;
     auto ann = n.meta.annotations.find(k8s::kTopologyAnnotation);
-    t.annotation = !r.profile.empty() ? r.profile : (ann != n.meta.annotations.end() ? ann->second : "");
+    NodeType t = NodeTypeOf(r, s.model,
+                            !r.profile.empty() ? r.profile : (ann != n.meta.annotations.end() ? ann->second : ""));
+    t.id = int(types.size());
+    t.topology_spec = r.profile;
     types.push_back(t);
     it = type_by_topology.insert_or_assign(r.topology.get(), t.id).first;
   }

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -89,10 +90,14 @@ Result<NodeType> ResolveSharedNodeType(const NodeSpec& node, const std::string& 
   if (!r.topology || r.topology->gpu_count() != node.gpus || r.usable.size() != node.gpus) {
     return Error{what + ": the labels do not describe every device"};
   }
+  return NodeTypeOf(r, node.model, annotation);
+}
+
+NodeType NodeTypeOf(const cluster::ResolvedTopology& r, std::string model, std::string annotation) {
   NodeType t;
-  t.model = node.model;
-  t.gpus = node.gpus;
-  t.annotation = annotation;
+  t.model = std::move(model);
+  t.gpus = int(r.usable.size());
+  t.annotation = std::move(annotation);
   t.topology = r.topology;
   t.physical = r.physical;
   t.shared = r.shared;

@@ -22,6 +22,7 @@
 #include "bench/gpu_models.h"
 #include "bench/sim_cluster.h"
 #include "bench/workload.h"
+#include "extender/cluster/topology_resolver.h"
 #include "topology/topology.h"
 
 namespace topofit::bench {
@@ -34,6 +35,11 @@ Status ApplySharingShape(const std::string& shape, NodeSpec& node);
 // topology from `map` and then SHAPE (ApplySharingShape). "" changes nothing. Errors: an entry without
 // '@', a model no node has, a bad shape, a model `map` cannot place.
 Status ShareModels(const std::string& spec, const GpuModelMap& map, std::vector<NodeSpec>& nodes);
+
+// The NodeType of a node as the resolver resolved it (`r`): its devices' topology, its physical GPUs',
+// its sharing, its usable device count; `model` and `annotation` as the caller names them. Its id and
+// topology_spec are left to the caller.
+NodeType NodeTypeOf(const cluster::ResolvedTopology& r, std::string model, std::string annotation);
 
 // The NodeType of a node with GFD sharing labels whose physical GPUs are described by `annotation` (what
 // its topofit.io/gpu-topology annotation carries: a profile name or topo -m text), through
