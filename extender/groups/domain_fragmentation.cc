@@ -22,11 +22,13 @@ void DomainFragmentationScore::PreScore(const GroupNodes& nodes, const GroupShap
       domain.resize(n);
       for (size_t i = 0; i < n; ++i) domain[i] = static_cast<int>(map.used(g.level) ? map.id(i, g.level) : i);
     }
-    Shape s{g.members, g.gpus, g.level, g.weight * g.members * g.gpus, {}};
+    Shape s{g.members, g.gpus, g.level, !map.used(g.level), g.weight * g.members * g.gpus, {}};
     s.room.assign(map.used(g.level) ? map.domain_count(g.level) : n, 0);
     for (size_t i = 0; i < n; ++i) s.room[domain[i]] += free_[i] / g.gpus;
+    lost_.resize(std::max(lost_.size(), s.room.size()), 0);
     shapes_.push_back(std::move(s));
   }
+  taken_.assign(n, 0);
 }
 
 double DomainFragmentationScore::Lost(const Shape& s, int d, int lost) {
@@ -45,38 +47,58 @@ double DomainFragmentationScore::ScoreNode(int node, int gpus) const {
   return loss;
 }
 
+void DomainFragmentationScore::AddSlack(int node, std::span<int> slack) const {
+  if (node < 0 || static_cast<size_t>(node) >= free_.size()) return;
+  for (size_t i = 0; i < shapes_.size(); ++i) slack[i] += free_[node] % shapes_[i].gpus;
+}
+
+double DomainFragmentationScore::LowerBound(int node, int level, std::span<const int> slack, int gpus) const {
+  if (node < 0 || static_cast<size_t>(node) >= free_.size()) return 0;
+  double bound = 0;
+  for (size_t i = 0; i < shapes_.size(); ++i) {
+    const Shape& s = shapes_[i];
+    if (s.level > level || s.by_node) continue;
+    const int beyond = gpus - slack[i];
+    if (beyond > 0) bound += Lost(s, domain_[s.level][node], (beyond + s.gpus - 1) / s.gpus);
+  }
+  return bound;
+}
+
 double DomainFragmentationScore::Score(std::span<const NodeTake> takes) const {
   if (shapes_.empty() || takes.empty()) return 0;
-  // GPUs taken per node, nodes in order.
+  // GPUs taken per node: summed in taken_ (indexed by node), the nodes listed once in per_node_.
   per_node_.clear();
   for (const NodeTake& t : takes) {
-    if (t.node >= 0 && static_cast<size_t>(t.node) < free_.size()) per_node_.push_back(t);
+    if (t.gpus <= 0 || t.node < 0 || static_cast<size_t>(t.node) >= free_.size()) continue;
+    if (taken_[t.node] == 0) per_node_.push_back({t.node, 0});
+    taken_[t.node] += t.gpus;
   }
-  if (per_node_.size() > 1) {
-    std::sort(per_node_.begin(), per_node_.end(), [](const NodeTake& a, const NodeTake& b) { return a.node < b.node; });
+  for (NodeTake& t : per_node_) {
+    t.gpus = taken_[t.node];
+    taken_[t.node] = 0;
   }
-  size_t out = 0;
-  for (size_t i = 0; i < per_node_.size(); ++i) {
-    if (out > 0 && per_node_[out - 1].node == per_node_[i].node) per_node_[out - 1].gpus += per_node_[i].gpus;
-    else per_node_[out++] = per_node_[i];
-  }
-  per_node_.resize(out);
   double loss = 0;
-  for (const Shape& s : shapes_) {
-    const std::vector<int>& domain = domain_[s.level];
-    drop_.clear();  // (domain, room lost)
-    for (const NodeTake& t : per_node_) {
-      const int before = free_[t.node];
-      const int lost = before / s.gpus - std::max(0, before - t.gpus) / s.gpus;
-      if (lost > 0) drop_.emplace_back(domain[t.node], lost);
-    }
-    if (drop_.size() > 1) std::sort(drop_.begin(), drop_.end());
-    for (size_t i = 0; i < drop_.size();) {
-      const int d = drop_[i].first;
-      int lost = 0;
-      for (; i < drop_.size() && drop_[i].first == d; ++i) lost += drop_[i].second;
-      loss += Lost(s, d, lost);
-    }
+  for (const Shape& s : shapes_) loss += ShapeLoss(s, per_node_);
+  return loss;
+}
+
+// The loss of shape s for takes of distinct nodes: each domain's room lost summed in lost_ (indexed
+// by domain), the domains listed once in touched_.
+double DomainFragmentationScore::ShapeLoss(const Shape& s, std::span<const NodeTake> per_node) const {
+  const std::vector<int>& domain = domain_[s.level];
+  touched_.clear();
+  for (const NodeTake& t : per_node) {
+    const int before = free_[t.node];
+    const int lost = before / s.gpus - std::max(0, before - t.gpus) / s.gpus;
+    if (lost <= 0) continue;
+    const int d = domain[t.node];
+    if (lost_[d] == 0) touched_.push_back(d);
+    lost_[d] += lost;
+  }
+  double loss = 0;
+  for (int d : touched_) {
+    loss += Lost(s, d, lost_[d]);
+    lost_[d] = 0;
   }
   return loss;
 }

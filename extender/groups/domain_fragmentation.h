@@ -18,8 +18,8 @@
 // 8-node jobs expected, and a member on a node that is already broken costs nothing.
 // With no shape (no group seen) Score is 0 everywhere and the planner's order alone decides: a cluster
 // without groups is placed exactly as before.
-// Cost: PreScore reads every node once per shape; Score is O(shapes x nodes of P), without allocating
-// once warm.
+// Cost: PreScore reads every node once per shape; Score is O(shapes x takes of P), without sorting,
+// and without allocating once warm.
 // Not errors: a take of more GPUs than a node has free counts the node empty; nodes outside the map
 // are ignored. A value built for one plan; not shared between threads.
 
@@ -52,19 +52,37 @@ class DomainFragmentationScore {
   // The same for one take: Score({{node, gpus}}), without the merging.
   double ScoreNode(int node, int gpus) const;
 
+  // Bounds, so that a planner need not fill every candidate domain to compare losses.
+  // shape_count(): how many shapes Slack and LowerBound index.
+  size_t shape_count() const { return shapes_.size(); }
+  // Adds to slack[s], for each shape s, the GPUs `node` can give without losing room for s (its free
+  // GPUs mod s's GPUs per member). slack has shape_count() entries.
+  void AddSlack(int node, std::span<int> slack) const;
+  // A lower bound of Score for any takes of `gpus` GPUs in all from a set of nodes whose summed slack
+  // is `slack`, all in one domain of every level up to `level` (an index into the levels; -1: none),
+  // `node` one of them: for each shape at such a level, the room it must lose in that domain is at
+  // least ceil((gpus - slack) / its GPUs per member); shapes at deeper levels, or at a level no node
+  // carries, count 0.
+  double LowerBound(int node, int level, std::span<const int> slack, int gpus) const;
+
  private:
   struct Shape {
     int members, gpus, level;
+    bool by_node;              // Its level is carried by no node: every node a domain of its own.
     double weight;             // p_g m_g k_g
     std::vector<int> room;     // Per domain of the level: sum of room_g(n).
   };
   // The loss for shape s of `lost` members' room taken in domain d.
   static double Lost(const Shape& s, int d, int lost);
+  double ShapeLoss(const Shape& s, std::span<const NodeTake> per_node) const;
   std::vector<int> free_;      // Per node: free usable GPUs.
   std::vector<std::vector<int>> domain_;  // Per level a shape asks: each node's domain there.
   std::vector<Shape> shapes_;
-  mutable std::vector<NodeTake> per_node_;        // Score's scratch.
-  mutable std::vector<std::pair<int, int>> drop_;
+  // Score's scratch, all zero between calls: GPUs taken per node, room lost per domain.
+  mutable std::vector<int> taken_;
+  mutable std::vector<int> lost_;
+  mutable std::vector<NodeTake> per_node_;
+  mutable std::vector<int> touched_;
 };
 
 }  // namespace topofit::groups

@@ -31,28 +31,100 @@ using Picked = std::vector<std::pair<int, int>>;  // (leaf unit, set index) per 
 // its first r sets; a domain's fills are memoised by (unit, r), so comparing them costs each once.
 class Filler {
  public:
-  Filler(const DomainTree& t, const DomainFragmentationScore& frag, int gpus) : t_(t), frag_(frag), gpus_(gpus) {}
+  Filler(const DomainTree& t, const DomainFragmentationScore& frag, int gpus, bool bounds)
+      : t_(t), frag_(frag), gpus_(gpus), bounds_(bounds) {
+    memo_.reserve(256);  // A plan compares some hundreds of fills (every block of a 5,000-node cluster).
+  }
 
   const Picked& Fill(int unit, int r) { return Memo(unit, r).first; }
 
   // The unit of `units` that can take r members and is preferred filled with them (nullopt: none can).
   std::optional<int> Best(std::span<const int> units, int r) {
+    if (!frag_.enabled()) return BestFit(units, r);
+    if (!bounds_) return BestOfAll(units, r);
+    // Candidates by their loss's lower bound, then BestFitLess: a unit is filled only when it could
+    // still win - its bound below the best loss so far, or tying with it and earlier by BestFitLess.
+    // The unit chosen is the one a fill of every candidate would choose.
+    std::vector<std::pair<double, int>> by_bound;
+    for (int u : units) {
+      if (t_.unit(u).capacity >= r) by_bound.emplace_back(Bound(u, r), u);
+    }
+    std::sort(by_bound.begin(), by_bound.end(), [&](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : t_.BestFitLess(a.second, b.second);
+    });
+    std::optional<int> best;
+    double best_loss = 0;
+    for (const auto& [bound, u] : by_bound) {
+      if (best && bound > best_loss + kTie) break;  // Bounds only grow from here.
+      if (best && bound >= best_loss - kTie && !t_.BestFitLess(u, *best)) continue;  // At best a tie it loses.
+      Consider(u, Loss(u, r), &best, &best_loss);
+    }
+    return best;
+  }
+
+  // Best without the bounds: every candidate filled, in the order given (GroupPlanner::set_bounds).
+  std::optional<int> BestOfAll(std::span<const int> units, int r) {
     std::optional<int> best;
     double best_loss = 0;
     for (int u : units) {
-      if (t_.unit(u).capacity < r) continue;
-      const double loss = frag_.enabled() ? Loss(u, r) : 0;
-      const bool tie = best && std::abs(loss - best_loss) <= kTie;
-      if (!best || (tie ? t_.BestFitLess(u, *best) : loss < best_loss)) {
-        best = u;
-        best_loss = loss;
-      }
+      if (t_.unit(u).capacity >= r) Consider(u, Loss(u, r), &best, &best_loss);
     }
     return best;
   }
 
  private:
   static constexpr double kTie = 1e-9;  // Losses are sums of shares x GPUs: equal within rounding.
+
+  // The rule of step 2: the least loss, and among equal losses the first by BestFitLess.
+  void Consider(int u, double loss, std::optional<int>* best, double* best_loss) const {
+    const bool tie = *best && std::abs(loss - *best_loss) <= kTie;
+    if (!*best || (tie ? t_.BestFitLess(u, **best) : loss < *best_loss)) {
+      *best = u;
+      *best_loss = loss;
+    }
+  }
+
+  // The first unit by BestFitLess that can take r members: the order alone, when no shape is expected.
+  std::optional<int> BestFit(std::span<const int> units, int r) const {
+    std::optional<int> best;
+    for (int u : units) {
+      if (t_.unit(u).capacity >= r && (!best || t_.BestFitLess(u, *best))) best = u;
+    }
+    return best;
+  }
+
+  // A lower bound of Loss(unit, r) that needs no fill: the exact loss of a node; for a domain,
+  // DomainFragmentationScore::LowerBound over its nodes' slack.
+  double Bound(int unit, int r) {
+    if (t_.IsLeaf(unit)) return Loss(unit, r);
+    const TreeUnit& u = t_.unit(unit);
+    return frag_.LowerBound(AnyNode(unit), u.level, Slack(unit), r * gpus_);
+  }
+
+  // The unit's nodes' summed slack per shape (DomainFragmentationScore::AddSlack), memoised by unit.
+  std::span<const int> Slack(int unit) {
+    const size_t n = frag_.shape_count();
+    if (slack_.empty()) {
+      slack_.assign(static_cast<size_t>(t_.size()) * n, 0);
+      slack_known_.assign(t_.size(), false);
+    }
+    std::span<int> mine(slack_.data() + static_cast<size_t>(unit) * n, n);
+    if (!slack_known_[unit]) {
+      const TreeUnit& u = t_.unit(unit);
+      if (t_.IsLeaf(unit)) frag_.AddSlack(u.node, mine);
+      for (int c : u.children) {
+        std::span<const int> theirs = Slack(c);
+        for (size_t i = 0; i < n; ++i) mine[i] += theirs[i];
+      }
+      slack_known_[unit] = true;
+    }
+    return mine;
+  }
+
+  int AnyNode(int unit) const {
+    while (!t_.IsLeaf(unit) && !t_.unit(unit).children.empty()) unit = t_.unit(unit).children.front();
+    return t_.unit(unit).node;
+  }
 
   // A node's fill takes its first r sets: scored without building it.
   double Loss(int unit, int r) {
@@ -71,9 +143,13 @@ class Filler {
     }
     double loss = 0;
     if (frag_.enabled()) {
-      std::vector<NodeTake> takes;
-      for (const auto& [leaf, j] : out) takes.push_back({t_.unit(leaf).node, gpus_});
-      loss = frag_.Score(takes);
+      takes_.clear();  // A leaf's members are adjacent in a fill: one take per leaf.
+      for (const auto& [leaf, j] : out) {
+        const int node = t_.unit(leaf).node;
+        if (!takes_.empty() && takes_.back().node == node) takes_.back().gpus += gpus_;
+        else takes_.push_back({node, gpus_});
+      }
+      loss = frag_.Score(takes_);
     }
     return memo_.emplace(key, std::make_pair(std::move(out), loss)).first->second;
   }
@@ -114,7 +190,11 @@ class Filler {
   const DomainTree& t_;
   const DomainFragmentationScore& frag_;
   const int gpus_;  // Per member.
+  const bool bounds_;
   std::unordered_map<uint64_t, std::pair<Picked, double>> memo_;  // By (unit, r).
+  std::vector<NodeTake> takes_;  // Memo's scratch.
+  std::vector<int> slack_;        // Slack's memo: shape_count() per unit.
+  std::vector<bool> slack_known_;
 };
 
 // The deepest unit that is an ancestor of (or is) every given leaf.
@@ -242,7 +322,7 @@ GroupPlan GroupPlanner::Plan(const GroupNodes& nodes, const GroupSpec& spec) con
     expected_->Observe(spec);
     frag.PreScore(nodes, *expected_->Snapshot());
   }
-  Filler filler(tree, frag, spec.gpus);
+  Filler filler(tree, frag, spec.gpus, bounds_);
   NoteMissing(map, spec.level, &plan.notes);
   const std::vector<int> search = SearchOrder(map, spec);
   std::vector<int> wants = {spec.size};

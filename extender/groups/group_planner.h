@@ -84,6 +84,12 @@ class GroupPlanner {
   explicit GroupPlanner(const placement::Placer& placer, GroupShapeEstimate* expected = nullptr)
       : placer_(placer), expected_(expected) {}
 
+  // Bounds on (the default): step 2 fills a candidate only when a lower bound of its loss
+  // (DomainFragmentationScore::LowerBound) says it could still win, so a plan compares a few fills
+  // instead of one per block. The plan is the same either way (group_planner_bounds_test.cc);
+  // off is for that test and the perftest.
+  void set_bounds(bool on) { bounds_ = on; }
+
   GroupPlan Plan(const GroupNodes& nodes, const GroupSpec& spec) const;
   // On the model as it is now: ReadGroupNodes then Plan.
   GroupPlan Plan(const cluster::ClusterModel& model, const DomainMap& domains, const GroupSpec& spec) const;
@@ -91,6 +97,7 @@ class GroupPlanner {
  private:
   const placement::Placer& placer_;
   GroupShapeEstimate* expected_;
+  bool bounds_ = true;
 };
 
 // Marks the plan's GPUs taken in `nodes` (for replaying plans without a model).

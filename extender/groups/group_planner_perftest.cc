@@ -98,13 +98,15 @@ void Learn(GroupShapeEstimate& e) {
 }
 
 // range(0): GPUs per member (8, 4, 2, 1); range(1): the level (0 spine, 1 block); range(2): 1 with the
-// shapes learned (DomainFragmentationScore runs), 0 without (BestFitLess alone).
+// shapes learned (DomainFragmentationScore runs), 2 the same without the planner's bounds (every
+// candidate filled), 0 without shapes (BestFitLess alone).
 void BM_Plan64(benchmark::State& state) {
   Cluster& c = Shared();
   placement::Placer placer;
   GroupShapeEstimate expected;
   if (state.range(2)) Learn(expected);
   GroupPlanner planner(placer, state.range(2) ? &expected : nullptr);
+  planner.set_bounds(state.range(2) != 2);
   GroupSpec spec;
   spec.namespace_ = "bench";
   spec.name = "train";
@@ -118,10 +120,11 @@ void BM_Plan64(benchmark::State& state) {
     ok = ok && plan.ok;
     benchmark::DoNotOptimize(plan);
   });
-  state.SetLabel(std::string(ok ? "planned" : "NO PLAN") + (state.range(2) ? ", shapes learned" : ", no shape"));
+  const char* what[] = {", no shape", ", shapes learned", ", shapes learned, no bounds"};
+  state.SetLabel(std::string(ok ? "planned" : "NO PLAN") + what[state.range(2)]);
 }
 BENCHMARK(BM_Plan64)
-    ->ArgsProduct({{8, 4, 2, 1}, {0, 1}, {0, 1}})
+    ->ArgsProduct({{8, 4, 2, 1}, {0, 1}, {0, 1, 2}})
     ->Iterations(200)
     ->Unit(benchmark::kMillisecond);
 
