@@ -5,7 +5,7 @@ package tests
 // create to the last bind, with the CPU each process used over that window. Each run starts a fresh
 // control plane; every configuration runs on the same nodes and the same pod sequence.
 //
-//   go test ./tests -run TestThroughput                               # the short version, 500 x 1,000 (CTest runs it)
+//   go test ./tests -run TestThroughput                               # the short version, 1,000 x 2,000 (CTest runs it)
 //   TOPOFIT_E2E_THROUGHPUT=1000x2000,5000x2000 go test ./tests -run TestThroughput -timeout 60m -v
 //
 // TOPOFIT_E2E_THROUGHPUT lists NODESxPODS sizes; TOPOFIT_E2E_THROUGHPUT_CONFIGS the configurations
@@ -377,7 +377,7 @@ func checkNoSharedGPU(t *testing.T, placements map[string]string) {
 }
 
 func TestThroughput(t *testing.T) {
-	sizes := "500x1000"
+	sizes := "1000x2000"
 	if s := os.Getenv("TOPOFIT_E2E_THROUGHPUT"); s != "" {
 		sizes = s
 	}
@@ -417,10 +417,10 @@ func TestThroughput(t *testing.T) {
 			r.Seconds, r.PodsPerSec, r.APIServer, r.Scheduler, r.Extender, r.TestProcess)
 	}
 	t.Logf("throughput:\n%s", b.String())
-	// A regression guard for the short run: topofit's median pods/s against the median without an
-	// extender, per size, must stay above a floor well below what the docs report (0.8x and more), so
-	// the noise of a shared 2-core machine does not trip it.
-	floor := 0.5
+	// The short run's bound (issue 27): topofit's median pods/s against the median without an
+	// extender, per size, at least 0.7x. The target is 0.9x (docs/throughput.md: 0.91x at 1,000 nodes,
+	// single pairs 0.86-0.94x); the floor leaves room for the noise of a shared 2-core machine.
+	floor := 0.7
 	if s := os.Getenv("TOPOFIT_E2E_THROUGHPUT_MIN_RATIO"); s != "" {
 		floor, _ = strconv.ParseFloat(s, 64)
 	}
