@@ -6,6 +6,7 @@
 
 #include <chrono>
 
+#include "base/log.h"
 #include "extender/k8s/objects.h"
 
 namespace topofit::apiclient {
@@ -82,6 +83,17 @@ void ApiWriter::RequeuePod(const std::string& ns, const std::string& name, const
   std::map<std::string, std::string> annotations = {{k8s::kRequeuedAtAnnotation, fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now)}};
   writes_->Push("requeue pod " + ns + "/" + name,
                 [this, ns, name, uid, annotations] { return PatchPodAnnotations(api_, ns, name, uid, annotations); });
+}
+
+void ApiWriter::NominatePod(const std::string& ns, const std::string& name, const std::string& uid,
+                            const std::string& node) {
+  nlohmann::json patch = {{"status", {{"nominatedNodeName", node.empty() ? nlohmann::json() : nlohmann::json(node)}}}};
+  if (!uid.empty()) patch["metadata"]["uid"] = uid;
+  writes_->Push("nominate pod " + ns + "/" + name + " to '" + node + "'", [this, ns, name, node, patch] {
+    Status s = MergePatch(api_, PodPath(ns, name) + "/status", patch.dump(), "nominate pod " + ns + "/" + name);
+    if (s.ok()) Log(LogLevel::kInfo, "nominated", {{"pod", ns + "/" + name}, {"node", node.empty() ? "(none)" : node}});
+    return s;
+  });
 }
 
 }  // namespace topofit::apiclient

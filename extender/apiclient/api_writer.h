@@ -35,6 +35,9 @@ class ApiWriter final : public k8s::KubeWriter {
   // A JSON merge patch of the pod's topofit.io/requeued-at, with metadata.uid as a precondition (a
   // re-created pod of the same name is left alone: 409).
   void RequeuePod(const std::string& ns, const std::string& name, const std::string& uid) override;
+  // A merge patch of the pod's status subresource, with the uid as precondition.
+  void NominatePod(const std::string& ns, const std::string& name, const std::string& uid,
+                   const std::string& node) override;
 
  private:
   ApiClient& api_;

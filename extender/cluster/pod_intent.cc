@@ -76,6 +76,7 @@ PodRequest MakePodRequest(const k8s::PodObject& pod) {
     if (rest.empty() || rest.front() == '-') r.group_annotations.insert(*it);
   }
   r.group_ref = pod.group_ref;
+  r.nominated_node = pod.nominated_node;
   r.group = k8s::GroupNameOf(pod.group_ref, r.group_annotations);
   auto intent = ParsePodIntent(pod.meta.annotations);
   if (intent.ok()) {

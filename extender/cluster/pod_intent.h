@@ -91,6 +91,9 @@ struct PodRequest {
   std::map<std::string, std::string> group_annotations;
 
   std::string group_key() const { return group.empty() ? std::string() : namespace_ + "/" + group; }
+  // status.nominatedNodeName: the node kube-scheduler evaluates alone first (its evaluateNominatedNode);
+  // topofit sets it to a group member's slot node (group_coordinator.h).
+  std::string nominated_node;
 
   // DRA GPUs asked through the pod's own claims or an implicit extended resource name (set by the
   // prioritize of pods without nvidia.com/gpu, from DraCluster::AskOf); null otherwise. Where set,

@@ -68,15 +68,26 @@ std::string LeftOut(const std::vector<std::string>& excluded) {
 }
 
 // Why a member's slot node is not among the `candidates` kube-scheduler sent; "" when it is.
-std::string NotSent(std::string_view group, const std::string& node, std::span<const std::string_view> candidates) {
+std::string NotSent(std::string_view group, const std::string& node, std::span<const std::string_view> candidates,
+                    std::string_view nominated) {
   if (std::find(candidates.begin(), candidates.end(), node) != candidates.end()) return "";
-  if (SlotRefusals::SlotRefused(node, candidates)) {  // Another member's re-plan gave it a node refused too.
+  if (SlotRefusals::SlotRefused(node, candidates, nominated)) {  // Another member's re-plan gave it a node refused too.
     return fmt::format("group {}: this member's GPUs are reserved on node {}, which kube-scheduler turned away: the "
                        "group is planned again without it on this member's next try", group, node);
   }
   return fmt::format("group {}: this member's GPUs are reserved on node {}, which kube-scheduler did not send among "
                      "its {} nodes (with {} or more it may have stopped looking before that node): the reservation "
-                     "is kept until it expires", group, node, candidates.size(), SlotRefusals::kMinFeasibleNodesToFind);
+                     "is kept until it expires, and the member is nominated to it", group, node, candidates.size(),
+                     SlotRefusals::kMinFeasibleNodesToFind);
+}
+
+// Whether a member's nominatedNodeName should change (to `slot`, "" clearing it): its slot's node was
+// not among the candidates kube-scheduler sent (its search may have stopped before it), or it is held
+// with a nomination. A slot node that was sent is left alone: the member binds there in this cycle,
+// and a write racing the bind would leave the field on a bound pod.
+bool Nominate(const std::string& nominated, const std::string& slot, std::span<const std::string_view> candidates) {
+  if (slot.empty()) return !nominated.empty();
+  return nominated != slot && std::find(candidates.begin(), candidates.end(), slot) == candidates.end();
 }
 
 }  // namespace
@@ -104,7 +115,7 @@ GroupVerdict GroupCoordinator::Filter(const cluster::PodRequest& pod,
     return v;
   }
   if (auto slot = SlotFor(v.key, pod)) {
-    if (candidates && SlotRefusals::SlotRefused(slot->node, *candidates)) {
+    if (candidates && SlotRefusals::SlotRefused(slot->node, *candidates, pod.nominated_node)) {
       std::lock_guard lock(plan_mu_);
       ReplanRefused(**spec, pod, *slot, v);
     } else {
@@ -120,7 +131,10 @@ GroupVerdict GroupCoordinator::Filter(const cluster::PodRequest& pod,
       PlanWaiting(**spec, pod, LastReason(v.key), v);
     }
   }
-  if (candidates && !v.node.empty() && v.reason.empty()) v.reason = NotSent(pod.group, v.node, *candidates);
+  if (candidates && !v.node.empty() && v.reason.empty()) {
+    v.reason = NotSent(pod.group, v.node, *candidates, pod.nominated_node);
+  }
+  v.nominate = candidates && Nominate(pod.nominated_node, v.node, *candidates);
   Track(v.key, **spec, v);
   return v;
 }

@@ -22,13 +22,23 @@
 //   a reason repeated requeues nobody, so members never bounce each other, and members arriving one by
 //   one requeue nobody until the group is complete.
 //   4. a slot kube-scheduler turned away: given `candidates` (the nodes kube-scheduler sent with the
-//      filter call), a slot node missing from a list that SlotRefusals::SlotRefused says is complete is
-//      refused (a taint, CPU or memory, a node selector, the node NotReady). The group's slots not yet
+//      filter call), a slot node missing from a list that SlotRefusals::SlotRefused says is complete -
+//      shorter than kube-scheduler's minimum search, or of any length once the member's
+//      nominatedNodeName is the slot's node - is refused (a taint, CPU or memory, a node selector, the
+//      node NotReady). The group's slots not yet
 //      handed over are given back (DropUnhanded) and the group planned again at once, around its fixed
 //      members and without the refused node (left out of the group's plans for the TTL); at most
 //      SlotRefusals::kMaxReplans such re-plans per TTL, then the slot is kept until the reservation
 //      expires, the reason saying so. A member whose slot another member's re-plan dropped gets a new
 //      slot on its next filter (a bind in flight to the old slot fails and kube-scheduler retries it).
+//   5. nomination: a member whose slot's node kube-scheduler did not send (its search may have stopped
+//      before it) and is not its nominatedNodeName gets `nominate`, and the caller sets the field to
+//      the slot's node. kube-scheduler then evaluates that node alone first on the member's next
+//      attempt (whatever the cluster's size and percentageOfNodesToScore), counts the member's
+//      resources as spoken for there, and a list without the node proves a refusal (step 4). A held
+//      member with a nominatedNodeName gets it cleared, so that kube-scheduler holds nothing for it on
+//      a node its group no longer reserves. A slot node that was sent is left alone: the member binds
+//      there now, and kube-scheduler clears the field once it is bound.
 // Bind(pod, node): the member's slot on `node` becomes its reservation (GroupReservations::HandOver);
 //   the caller's bind path then Confirms or Releases it as any bind's, and calls Bound after its write.
 // Groups(): every group seen, for GET /api/v1/groups, kubectl topofit groups and /metrics.
@@ -65,6 +75,8 @@ struct GroupVerdict {
   double waited_seconds = 0;  // planned_now: from the first member seen to the plan.
   std::vector<cluster::GroupMember> requeue;  // planned_now: the other members waiting.
   std::string replanned;      // This call planned the group again: the slot node kube-scheduler turned away.
+  bool nominate = false;      // The member's nominatedNodeName should be `node` ("" clearing it): step 5;
+                              // the caller writes it (KubeWriter::NominatePod).
 };
 
 enum class GroupState : uint8_t { kWaiting, kPlanned, kBound };

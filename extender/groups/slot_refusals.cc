@@ -6,8 +6,9 @@
 
 namespace topofit::groups {
 
-bool SlotRefusals::SlotRefused(std::string_view node, std::span<const std::string_view> candidates) {
-  if (node.empty() || candidates.size() >= kMinFeasibleNodesToFind) return false;
+bool SlotRefusals::SlotRefused(std::string_view node, std::span<const std::string_view> candidates,
+                               std::string_view nominated) {
+  if (node.empty() || (candidates.size() >= kMinFeasibleNodesToFind && nominated != node)) return false;
   return std::find(candidates.begin(), candidates.end(), node) == candidates.end();
 }
 

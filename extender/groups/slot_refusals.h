@@ -3,13 +3,16 @@
 // planned again around them at once instead of holding its reservation until the TTL
 // (group_coordinator.h, docs/groups.md "A slot kube-scheduler turns away").
 //
-// SlotRefused(node, candidates): whether a filter call's candidate nodes say kube-scheduler refused the
-//   slot's node. kube-scheduler sends the extender the nodes its own filters passed; it stops looking
-//   once it has found kMinFeasibleNodesToFind of them (its minFeasibleNodesToFind, schedule_one.go,
-//   v1.36.3) or its percentage of nodes to score, never fewer than that minimum. So a list of fewer
-//   than kMinFeasibleNodesToFind nodes is every node that passed: a slot node missing from it was
-//   refused (a taint, CPU or memory, a node selector, the node NotReady). A longer list may have been
-//   cut before reaching the slot's node, so it proves nothing (the TTL still applies).
+// SlotRefused(node, candidates, nominated): whether a filter call's candidate nodes say kube-scheduler
+//   refused the slot's node. kube-scheduler sends the extender the nodes its own filters passed; it stops
+//   looking once it has found kMinFeasibleNodesToFind of them (its minFeasibleNodesToFind,
+//   schedule_one.go, v1.36.3) or its percentage of nodes to score, never fewer than that minimum. So a
+//   list of fewer than kMinFeasibleNodesToFind nodes is every node that passed: a slot node missing from
+//   it was refused (a taint, CPU or memory, a node selector, the node NotReady). A longer list may have
+//   been cut before reaching the slot's node, so by itself it proves nothing - unless the pod's
+//   nominatedNodeName (`nominated`) is the slot's node: kube-scheduler then evaluates that node alone
+//   first (evaluateNominatedNode) and sends it alone when it passes, so a list of any length without it
+//   says it did not.
 // Record(key, node, member, now): a refusal; the node is left out of the group's plans for `window`.
 // MayReplan(key, now): fewer than kMaxReplans refusals of the group within `window`: a re-plan is
 //   allowed. This bounds the loop (a member refused wherever it is led re-plans kMaxReplans times,
@@ -42,7 +45,8 @@ class SlotRefusals {
 
   explicit SlotRefusals(cluster::Duration window) : window_(window) {}
 
-  static bool SlotRefused(std::string_view node, std::span<const std::string_view> candidates);
+  static bool SlotRefused(std::string_view node, std::span<const std::string_view> candidates,
+                          std::string_view nominated = {});
 
   void Record(const std::string& key, const std::string& node, const std::string& member, cluster::TimePoint now);
   bool MayReplan(std::string_view key, cluster::TimePoint now) const;

@@ -56,6 +56,48 @@ TEST_CASE("slot refusals: a list shorter than kube-scheduler's minimum search pr
   const std::vector<std::string_view> many(many_names.begin(), many_names.end());
   CHECK_FALSE(SlotRefusals::SlotRefused("n3", many));
   CHECK(SlotRefusals::SlotRefused("n3", std::span(many).first(many.size() - 1)));
+  // Nominated to the slot's node, kube-scheduler tries it alone first: a list of any length without it
+  // proves the refusal; nominated elsewhere, it does not.
+  CHECK(SlotRefusals::SlotRefused("n3", many, "n3"));
+  CHECK_FALSE(SlotRefusals::SlotRefused("n3", many, "m1"));
+  CHECK_FALSE(SlotRefusals::SlotRefused("m1", many, "m1"));  // Sent: not refused.
+}
+
+TEST_CASE("group coordinator: a member whose slot node was not sent is nominated there; nominated, a long list proves a refusal") {
+  Rig r(2, 60);  // 120 nodes: more than kube-scheduler's minimum search
+  r.Filter(Member("a"), std::nullopt);
+  GroupVerdict b = r.Filter(Member("b"), r.Without("none"));
+  REQUIRE_FALSE(b.node.empty());
+  CHECK_FALSE(b.nominate);  // its slot's node was sent: it binds there now, nothing to write
+  // A list of 119 nodes without the slot's node may have been cut short: the slot is kept, and the
+  // member nominated to it.
+  const auto candidates = r.Without(b.node);
+  REQUIRE(candidates.size() >= SlotRefusals::kMinFeasibleNodesToFind);
+  GroupVerdict kept = r.Filter(Member("b"), candidates);
+  CHECK(kept.node == b.node);
+  CHECK(kept.replanned.empty());
+  CHECK(kept.nominate);
+  CHECK(kept.reason.find("the reservation is kept until it expires, and the member is nominated to it") !=
+        std::string::npos);
+  // Nominated there, the same list proves kube-scheduler turned the node away: planned again at once.
+  k8s::PodObject nominated = Member("b");
+  nominated.nominated_node = b.node;
+  GroupVerdict v = r.Filter(nominated, candidates);
+  CHECK(v.replanned == b.node);
+  REQUIRE_FALSE(v.node.empty());
+  CHECK(v.node != b.node);
+  CHECK_FALSE(v.nominate);  // the new slot's node was sent
+  CHECK_FALSE(r.Filter(Member("b"), std::nullopt).nominate);  // no candidates (explain): nothing written
+}
+
+TEST_CASE("group coordinator: a held member with a nominatedNodeName gets it cleared") {
+  Rig r(2, 2);
+  k8s::PodObject a = Member("a");
+  a.nominated_node = "b1-n1";  // e.g. nominated before its group's reservation expired
+  GroupVerdict v = r.Filter(a, r.Without("none"));
+  CHECK(v.node.empty());
+  CHECK(v.nominate);  // node "" clears it
+  CHECK_FALSE(r.Filter(Member("a"), r.Without("none")).nominate);  // held, nominated nowhere: nothing to write
 }
 
 TEST_CASE("slot refusals: at most kMaxReplans re-plans in a window, each node left out for the window") {

@@ -30,8 +30,21 @@ std::vector<PodEvent> InMemoryKubeWriter::Events() const {
   return {events_.begin(), events_.end()};
 }
 
+void InMemoryKubeWriter::NominatePod(const std::string& ns, const std::string& name, const std::string&,
+                                     const std::string& node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (nominations_.size() >= kMaxEvents) nominations_.erase(nominations_.begin());
+  nominations_[ns + "/" + name] = node;
+}
+
+std::map<std::string, std::string> InMemoryKubeWriter::Nominations() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return nominations_;
+}
+
 bool InMemoryKubeWriter::Forget(const std::string& ns, const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
+  nominations_.erase(ns + "/" + name);
   return pods_.erase(ns + "/" + name) > 0;
 }
 

@@ -40,6 +40,11 @@ class KubeWriter {
   // update kube-scheduler counts as an event for a pod an extender turned away (capacity_waits.h).
   // Best effort and without waiting, like RecordPodEvent.
   virtual void RequeuePod(const std::string& ns, const std::string& name, const std::string& uid) = 0;
+  // Sets pending pod ns/name's (uid) status.nominatedNodeName to `node` ("" clears it): kube-scheduler
+  // evaluates that node alone first on its next attempt (group_coordinator.h, step 5). Best effort and
+  // without waiting, like RecordPodEvent.
+  virtual void NominatePod(const std::string& ns, const std::string& name, const std::string& uid,
+                           const std::string& node) = 0;
 };
 
 // Records the writes; a pod can be bound once (a second Bind fails, as the API server's does) until
@@ -59,6 +64,11 @@ class InMemoryKubeWriter : public KubeWriter {
   // Nothing to write: no kube-scheduler stands behind an in-memory cluster (and nothing calls it
   // without a watch).
   void RequeuePod(const std::string&, const std::string&, const std::string&) override {}
+  // Records the nomination (Nominations()); nothing else reads it.
+  void NominatePod(const std::string& ns, const std::string& name, const std::string& uid,
+                   const std::string& node) override;
+  // "ns/name" -> the last node nominated (at most kMaxEvents pods; a pod forgotten is dropped).
+  std::map<std::string, std::string> Nominations() const;
 
   static constexpr size_t kMaxEvents = 1000;
   // The pod ns/name is gone: a pod of that name may be bound again. False when none was bound.
@@ -75,6 +85,7 @@ class InMemoryKubeWriter : public KubeWriter {
   size_t binds_ = 0;
   std::string fail_bind_;
   std::deque<PodEvent> events_;
+  std::map<std::string, std::string> nominations_;  // At most kMaxEvents.
 };
 
 }  // namespace topofit::k8s

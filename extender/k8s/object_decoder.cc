@@ -285,6 +285,7 @@ PodObject DecodePodValue(dom::element v, const Path& path) {
       } else if (KeyIs(key, "status")) {
         ForEachField(value, p, [&](std::string_view k, dom::element f) {
           if (KeyIs(k, "phase")) pod.phase = json::String(f, p.Field(k));
+          else if (KeyIs(k, "nominatedNodeName")) pod.nominated_node = json::String(f, p.Field(k));
           else if (KeyIs(k, "resourceClaimStatuses")) DecodePodClaimStatuses(f, p.Field(k), claim_statuses);
         });
       }

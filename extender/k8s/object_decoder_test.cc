@@ -11,7 +11,7 @@ TEST_CASE("decode pod: effective GPU request with init and sidecar containers") 
       "initContainers":[{"name":"side","restartPolicy":"Always","resources":{"limits":{"nvidia.com/gpu":"1"}}},
                         {"name":"init","resources":{"requests":{"nvidia.com/gpu":"3"},"limits":{"nvidia.com/gpu":"3"}}}],
       "containers":[{"name":"a","resources":{"limits":{"nvidia.com/gpu":2,"cpu":"500m","memory":"1Gi"}}}]},
-    "status":{"phase":"Running"}})");
+    "status":{"phase":"Running","nominatedNodeName":"n2"}})");
   REQUIRE_MESSAGE(pod.ok(), (pod.ok() ? "" : pod.error()));
   CHECK(pod->meta.name == "p");
   CHECK(pod->meta.namespace_ == "ns");
@@ -23,6 +23,7 @@ TEST_CASE("decode pod: effective GPU request with init and sidecar containers") 
   CHECK(pod->node_name == "n1");
   CHECK(pod->priority == 7);
   CHECK(pod->phase == "Running");
+  CHECK(pod->nominated_node == "n2");
 }
 
 TEST_CASE("decode pod: errors name the pod and the field") {

@@ -88,6 +88,7 @@ struct PodObject {
   std::string node_name;          // spec.nodeName; empty when not bound.
   std::string scheduler_name;     // spec.schedulerName
   std::string phase;              // status.phase: Pending, Running, Succeeded, Failed, Unknown
+  std::string nominated_node;     // status.nominatedNodeName: the node kube-scheduler tries first
   int32_t priority = 0;           // spec.priority (0 when absent)
   // GPU models the pod may run on, sorted and unique; empty = any: spec.nodeSelector
   // nvidia.com/gpu.product, or the values of `In` expressions on that key in required node affinity

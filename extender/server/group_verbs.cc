@@ -32,6 +32,12 @@ Reply ExtenderVerbs::GroupFilter(const protocol::ExtenderArgs& args, const clust
       outcome.unresolvable.push_back({i, refused});  // Preemption cannot help a group wait.
     }
   }
+  if (v.nominate) {
+    writer_->NominatePod(pod.namespace_, pod.name, pod.uid, v.node);
+    // kube-scheduler does not requeue a pod for a change of its status alone; an annotation does, and
+    // it is written after the nomination (one queue), so the next attempt judges the slot's node first.
+    if (!v.node.empty()) writer_->RequeuePod(pod.namespace_, pod.name, pod.uid);
+  }
   for (const cluster::GroupMember& m : v.requeue) {
     writer_->RequeuePod(pod.namespace_, m.name, m.uid);
     if (metrics_) metrics_->CountRequeue();

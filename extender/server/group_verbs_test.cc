@@ -70,6 +70,8 @@ TEST_CASE("group verbs: held with the reason, then each member led to its slot a
     CHECK(res->body == R"({"Error":""})");
   }
   auto& writer = dynamic_cast<k8s::InMemoryKubeWriter&>(srv.app->writer());
+  // Their slots' nodes were among the nodes sent: nobody nominated (status.nominatedNodeName).
+  CHECK(writer.Nominations().empty());
   CHECK(writer.Pods()["t/a"].annotations["topofit.io/gpu-ids"] == "0,1,2,3,4,5,6,7");
   CHECK(writer.Pods()["t/a"].node == a_node);
   auto events = writer.Events();

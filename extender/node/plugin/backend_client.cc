@@ -10,13 +10,21 @@ BackendClient::~BackendClient() { Close(); }
 Status BackendClient::Connect(const std::string& socket_path, std::chrono::milliseconds timeout) {
   auto stub = std::shared_ptr<v1beta1::DevicePlugin::Stub>(v1beta1::DevicePlugin::NewStub(UnixChannel(socket_path)));
   v1beta1::DevicePluginOptions options;
-  {
+  const auto deadline = After(timeout);
+  for (;;) {
     grpc::ClientContext ctx;
-    ctx.set_deadline(After(timeout));
+    ctx.set_deadline(deadline);
     ctx.set_wait_for_ready(true);
     v1beta1::Empty empty;
     grpc::Status st = stub->GetDevicePluginOptions(&ctx, empty, &options);
-    if (!st.ok()) return Error{"backend " + socket_path + ": GetDevicePluginOptions: " + st.error_message()};
+    if (st.ok()) break;
+    // UNAVAILABLE with time left: the connection broke under the call (the backend restarting as it
+    // registers); the channel dials again. Anything else, or no time left, is the answer.
+    constexpr auto kRetry = std::chrono::milliseconds(50);
+    if (st.error_code() != grpc::StatusCode::UNAVAILABLE || std::chrono::system_clock::now() + kRetry >= deadline) {
+      return Error{"backend " + socket_path + ": GetDevicePluginOptions: " + st.error_message()};
+    }
+    std::this_thread::sleep_for(kRetry);
   }
   Close();
   std::lock_guard lock(mu_);

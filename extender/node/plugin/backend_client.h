@@ -2,7 +2,8 @@
 // BackendClient: topofit's connection to the real device plugin (the NVIDIA plugin, or the fake
 // backend), the one that registered to the Registrar.
 //
-// Connect() dials the socket, asks GetDevicePluginOptions (within `timeout`) and starts a thread that
+// Connect() dials the socket, asks GetDevicePluginOptions (within `timeout`, asked again every 50 ms
+// while it is UNAVAILABLE: a backend registering as it restarts) and starts a thread that
 // reads ListAndWatch and keeps the latest device list (devices(), version() bumps on each list and
 // on a connection change; WaitForChange() wakes the front plugin's relays). A broken stream is
 // re-opened every 500 ms until Close() or the next Connect(); meanwhile connected() is false and

@@ -23,9 +23,13 @@ inline std::string JoinPath(const std::string& dir, const std::string& name) {
 // A channel to a unix socket; kubelet dials plugins with authority "localhost", and so does topofit.
 // Reconnects back off from 100 ms to at most 1 s (gRPC's defaults: 1 s to 120 s): the peer is on
 // the same node, and a restarted kubelet or plugin must be reached again at once (an Allocate waiting
-// for the backend, the PodResources Gets that name the pod being admitted).
+// for the backend, the PodResources Gets that name the pod being admitted). Each channel has its own
+// connections (a local subchannel pool): by default gRPC shares them among channels to one address,
+// so a channel made for a plugin that just restarted on the same path could be handed the connection
+// to its previous instance, and its first call fail with "Broken pipe".
 inline std::shared_ptr<grpc::Channel> UnixChannel(const std::string& path) {
   grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetString(GRPC_ARG_DEFAULT_AUTHORITY, "localhost");
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);

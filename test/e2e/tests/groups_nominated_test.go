@@ -1,0 +1,87 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"topofit.dev/e2e/harness"
+)
+
+// TestTopofitGroupsNominated: a group whose rack kube-scheduler's search does not reach
+// (docs/groups.md, "The mechanism", steps 7 and 8). 300 fake 8-GPU nodes, percentageOfNodesToScore 1:
+// kube-scheduler stops once it has found 100 feasible nodes (its minFeasibleNodesToFind), starting
+// where its last search stopped. 298 nodes carry no rack label (each a rack of its own, too small for
+// the group); the two of rack rz, created last, are the only place the group fits, and the searches of
+// its first attempts (nodes 0-99, then 100-199) do not reach them. topofit plans the group on rz, sees
+// its slot node missing from a list of 100 (which proves nothing), sets the member's
+// status.nominatedNodeName to the slot's node and requeues it; kube-scheduler then judges that node
+// first, and the members bind there within seconds.
+func TestTopofitGroupsNominated(t *testing.T) {
+	ctx := context.Background()
+	raw, err := os.ReadFile(filepath.Join(harness.ModuleRoot(), "..", "..", "manifests", "base", "scheduler-config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sc map[string]any
+	if err := yaml.Unmarshal(raw, &sc); err != nil {
+		t.Fatal(err)
+	}
+	sc["percentageOfNodesToScore"] = 1
+	out, err := yaml.Marshal(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(t.TempDir(), "scheduler-config.yaml")
+	if err := os.WriteFile(cfgPath, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ext := &harness.TopofitExtender{Binary: harness.TopofitBinary(t)}
+	c := harness.Start(t, harness.Options{SchedulerConfig: cfgPath, Extender: ext})
+
+	const fillers = 298
+	specs := make([]harness.NodeSpec, fillers)
+	for i := range specs {
+		specs[i] = harness.GPUNode(fmt.Sprintf("n%03d", i), 8, "hgx-h100-8")
+	}
+	parallel(t, len(specs), 16, func(i int) error { _, err := c.CreateNode(ctx, specs[i]); return err })
+	for i := 1; i <= 2; i++ {
+		spec := harness.GPUNode(fmt.Sprintf("rz-n%d", i), 8, "hgx-h100-8")
+		spec.Labels = map[string]string{"nvidia.com/gpu.clique": "rz"}
+		c.CreateNodes(ctx, spec)
+	}
+	waitTopofitNodes(t, c, fillers+2)
+
+	start := time.Now()
+	for i := 0; i < 2; i++ {
+		spec := harness.GPUPod(fmt.Sprintf("z-%d", i), 8)
+		spec.Annotations = map[string]string{"topofit.io/group": "gz", "topofit.io/group-size": "2",
+			"topofit.io/group-level": "accelerator", "topofit.io/group-policy": "required"}
+		mustCreate(t, c, spec)
+	}
+	for i := 0; i < 2; i++ {
+		node, _ := scheduled(t, c, fmt.Sprintf("z-%d", i), 8, 8)
+		if !strings.HasPrefix(node, "rz-") {
+			t.Errorf("member z-%d on %s, want a node of rack rz", i, node)
+		}
+	}
+	t.Logf("both members bound %.1f s after their creation", time.Since(start).Seconds())
+	nominated := harness.GrepFile(c.Dir+"/extender.log", `msg="nominated"`)
+	if len(nominated) == 0 {
+		t.Errorf("no member was nominated to its slot's node (kube-scheduler's searches of 100 nodes could not reach rack rz)")
+	}
+	for _, l := range nominated {
+		t.Logf("%s", l)
+	}
+	for _, l := range harness.GrepFile(c.Dir+"/extender.log", "API write failed") {
+		if strings.Contains(l, "nominate pod") {
+			t.Errorf("a nomination failed: %s", l)
+		}
+	}
+}
