@@ -23,6 +23,7 @@ struct Setup {
   groups::GroupNodes empty;
   std::vector<GroupArrival> arrivals;
   int lowest_level = 0;  // The shape's narrowest network level, in `levels`.
+  std::vector<int> shape_levels;  // ShapeLevels(shape, levels).
 };
 
 struct Alive {
@@ -52,6 +53,10 @@ bool Count(const Setup& s, const GroupArrival& a, const std::vector<groups::Memb
   row.placed++;
   std::map<int, int> nodes;
   for (const auto& m : members) nodes[m.node]++;
+  if (members.size() > 1) {
+    row.multi++;
+    row.allreduce_gbps += PredictedAllReduceGbps(s.shape, s.map, s.shape_levels, members);
+  }
   const int lowest_gpus = s.shape.DomainGpus(static_cast<int>(s.shape.fanout.size()) - 1);
   if (nodes.size() > 1 && a.total_gpus <= lowest_gpus) {
     row.spanning++;
@@ -107,6 +112,19 @@ GroupReplayRow Replay(const Setup& s, GroupPolicy& policy, int churn) {
 
 }  // namespace
 
+double PredictedAllReduceGbps(const ClusterShape& shape, const groups::DomainMap& map, const std::vector<int>& levels,
+                              const std::vector<groups::MemberPlan>& members) {
+  auto together = [&](int level) {  // Every member in one domain of `level` (an index into `levels`).
+    for (const auto& m : members)
+      if (map.id(m.node, levels[level]) != map.id(members.front().node, levels[level])) return false;
+    return true;
+  };
+  const int host = static_cast<int>(shape.level_keys.size());  // levels[host]: the hostname.
+  if (members.empty() || together(host)) return shape.nvlink_gbps;
+  if (shape.nvlink_level >= 0 && together(shape.nvlink_level)) return shape.nvlink_gbps;
+  return shape.nic_gbps;
+}
+
 Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& options) {
   auto shape = GroupClusterShape(options.shape);
   if (!shape.ok()) return Error{shape.error()};
@@ -121,7 +139,8 @@ Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& opt
   AddShapeNodes(s.shape, *s.model);
   s.map = groups::DomainMap::FromModel(*s.model, s.levels);
   s.empty = groups::ReadGroupNodes(*s.model, s.map);
-  s.lowest_level = ShapeLevels(s.shape, s.levels)[s.shape.fanout.size() - 1];
+  s.shape_levels = ShapeLevels(s.shape, s.levels);
+  s.lowest_level = s.shape_levels[s.shape.fanout.size() - 1];
   const double lifetime = options.load * s.shape.gpus() / s.mix.MeanGpus();
   // Enough arrivals for the fill even if every job asked for 1 GPU.
   const int count = options.churn_arrivals + s.shape.gpus() + 1;
@@ -143,6 +162,8 @@ Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& opt
       sum.partial_gpus += r.partial_gpus;
       sum.unallocated += r.unallocated;
       sum.capacity += r.capacity;
+      sum.multi += r.multi;
+      sum.allreduce_gbps += r.allreduce_gbps;
     }
   }
   return rows;
@@ -155,12 +176,13 @@ std::string FormatGroupReplay(const GroupReplayOptions& o, const std::vector<Gro
   std::string out = fmt::format("shape {}, mix {}, load {:.2f}, {} churn arrivals, {}\n\n", o.shape, o.mix, o.load,
                                 o.churn_arrivals, seeds);
   out += "| policy | groups placed | spanning groups inside one lowest domain | GPUs held by partly placed groups "
-         "| unallocated GPUs at capacity |\n|---|---|---|---|---|\n";
+         "| unallocated GPUs at capacity | predicted all-reduce GB/s, groups of 2+ members |\n"
+         "|---|---|---|---|---|---|\n";
   for (const GroupReplayRow& r : rows) {
-    out += fmt::format("| {} | {} of {} ({:.1f}%) | {} of {} ({:.1f}%) | {} ({:.1f}%) | {} ({:.1f}%) |\n", r.policy,
-                       r.placed, r.arrivals, pct(r.placed, r.arrivals), r.one_domain, r.spanning,
+    out += fmt::format("| {} | {} of {} ({:.1f}%) | {} of {} ({:.1f}%) | {} ({:.1f}%) | {} ({:.1f}%) | {:.1f} ({}) |\n",
+                       r.policy, r.placed, r.arrivals, pct(r.placed, r.arrivals), r.one_domain, r.spanning,
                        pct(r.one_domain, r.spanning), r.partial_gpus, pct(r.partial_gpus, r.capacity), r.unallocated,
-                       pct(r.unallocated, r.capacity));
+                       pct(r.unallocated, r.capacity), r.multi ? r.allreduce_gbps / r.multi : 0.0, r.multi);
   }
   return out;
 }

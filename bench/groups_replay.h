@@ -16,6 +16,8 @@
 //   partial_gpus       GPUs held, at the end, by groups given some members but not all (no-gang only:
 //                      its pods wait on nodes for the rest, holding their GPUs).
 //   unallocated        GPUs free at the end of the fill.
+//   allreduce_gbps     summed over the placed groups of 2 or more members (`multi`): the all-reduce
+//                      bandwidth predicted from the levels the group crosses (PredictedAllReduceGbps).
 // The cluster model is built once (ClusterModel, its labels read into a DomainMap, ReadGroupNodes);
 // plans are then played forward on a copy of its free GPUs (groups::Take), not written to the model.
 // Deterministic for a seed. With several seeds, each policy's counts are the sums over the runs.
@@ -25,7 +27,10 @@
 #include <vector>
 
 #include "base/status.h"
+#include "bench/groups_workload.h"
+#include "extender/groups/group_planner.h"
 #include "extender/groups/group_shapes.h"
+#include "extender/groups/network_domains.h"
 
 namespace topofit::bench {
 
@@ -48,7 +53,17 @@ struct GroupReplayRow {
   int64_t partial_gpus = 0;
   int64_t unallocated = 0;
   int64_t capacity = 0;
+  int multi = 0;              // Placed groups of 2 or more members.
+  double allreduce_gbps = 0;  // Summed over them.
 };
+
+// The bus bandwidth a ring all-reduce over `members` can reach, GB/s a GPU one way: its slowest hop.
+// Members on one node, or inside one domain of the shape's NVLink level, talk over NVLink
+// (shape.nvlink_gbps); members beyond it over the network (shape.nic_gbps: each GPU's NIC, the fabric
+// non-blocking, so crossing a block or a spine costs no more than crossing nodes). `map` holds the
+// shape's labels; `levels` are ShapeLevels. A model of the levels crossed, not a measurement.
+double PredictedAllReduceGbps(const ClusterShape& shape, const groups::DomainMap& map, const std::vector<int>& levels,
+                              const std::vector<groups::MemberPlan>& members);
 
 Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& options);
 

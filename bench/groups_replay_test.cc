@@ -1,6 +1,9 @@
 #include "bench/groups_replay.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include "extender/cluster/cluster_model.h"
 
 namespace topofit::bench {
 namespace {
@@ -42,6 +45,7 @@ TEST_CASE("groups replay: the table names the run and every policy") {
   REQUIRE(rows.ok());
   const std::string table = FormatGroupReplay(o, *rows);
   CHECK(table.find("shape gb200-nvl72, mix helios-fit, load 0.90, 0 churn arrivals, seed 1") == 0);
+  CHECK(table.find("| predicted all-reduce GB/s, groups of 2+ members |") != std::string::npos);
   for (const char* p : {"| topofit |", "| no-gang |", "| kueue-bestfit |", "| volcano-tier |"}) {
     CHECK(table.find(p) != std::string::npos);
   }
@@ -53,6 +57,32 @@ TEST_CASE("groups replay: the table names the run and every policy") {
   CHECK(FormatGroupReplay(two, *sums).find("seeds 1..2 (sums)") != std::string::npos);
   CHECK(RunGroupReplay(GroupReplayOptions{"ring", "helios-fit"}).error() ==
         "unknown cluster shape 'ring': expected h100-spine or gb200-nvl72");
+}
+
+TEST_CASE("groups replay: the predicted all-reduce bandwidth is the slowest hop by the levels crossed") {
+  auto check = [](const std::string& name, std::vector<std::vector<int>> groups, std::vector<double> want) {
+    auto shape = GroupClusterShape(name);
+    REQUIRE(shape.ok());
+    cluster::ClusterModel model;
+    AddShapeNodes(*shape, model);
+    const groups::DomainLevels levels = groups::DomainLevels::Defaults();
+    const groups::DomainMap map = groups::DomainMap::FromModel(model, levels);
+    for (size_t g = 0; g < groups.size(); ++g) {
+      std::vector<groups::MemberPlan> members;
+      for (int i : groups[g]) {
+        groups::MemberPlan m;
+        m.node = static_cast<int>(*map.Find(fmt::format("node-{:04d}", i)));
+        members.push_back(m);
+      }
+      CAPTURE(name);
+      CAPTURE(g);
+      CHECK(PredictedAllReduceGbps(*shape, map, ShapeLevels(*shape, levels), members) == want[g]);
+    }
+  };
+  // gb200-nvl72: 18 nodes an NVLink domain (nodes 0-17, 18-35, ...), 4 of them a block.
+  check("gb200-nvl72", {{0, 0}, {0, 17}, {17, 18}, {0, 100}}, {900, 900, 50, 50});
+  // h100-spine: NVLink inside a node only; 32 nodes a block, 4 blocks a spine.
+  check("h100-spine", {{3, 3}, {0, 31}, {31, 32}, {0, 200}}, {450, 50, 50, 50});
 }
 
 }  // namespace

@@ -71,12 +71,17 @@ Result<ClusterShape> GroupClusterShape(const std::string& name) {
     s.level_keys = {kSpineKey, kBlockKey};
     s.fanout = {4, 32};
     s.top_domains = 2;
+    s.nvlink_gbps = 450;  // NVLink 4: 900 GB/s a GPU, both ways together (H100 SXM datasheet).
+    s.nic_gbps = 50;      // One 400 Gb/s ConnectX-7 a GPU (HGX H100 / DGX H100 compute fabric).
   } else if (name == "gb200-nvl72") {
     s.profile = "hgx-h100-4";
     s.gpus_per_node = 4;
     s.level_keys = {kBlockKey, kCliqueKey};
     s.fanout = {4, 18};
     s.top_domains = 2;
+    s.nvlink_gbps = 900;  // NVLink 5: 1.8 TB/s a GPU, both ways together (GB200 NVL72 datasheet).
+    s.nic_gbps = 50;      // One 400 Gb/s ConnectX-7 a GPU (GB200 NVL72 reference design).
+    s.nvlink_level = 1;   // The clique: one NVL72 NVLink domain.
   } else {
     return Error{fmt::format("unknown cluster shape '{}': expected h100-spine or gb200-nvl72", name)};
   }

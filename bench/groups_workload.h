@@ -53,6 +53,12 @@ struct ClusterShape {
   std::vector<std::string> level_keys;  // The label of each level, broadest first.
   std::vector<int> fanout;              // Children per domain at each level, broadest first (last: nodes).
   int top_domains = 1;
+  // The all-reduce model (groups_replay.h): each GPU's bandwidth one way, GB/s, over NVLink (inside a
+  // node, and inside a domain of level `nvlink_level`, an index into level_keys; -1: none) and over
+  // the network (its own NIC; the fabric above it non-blocking).
+  double nvlink_gbps = 0;
+  double nic_gbps = 0;
+  int nvlink_level = -1;
   int nodes() const;
   int gpus() const { return nodes() * gpus_per_node; }
   // GPUs one domain of level i holds (i == fanout.size(): one node).
