@@ -90,9 +90,19 @@ void ApiWriter::NominatePod(const std::string& ns, const std::string& name, cons
   nlohmann::json patch = {{"status", {{"nominatedNodeName", node.empty() ? nlohmann::json() : nlohmann::json(node)}}}};
   if (!uid.empty()) patch["metadata"]["uid"] = uid;
   writes_->Push("nominate pod " + ns + "/" + name + " to '" + node + "'", [this, ns, name, node, patch] {
-    Status s = MergePatch(api_, PodPath(ns, name) + "/status", patch.dump(), "nominate pod " + ns + "/" + name);
-    if (s.ok()) Log(LogLevel::kInfo, "nominated", {{"pod", ns + "/" + name}, {"node", node.empty() ? "(none)" : node}});
-    return s;
+    const std::string pod = ns + "/" + name;
+    auto res = api_.Do("PATCH", PodPath(ns, name) + "/status", patch.dump(), "application/merge-patch+json");
+    if (!res.ok()) return Status(Error{"nominate pod " + pod + ": " + res.error()});
+    const std::string message = res->status / 100 == 2 ? "" : ApiErrorMessage(*res);
+    // The pod was bound before the write came: kube-apiserver refuses a nomination on a bound pod
+    // (422), and there is nothing left to nominate.
+    if (res->status == 422 && message.find("already bound") != std::string::npos) {
+      Log(LogLevel::kInfo, "nomination not needed: the pod is bound", {{"pod", pod}, {"node", node}});
+      return Status::Ok();
+    }
+    if (!message.empty()) return Status(Error{"nominate pod " + pod + ": " + message});
+    Log(LogLevel::kInfo, "nominated", {{"pod", pod}, {"node", node.empty() ? "(none)" : node}});
+    return Status::Ok();
   });
 }
 

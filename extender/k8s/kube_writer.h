@@ -42,7 +42,8 @@ class KubeWriter {
   virtual void RequeuePod(const std::string& ns, const std::string& name, const std::string& uid) = 0;
   // Sets pending pod ns/name's (uid) status.nominatedNodeName to `node` ("" clears it): kube-scheduler
   // evaluates that node alone first on its next attempt (group_coordinator.h, step 5). Best effort and
-  // without waiting, like RecordPodEvent.
+  // without waiting, like RecordPodEvent. A pod bound before the write comes is not an error (the API
+  // server refuses the field on a bound pod; nothing is left to nominate).
   virtual void NominatePod(const std::string& ns, const std::string& name, const std::string& uid,
                            const std::string& node) = 0;
 };

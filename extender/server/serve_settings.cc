@@ -19,8 +19,6 @@ std::string JoinHostPort(const std::string& host, int port) {
   return host.find(':') != std::string::npos ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);
 }
 
-std::string ShowBool(bool b) { return b ? "true" : "false"; }
-
 Result<std::chrono::nanoseconds> ReadDuration(const Node& v, std::string_view where) {
   auto d = ParseDuration(v.as<std::string>());
   if (!d) return Error{fmt::format("{}: {}", where, d.error())};

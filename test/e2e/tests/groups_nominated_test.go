@@ -72,6 +72,8 @@ func TestTopofitGroupsNominated(t *testing.T) {
 		}
 	}
 	t.Logf("both members bound %.1f s after their creation", time.Since(start).Seconds())
+	// A nomination may come after its member was bound (the API server then refuses it, and topofit
+	// logs "nomination not needed"); at least one must have landed for the first bind to happen.
 	nominated := harness.GrepFile(c.Dir+"/extender.log", `msg="nominated"`)
 	if len(nominated) == 0 {
 		t.Errorf("no member was nominated to its slot's node (kube-scheduler's searches of 100 nodes could not reach rack rz)")
