@@ -63,7 +63,7 @@ TEST_CASE("slot refusals: a list shorter than kube-scheduler's minimum search pr
   CHECK_FALSE(SlotRefusals::SlotRefused("m1", many, "m1"));  // Sent: not refused.
 }
 
-TEST_CASE("group coordinator: a member whose slot node was not sent is nominated there; nominated, a long list proves a refusal") {
+TEST_CASE("group coordinator: a member whose slot node was not sent is nominated there, and then a long list proves a refusal") {
   Rig r(2, 60);  // 120 nodes: more than kube-scheduler's minimum search
   r.Filter(Member("a"), std::nullopt);
   GroupVerdict b = r.Filter(Member("b"), r.Without("none"));
