@@ -3,13 +3,10 @@ package tests
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"sigs.k8s.io/yaml"
 
 	"topofit.dev/e2e/harness"
 )
@@ -25,23 +22,8 @@ import (
 // first, and the members bind there within seconds.
 func TestTopofitGroupsNominated(t *testing.T) {
 	ctx := context.Background()
-	raw, err := os.ReadFile(filepath.Join(harness.ModuleRoot(), "..", "..", "manifests", "base", "scheduler-config.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sc map[string]any
-	if err := yaml.Unmarshal(raw, &sc); err != nil {
-		t.Fatal(err)
-	}
-	sc["percentageOfNodesToScore"] = 1
-	out, err := yaml.Marshal(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfgPath := filepath.Join(t.TempDir(), "scheduler-config.yaml")
-	if err := os.WriteFile(cfgPath, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeSchedulerConfig(t, cfgPath, func(cfg map[string]any) { cfg["percentageOfNodesToScore"] = 1 })
 	ext := &harness.TopofitExtender{Binary: harness.TopofitBinary(t)}
 	c := harness.Start(t, harness.Options{SchedulerConfig: cfgPath, Extender: ext})
 

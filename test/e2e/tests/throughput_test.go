@@ -32,7 +32,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/yaml"
 
 	"topofit.dev/e2e/harness"
 )
@@ -180,25 +179,8 @@ func runThroughput(t *testing.T, cfg throughputConfig, nodes, pods int) throughp
 	t.Helper()
 	ctx := context.Background()
 	// The configuration for this run, derived from the deployed one.
-	raw, err := os.ReadFile(filepath.Join(harness.ModuleRoot(), "..", "..", "manifests", "base", "scheduler-config.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sc map[string]any
-	if err := yaml.Unmarshal(raw, &sc); err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Edit != nil {
-		cfg.Edit(sc)
-	}
-	out, err := yaml.Marshal(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfgPath := filepath.Join(t.TempDir(), "scheduler-config.yaml")
-	if err := os.WriteFile(cfgPath, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeSchedulerConfig(t, cfgPath, cfg.Edit)
 	opts := harness.Options{SchedulerConfig: cfgPath}
 	if profileSeconds() > 0 {
 		enableProfiling(&opts)

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"topofit.dev/e2e/harness"
 )
 
@@ -184,30 +182,17 @@ func TestTopofitExtenderOverTLS(t *testing.T) {
 // call the same topofit) switched to HTTPS with tlsConfig.
 func writeTLSSchedulerConfig(t *testing.T, path string, tlsConfig map[string]any) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(harness.ModuleRoot(), "..", "..", "manifests", "base", "scheduler-config.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg map[string]any
-	if err := yaml.Unmarshal(raw, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	exts, _ := cfg["extenders"].([]any)
-	if len(exts) == 0 {
-		t.Fatal("the deployed scheduler configuration has no extender")
-	}
-	for _, x := range exts {
-		e := x.(map[string]any)
-		e["enableHTTPS"] = true
-		e["tlsConfig"] = tlsConfig
-	}
-	out, err := yaml.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeSchedulerConfig(t, path, func(cfg map[string]any) {
+		exts, _ := cfg["extenders"].([]any)
+		if len(exts) == 0 {
+			t.Fatal("the deployed scheduler configuration has no extender")
+		}
+		for _, x := range exts {
+			e := x.(map[string]any)
+			e["enableHTTPS"] = true
+			e["tlsConfig"] = tlsConfig
+		}
+	})
 }
 
 // installServingCert issues a serving certificate for 127.0.0.1 named name and moves it and its key
