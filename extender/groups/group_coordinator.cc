@@ -67,11 +67,11 @@ std::string LeftOut(const std::vector<std::string>& excluded) {
                      excluded.size() == 1 ? "" : "s", fmt::join(excluded, ", "), excluded.size() == 1 ? "it" : "them");
 }
 
-// Why a member's slot node is not among the `candidates` kube-scheduler sent; "" when it is.
+// Why a member's slot node is not among the `candidates` kube-scheduler sent (it is not).
 std::string NotSent(std::string_view group, const std::string& node, std::span<const std::string_view> candidates,
                     std::string_view nominated) {
-  if (std::find(candidates.begin(), candidates.end(), node) != candidates.end()) return "";
-  if (SlotRefusals::SlotRefused(node, candidates, nominated)) {  // Another member's re-plan gave it a node refused too.
+  // Another member's re-plan gave it a node refused too.
+  if (SlotRefusals::SlotRefused(node, candidates, nominated)) {
     return fmt::format("group {}: this member's GPUs are reserved on node {}, which kube-scheduler turned away: the "
                        "group is planned again without it on this member's next try", group, node);
   }
@@ -82,12 +82,12 @@ std::string NotSent(std::string_view group, const std::string& node, std::span<c
 }
 
 // Whether a member's nominatedNodeName should change (to `slot`, "" clearing it): its slot's node was
-// not among the candidates kube-scheduler sent (its search may have stopped before it), or it is held
+// not `sent` among the candidates (kube-scheduler's search may have stopped before it), or it is held
 // with a nomination. A slot node that was sent is left alone: the member binds there in this cycle,
 // and a write racing the bind would leave the field on a bound pod.
-bool Nominate(const std::string& nominated, const std::string& slot, std::span<const std::string_view> candidates) {
+bool Nominate(const std::string& nominated, const std::string& slot, bool sent) {
   if (slot.empty()) return !nominated.empty();
-  return nominated != slot && std::find(candidates.begin(), candidates.end(), slot) == candidates.end();
+  return nominated != slot && !sent;
 }
 
 }  // namespace
@@ -131,10 +131,13 @@ GroupVerdict GroupCoordinator::Filter(const cluster::PodRequest& pod,
       PlanWaiting(**spec, pod, LastReason(v.key), v);
     }
   }
-  if (candidates && !v.node.empty() && v.reason.empty()) {
-    v.reason = NotSent(pod.group, v.node, *candidates, pod.nominated_node);
+  if (candidates) {
+    const bool sent = std::find(candidates->begin(), candidates->end(), v.node) != candidates->end();
+    if (!v.node.empty() && !sent && v.reason.empty()) {
+      v.reason = NotSent(pod.group, v.node, *candidates, pod.nominated_node);
+    }
+    v.nominate = Nominate(pod.nominated_node, v.node, sent);
   }
-  v.nominate = candidates && Nominate(pod.nominated_node, v.node, *candidates);
   Track(v.key, **spec, v);
   return v;
 }
