@@ -99,6 +99,7 @@ void ClusterModel::ApplyNode(const k8s::NodeObject& node, const DraNodeGpus* dra
   if (same_topology) {
     std::unique_lock lock(nodes_mu_);
     node_labels_.insert_or_assign(name, node.meta.labels);
+    node_generation_.fetch_add(1, std::memory_order_release);
     return;
   }
   ResolvedTopology spec = resolver_.Resolve(node, dra);  // Outside the lock: parsing may take a while.
@@ -131,13 +132,14 @@ void ClusterModel::ApplyNode(const k8s::NodeObject& node, const DraNodeGpus* dra
   }
   node_inputs_.insert_or_assign(name, std::move(inputs));
   node_labels_.insert_or_assign(name, node.meta.labels);
+  node_generation_.fetch_add(1, std::memory_order_release);
 }
 
 void ClusterModel::AttachFreeCounterLocked(NodeState& node) {
   if (!node.topology()) return;
   auto& counter = free_by_product_[node.product_id()];
   if (!counter) counter = std::make_unique<std::atomic<int64_t>>(0);
-  node.AttachFreeCounter(counter.get());
+  node.AttachFreeCounter(counter.get(), &gpu_generation_);
   ++node_types_[{node.topology(), node.usable().mask(), node.product_id()}];
 }
 
@@ -159,6 +161,7 @@ void ClusterModel::DeleteNode(std::string_view name) {
   nodes_.erase(it);
   node_inputs_.erase(key);
   node_labels_.erase(key);
+  node_generation_.fetch_add(1, std::memory_order_release);
   std::lock_guard ilock(index_mu_);
   for (Holding& h : holdings) {
     if (h.kind == HoldingKind::kReserved) {

@@ -169,6 +169,13 @@ class ClusterModel {
   std::optional<NodeInfo> Node(std::string_view name) const;
   std::vector<NodeInfo> Nodes() const;        // Sorted by name.
   std::vector<std::string> NodeNames() const; // Sorted.
+  // Changes whenever a node is added or deleted, or its labels or topology inputs change (never on
+  // a pod's change): a view built from Nodes() at generation G is still right while it is G.
+  uint64_t node_generation() const { return node_generation_.load(std::memory_order_acquire); }
+  // Changes whenever some node's free GPUs change (a reservation, a bind, a release, an expiry, a pod
+  // leaving): with node_generation, a view of every node's free GPUs read after seeing G is still right
+  // while it is G.
+  uint64_t gpu_generation() const { return gpu_generation_.load(std::memory_order_acquire); }
   std::optional<PodGpuInfo> PodByUid(std::string_view uid) const;
   std::optional<PodGpuInfo> PodByName(std::string_view namespace_, std::string_view name) const;
   ClusterTotals Totals() const;
@@ -215,6 +222,7 @@ class ClusterModel {
   // are added under nodes_mu_ held exclusively and never removed, so readers may hold it shared;
   // declared before nodes_ so that the counters outlive the nodes.
   std::unordered_map<uint32_t, std::unique_ptr<std::atomic<int64_t>>> free_by_product_;
+  std::atomic<uint64_t> gpu_generation_{0};  // Bumped by the nodes (NodeState::AttachFreeCounter).
   // Nodes with GPUs by (topology, usable GPUs, GPU model), for FreeByProduct's node types.
   std::map<std::tuple<const Topology*, uint64_t, uint32_t>, int> node_types_;
   struct SvHash {
@@ -228,6 +236,7 @@ class ClusterModel {
   // Each node's labels, for views (NodeInfo::labels); kept apart from the state a label-only change
   // must not rebuild. Guarded by nodes_mu_.
   std::unordered_map<std::string, std::map<std::string, std::string>, SvHash, std::equal_to<>> node_labels_;
+  std::atomic<uint64_t> node_generation_{0};  // Bumped under nodes_mu_ held exclusively.
 
   mutable std::mutex index_mu_;
   std::unordered_map<std::string, PodLocation, SvHash, std::equal_to<>> pods_;  // uid -> location

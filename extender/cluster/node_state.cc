@@ -83,10 +83,11 @@ NodeState::NodeState(std::string name, ResolvedTopology spec, NodeResources allo
                 "the hot and warm fields must fit the two lines FindAll prefetches");
 }
 
-void NodeState::AttachFreeCounter(std::atomic<int64_t>* counter) {
+void NodeState::AttachFreeCounter(std::atomic<int64_t>* counter, std::atomic<uint64_t>* changes) {
   std::lock_guard lock(mu_);
   if (free_counter_) free_counter_->fetch_sub(free().size(), std::memory_order_relaxed);
   free_counter_ = counter;
+  free_changes_ = changes;
   if (free_counter_) free_counter_->fetch_add(free().size(), std::memory_order_relaxed);
 }
 

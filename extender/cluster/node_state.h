@@ -117,7 +117,9 @@ class alignas(64) NodeState {
   // From Attach until Detach, *counter follows this node's free GPU count: Attach adds the count now,
   // every change adds its difference, Detach takes the count off. One counter at a time; the
   // ClusterModel attaches a node while it is part of the model (its free GPUs by GPU model).
-  void AttachFreeCounter(std::atomic<int64_t>* counter);
+  // `counter` gets the node's free GPUs added (and follows them); `changes`, when given, is bumped
+  // each time the free GPUs change.
+  void AttachFreeCounter(std::atomic<int64_t>* counter, std::atomic<uint64_t>* changes = nullptr);
   void DetachFreeCounter();
 
   // Copies, under mu_.
@@ -158,6 +160,7 @@ class alignas(64) NodeState {
 
   mutable std::mutex mu_;
   std::atomic<int64_t>* free_counter_ = nullptr;  // Guarded by mu_.
+  std::atomic<uint64_t>* free_changes_ = nullptr;  // Guarded by mu_.
   std::vector<Holding> holdings_;     // In seq order.
   std::vector<std::string> holding_warnings_;
   static std::atomic<uint64_t> next_seq_;

@@ -283,9 +283,11 @@ void NodeState::PublishLocked(GpuSet free) {
   if (free_counter_)
     free_counter_->fetch_add(free.size() - GpuSet(free_.load(std::memory_order_relaxed)).size(),
                              std::memory_order_relaxed);
+  const bool changed = free.mask() != free_.load(std::memory_order_relaxed);
   free_.store(free.mask(), std::memory_order_release);
   next_expiry_.store(next, std::memory_order_release);
   version_.fetch_add(1, std::memory_order_acq_rel);
+  if (changed && free_changes_) free_changes_->fetch_add(1, std::memory_order_acq_rel);  // After the store.
 }
 
 }  // namespace topofit::cluster

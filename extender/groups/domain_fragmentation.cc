@@ -5,35 +5,68 @@
 namespace topofit::groups {
 
 void DomainFragmentationScore::PreScore(const GroupNodes& nodes, const GroupShapeSnapshot& shapes) {
-  shapes_.clear();
-  if (!nodes.domains) return;
+  if (!nodes.domains) {
+    shapes_.clear();
+    return;
+  }
   const DomainMap& map = *nodes.domains;
   const size_t n = nodes.nodes.size();
   free_.assign(n, 0);
+  int max_free = 0;
   for (size_t i = 0; i < n; ++i) {
     const GroupNode& node = nodes.nodes[i];
     if (node.topology) free_[i] = (node.free & node.usable).size();
+    max_free = std::max(max_free, free_[i]);
   }
-  domain_.assign(map.levels().size(), {});
+  // The vectors of the last call are reused (assign keeps their capacity): a warm score allocates nothing.
+  domain_.resize(map.levels().size());
+  std::vector<bool> filled(map.levels().size(), false);
+  size_t used = 0;
   for (const GroupShape& g : shapes.shapes) {
     if (g.level < 0 || g.level >= map.levels().size() || g.gpus < 1 || g.members < 1) continue;
     std::vector<int>& domain = domain_[g.level];
-    if (domain.empty()) {  // A level no node carries: every node a domain of its own.
+    if (!filled[g.level]) {  // A level no node carries: every node a domain of its own.
       domain.resize(n);
       for (size_t i = 0; i < n; ++i) domain[i] = static_cast<int>(map.used(g.level) ? map.id(i, g.level) : i);
+      filled[g.level] = true;
     }
-    Shape s{g.members, g.gpus, g.level, !map.used(g.level), g.weight * g.members * g.gpus, {}};
+    if (used == shapes_.size()) shapes_.emplace_back();
+    Shape& s = shapes_[used++];
+    s.members = g.members;
+    s.gpus = g.gpus;
+    s.level = g.level;
+    s.by_node = !map.used(g.level);
+    s.weight = g.weight * g.members * g.gpus;
+    s.room_of_free.resize(max_free + 1);
+    for (int f = 0; f <= max_free; ++f) s.room_of_free[f] = f / g.gpus;
     s.room.assign(map.used(g.level) ? map.domain_count(g.level) : n, 0);
-    for (size_t i = 0; i < n; ++i) s.room[domain[i]] += free_[i] / g.gpus;
+    for (size_t i = 0; i < n; ++i) s.room[domain[i]] += s.room_of_free[free_[i]];
+    s.spare.clear();
+    if (s.members > 1) {
+      s.spare.resize(s.room.size());
+      for (size_t d = 0; d < s.room.size(); ++d) s.spare[d] = s.room[d] % s.members;
+    }
     lost_.resize(std::max(lost_.size(), s.room.size()), 0);
-    shapes_.push_back(std::move(s));
   }
+  shapes_.resize(used);
   taken_.assign(n, 0);
 }
 
 double DomainFragmentationScore::Lost(const Shape& s, int d, int lost) {
+  // Whole groups lost: floor(room / m) - floor(max(0, room - lost) / m), which with room = q m + x
+  // (x = spare) is 0 while lost <= x, else ceil((lost - x) / m), at most q.
   const int room = s.room[d];
-  return s.weight * (room / s.members - std::max(0, room - lost) / s.members);
+  if (s.members == 1) return s.weight * std::min(room, lost);
+  const int spare = s.spare[d];
+  if (lost <= spare) return 0;
+  return s.weight * std::min(room / s.members, (lost - spare + s.members - 1) / s.members);
+}
+
+int DomainFragmentationScore::RoomLost(const Shape& s, int before, int gpus) {
+  const int last = static_cast<int>(s.room_of_free.size()) - 1;
+  const int after = std::max(0, before - gpus);
+  auto room = [&](int f) { return f <= last ? s.room_of_free[f] : f / s.gpus; };
+  return room(before) - room(after);
 }
 
 double DomainFragmentationScore::ScoreNode(int node, int gpus) const {
@@ -41,7 +74,7 @@ double DomainFragmentationScore::ScoreNode(int node, int gpus) const {
   double loss = 0;
   const int before = free_[node];
   for (const Shape& s : shapes_) {
-    const int lost = before / s.gpus - std::max(0, before - gpus) / s.gpus;
+    const int lost = RoomLost(s, before, gpus);
     if (lost > 0) loss += Lost(s, domain_[s.level][node], lost);
   }
   return loss;
@@ -88,8 +121,7 @@ double DomainFragmentationScore::ShapeLoss(const Shape& s, std::span<const NodeT
   const std::vector<int>& domain = domain_[s.level];
   touched_.clear();
   for (const NodeTake& t : per_node) {
-    const int before = free_[t.node];
-    const int lost = before / s.gpus - std::max(0, before - t.gpus) / s.gpus;
+    const int lost = RoomLost(s, free_[t.node], t.gpus);
     if (lost <= 0) continue;
     const int d = domain[t.node];
     if (lost_[d] == 0) touched_.push_back(d);

@@ -67,13 +67,17 @@ class DomainFragmentationScore {
 
  private:
   struct Shape {
-    int members, gpus, level;
-    bool by_node;              // Its level is carried by no node: every node a domain of its own.
-    double weight;             // p_g m_g k_g
+    int members = 0, gpus = 0, level = 0;
+    bool by_node = false;      // Its level is carried by no node: every node a domain of its own.
+    double weight = 0;         // p_g m_g k_g
     std::vector<int> room;     // Per domain of the level: sum of room_g(n).
+    std::vector<int> room_of_free;  // room_g of a node with f free GPUs, f up to the most any node has.
+    std::vector<int> spare;    // Per domain: room mod m_g (empty when m_g is 1: always 0).
   };
-  // The loss for shape s of `lost` members' room taken in domain d.
+  // The loss for shape s of `lost` members' room taken in domain d (no division on the common paths).
   static double Lost(const Shape& s, int d, int lost);
+  // Members' room of s a node with `before` free GPUs loses when `gpus` of them are taken.
+  static int RoomLost(const Shape& s, int before, int gpus);
   double ShapeLoss(const Shape& s, std::span<const NodeTake> per_node) const;
   std::vector<int> free_;      // Per node: free usable GPUs.
   std::vector<std::vector<int>> domain_;  // Per level a shape asks: each node's domain there.

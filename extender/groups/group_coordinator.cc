@@ -95,6 +95,8 @@ bool Nominate(const std::string& nominated, const std::string& slot, bool sent) 
 GroupCoordinator::GroupCoordinator(placement::Pipeline& pipeline, const GroupLookup& lookup, cluster::Duration ttl)
     : pipeline_(pipeline),
       lookup_(lookup),
+      maps_(pipeline.model(), lookup.levels()),
+      domain_loss_(maps_, lookup, expected_),
       planner_(pipeline.placer(), &expected_),
       reservations_(pipeline.model(), ttl),
       refusals_(ttl) {}
@@ -240,7 +242,8 @@ void GroupCoordinator::PlanGroup(const GroupSpec& spec, const cluster::PodReques
 
 GroupPlan GroupCoordinator::PlanRest(const GroupSpec& spec, const std::vector<std::string>& fixed_nodes,
                                      const std::vector<std::string>& excluded, std::string* domain) const {
-  const DomainMap map = DomainMap::FromModel(pipeline_.model(), lookup_.levels());
+  const std::shared_ptr<const DomainMap> shared_map = maps_.Get();
+  const DomainMap& map = *shared_map;
   GroupNodes all = ReadGroupNodes(pipeline_.model(), map);
   for (const std::string& n : excluded)
     if (auto i = map.Find(n)) all.nodes[*i].free = GpuSet();

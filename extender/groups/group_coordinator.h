@@ -57,6 +57,8 @@
 
 #include "base/status.h"
 #include "extender/cluster/group_reservations.h"
+#include "extender/groups/domain_loss.h"
+#include "extender/groups/domain_map_cache.h"
 #include "extender/groups/group_lookup.h"
 #include "extender/groups/group_planner.h"
 #include "extender/groups/slot_refusals.h"
@@ -136,6 +138,9 @@ class GroupCoordinator {
 
   const GroupLookup& lookup() const { return lookup_; }
   cluster::GroupReservations& reservations() { return reservations_; }
+  // Keeps pods of no group off the domains the groups planned so far will need (domain_loss.h): the
+  // caller hands it to the pipeline (Pipeline::SetBandLoss).
+  const placement::BandLoss& domain_loss() const { return domain_loss_; }
 
  private:
   struct Tracked {
@@ -168,6 +173,8 @@ class GroupCoordinator {
   placement::Pipeline& pipeline_;
   const GroupLookup& lookup_;
   GroupShapeEstimate expected_;  // The groups planned: the shapes DomainFragmentationScore keeps room for.
+  DomainMapCache maps_;          // The domains of the model's nodes, rebuilt when they change.
+  DomainLoss domain_loss_;
   GroupPlanner planner_;
   cluster::GroupReservations reservations_;
   SlotRefusals refusals_;

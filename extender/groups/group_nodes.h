@@ -31,5 +31,7 @@ struct GroupNodes {
 };
 
 GroupNodes ReadGroupNodes(const cluster::ClusterModel& model, const DomainMap& domains);
+// The same through a Reader the caller holds (the model's lock is not taken again).
+GroupNodes ReadGroupNodes(const cluster::ClusterModel::Reader& reader, const DomainMap& domains);
 
 }  // namespace topofit::groups

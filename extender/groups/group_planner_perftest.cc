@@ -19,6 +19,7 @@
 #include "extender/cluster/cluster_model.h"
 #include "extender/cluster/group_reservations.h"
 #include "extender/cluster/testing/builders.h"
+#include "extender/groups/domain_loss.h"
 #include "extender/groups/group_planner.h"
 #include "extender/groups/group_shapes.h"
 #include "extender/groups/network_domains.h"
@@ -165,6 +166,44 @@ void BM_FilterNoGroup(benchmark::State& state) {
   state.SetLabel(state.range(0) ? "8 groups reserved" : "the same GPUs held by pods of no group");
 }
 BENCHMARK(BM_FilterNoGroup)->Arg(0)->Arg(1)->Iterations(300)->Unit(benchmark::kMillisecond);
+
+// Pipeline::Prioritize of a 1-GPU pod of no group on the 5,000 nodes (what --filter-keeps-best runs in
+// its filter): range(0) = 0, no BandLoss set (before the domain loss); 1, the coordinator's DomainLoss
+// set but no group shape learnt (a cluster without groups); 2, the shapes learnt, so the best band's
+// domain loss is scored (domain_loss.h). range(1) = 1: before each call one node's GPUs change (a pod
+// bound, then deleted, in turn), so DomainLoss reads every node again, as between two binds;
+// 0: nothing changes, so it reuses its last read, as between a pod's filter and prioritize.
+void BM_PrioritizeNoGroup(benchmark::State& state) {
+  Cluster& c = Shared();
+  placement::Pipeline pipeline(&c.model);
+  const DomainLevels levels{{{"spine", {"spine"}}, {"block", {"block"}}, {"host", {"host"}}}};
+  GroupLookup lookup(levels);
+  GroupShapeEstimate expected;
+  if (state.range(0) == 2) Learn(expected);
+  DomainMapCache maps(c.model, levels);
+  DomainLoss loss(maps, lookup, expected);
+  if (state.range(0) >= 1) pipeline.SetBandLoss(&loss);
+  const cluster::PodRequest pod = cluster::testing::Request("single", 1);
+  const k8s::PodObject churn = cluster::testing::MakePod("churn", 1, "node-1", "0");
+  int calls = 0;
+  Percentiles(state, [&] {
+    if (state.range(1)) {
+      if (calls++ % 2) {
+        c.model.DeletePod("churn");
+      } else {
+        c.model.ApplyPod(churn);
+      }
+    }
+    benchmark::DoNotOptimize(pipeline.Prioritize(pod, c.names));
+  });
+  c.model.DeletePod("churn");
+  const char* what[] = {"no band loss", "domain loss, no group shape", "domain loss, shapes learned"};
+  state.SetLabel(std::string(what[state.range(0)]) + (state.range(1) ? ", a node changed before each call" : ""));
+}
+BENCHMARK(BM_PrioritizeNoGroup)
+    ->ArgsProduct({{0, 1, 2}, {0, 1}})
+    ->Iterations(300)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace topofit::groups

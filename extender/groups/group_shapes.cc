@@ -24,6 +24,7 @@ bool GroupShapeEstimate::Observe(const GroupSpec& spec) {
     for (GroupShape& e : entries_) e.weight /= factor;
   });
   PublishLocked();
+  any_.store(true, std::memory_order_release);
   return true;
 }
 

@@ -20,6 +20,7 @@
 // without groups. Thread-safe: Observe takes a mutex and publishes a new snapshot; Snapshot copies a
 // shared_ptr.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -55,6 +56,9 @@ class GroupShapeEstimate {
   // Adds one group; returns whether it was counted.
   bool Observe(const GroupSpec& spec);
   std::shared_ptr<const GroupShapeSnapshot> Snapshot() const;
+  // Whether some group was ever counted (its snapshot then has a shape for good); lock-free, for
+  // the hot path of pods of no group (domain_loss.h).
+  bool any() const { return any_.load(std::memory_order_acquire); }
 
  private:
   void PublishLocked();
@@ -66,6 +70,7 @@ class GroupShapeEstimate {
   uint64_t observed_ = 0;
   RecentKeys recent_;
   std::shared_ptr<const GroupShapeSnapshot> snapshot_;
+  std::atomic<bool> any_{false};  // Set after the first counted group's snapshot is published.
 };
 
 }  // namespace topofit::groups

@@ -97,8 +97,8 @@ std::optional<GroupExplanation> GroupCoordinator::Explain(const cluster::PodRequ
   e.status.spec = **spec;
   const GroupSpec& g = **spec;
   e.level = lookup_.levels().levels[g.level].name;
-  const DomainMap map = DomainMap::FromModel(pipeline_.model(), lookup_.levels());
-  const GroupNodes nodes = ReadGroupNodes(pipeline_.model(), map);
+  const std::shared_ptr<const DomainMap> map = maps_.Get();
+  const GroupNodes nodes = ReadGroupNodes(pipeline_.model(), *map);
   DomainTree tree(nodes, pipeline_.placer(), g.gpus, g.intent, g.size);
   std::vector<int> units = tree.UnitsAt(g.level);
   std::sort(units.begin(), units.end(), [&](int a, int b) { return tree.BestFitLess(a, b); });
@@ -115,7 +115,7 @@ std::optional<GroupExplanation> GroupCoordinator::Explain(const cluster::PodRequ
   } else {
     GroupNodes open = nodes;  // What a plan now would use: without the nodes kube-scheduler turned away.
     for (const std::string& n : refusals_.Excluded(key, pipeline_.model().clock().Now()))
-      if (auto i = map.Find(n)) open.nodes[*i].free = GpuSet();
+      if (auto i = map->Find(n)) open.nodes[*i].free = GpuSet();
     GroupPlan plan = planner_.Plan(open, g);
     e.plan = plan.members;
     e.status.notes.insert(e.status.notes.end(), plan.notes.begin(), plan.notes.end());

@@ -85,6 +85,7 @@ DomainMap DomainMap::Build(const DomainLevels& levels, std::vector<NodeLabels> n
   const int L = levels.size();
   m.used_.assign(L, false);
   for (const NodeLabels& n : unique) {
+    m.index_.emplace(n.name, static_cast<uint32_t>(m.names_.size()));
     m.names_.push_back(n.name);
     m.domains_.push_back(DomainsOf(n.name, n.labels, levels));
     for (int l = 0; l < L; ++l) {
@@ -118,9 +119,9 @@ DomainMap DomainMap::FromModel(const cluster::ClusterModel& model, const DomainL
 }
 
 std::optional<size_t> DomainMap::Find(std::string_view node) const {
-  auto it = std::lower_bound(names_.begin(), names_.end(), node);
-  if (it == names_.end() || *it != node) return std::nullopt;
-  return static_cast<size_t>(it - names_.begin());
+  auto it = index_.find(node);
+  if (it == index_.end()) return std::nullopt;
+  return it->second;
 }
 
 int DomainMap::missing_count(int level) const {

@@ -32,6 +32,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -84,7 +85,7 @@ class DomainMap {
   const DomainLevels& levels() const { return levels_; }
   size_t size() const { return names_.size(); }
   const std::string& name(size_t node) const { return names_[node]; }
-  std::optional<size_t> Find(std::string_view node) const;
+  std::optional<size_t> Find(std::string_view node) const;  // O(1): a hash lookup.
   const NodeDomain& domain_of(size_t node, int level) const { return domains_[node][level]; }
   // True when some node carries a key of the level.
   bool used(int level) const { return used_[level]; }
@@ -103,6 +104,11 @@ class DomainMap {
   std::vector<std::vector<uint32_t>> ids_;        // [node][level]
   std::vector<std::vector<std::string>> id_names_;  // [level][id]
   std::vector<bool> used_;
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> index_;  // Name -> node.
 };
 
 }  // namespace topofit::groups

@@ -56,6 +56,8 @@ Explanation Explain(const Pipeline& pipeline, const cluster::PodRequest& pod, st
     n.score = e.score;
     n.parts = e.parts;
     n.trade = e.trade;
+    n.band_loss = e.band_loss;
+    if (e.band_loss) n.band_loss_by = std::string(pipeline.band_loss()->Name());
     const cluster::NodeState* node = reader.Find(e.name);
     if (node) n.free = node->free();
     if (node && node->spec().dra()) n.set_by = "dra-first-fit";

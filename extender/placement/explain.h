@@ -38,6 +38,10 @@ struct NodeExplanation {
   // the price of its ring against the best any node offers (+inf under the lexicographic rule on a
   // slower set); nullopt when failing or FragmentationGradient is off.
   std::optional<NodeEvaluation::Trade> trade;
+  // The band loss that ordered the best band before the tie-break rule (NodeEvaluation::band_loss),
+  // in GPUs of the groups expected, and who gave it ("DomainFragmentation"); nullopt when none was asked.
+  std::optional<double> band_loss;
+  std::string band_loss_by;
 };
 
 struct Explanation {

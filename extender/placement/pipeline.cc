@@ -57,7 +57,7 @@ int Pipeline::ToScore(double total) const {
 }
 
 void Pipeline::ToLevels(std::span<const double> totals, std::span<int> out,
-                        const std::function<TieKey(size_t)>& key) const {
+                        const std::function<TieKey(size_t)>& key, const BandLosses& losses) const {
   if (!config_.relative_levels) {
     for (size_t i = 0; i < totals.size(); ++i) out[i] = std::isnan(totals[i]) ? 0 : ToScore(totals[i]);
     return;
@@ -77,20 +77,43 @@ void Pipeline::ToLevels(std::span<const double> totals, std::span<int> out,
     else if (t >= best - kTie) out[i] = 10;
     else out[i] = std::clamp(static_cast<int>(kBelowBest * (t - lowest) / span + 0.5), 0, kBelowBest);
   }
-  if (config_.tie_break == TieBreak::kNone) return;
-  // The band: the rule's first keep 10, the others drop to kBelowBest (tie_break.h).
-  std::vector<std::pair<size_t, TieKey>> band;
+  if (config_.tie_break == TieBreak::kNone && !losses) return;
+  // The band: the first by band loss, then by the rule, keep 10; the others drop to kBelowBest (tie_break.h).
+  std::vector<size_t> band;
   for (size_t i = 0; i < totals.size(); ++i)
-    if (out[i] == 10) band.push_back({i, key(i)});
+    if (out[i] == 10) band.push_back(i);
   if (band.size() < 2) return;
-  TieKey first = band[0].second;
-  for (const auto& [i, k] : band)
+  std::vector<TieKey> keys(band.size());
+  for (size_t j = 0; j < band.size(); ++j) keys[j] = key(band[j]);
+  if (losses) {
+    std::vector<double> loss(band.size(), 0.0);
+    losses(band, loss);
+    for (size_t j = 0; j < band.size(); ++j) keys[j].band_loss = loss[j];
+  }
+  TieKey first = keys[0];
+  for (const TieKey& k : keys)
     if (TieKey::Better(k, first)) first = k;
-  for (const auto& [i, k] : band)
-    if (!TieKey::Tied(k, first)) out[i] = kBelowBest;
+  for (size_t j = 0; j < band.size(); ++j)
+    if (!TieKey::Tied(keys[j], first)) out[band[j]] = kBelowBest;
 }
 
 Pipeline::~Pipeline() = default;
+
+Pipeline::BandLosses Pipeline::LossesOf(const cluster::ClusterModel::Reader& reader, const cluster::PodRequest& pod,
+                                        std::span<const std::string_view> nodes,
+                                        std::span<const cluster::NodeState* const> states) const {
+  return [this, &reader, &pod, nodes, states](std::span<const size_t> band, std::span<double> out) {
+    std::vector<std::string_view> names;
+    std::vector<const cluster::NodeState*> found;
+    names.reserve(band.size());
+    found.reserve(band.size());
+    for (size_t i : band) {
+      names.push_back(nodes[i]);
+      found.push_back(states[i]);
+    }
+    band_loss_->Losses(reader, pod, names, found, out);
+  };
+}
 
 Status Pipeline::Validate(const PipelineConfig& config) { return Validate(config, AllScorePlugins()); }
 
@@ -241,16 +264,19 @@ std::vector<NodeScore> Pipeline::Prioritize(const cluster::PodRequest& pod, std:
   // memory run once per GPU state too for the nodes whose CPU and memory equal the first node's of
   // that state (an idle cluster: all of them), and per node for the rest (a busy cluster: nearly
   // all; grouping those by full state cost more than the arithmetic it saved).
+  const bool band_loss = band_loss_ && band_loss_->Enabled(pod);  // Before the model's lock.
   auto reader = model_->Read();  // Held while scoring: the nodes must stay alive.
   state.free_gpus = CountFreeGpus(reader, state.workload.get());
   const NodeGroups groups = GroupNodes(reader, nodes, pod.dra_ask.get());
   const ClassScores classes = ScoreClasses(state, groups.classes.views(), no_gpus);
   const std::vector<double> totals = NodeTotals(state, nodes, groups, classes);
   std::vector<int> levels(nodes.size(), 0);
+  BandLosses losses;
+  if (band_loss) losses = LossesOf(reader, pod, nodes, groups.found);
   ToLevels(totals, levels, [&](size_t i) {
     const GpuSet free = groups.classes.views()[groups.class_of[i]].free;  // As classified.
     return TieKeyOf(config_.tie_break, NodeView{nodes[i], groups.found[i], free}, pod);
-  });
+  }, losses);
   for (uint32_t i = 0; i < nodes.size(); ++i) out.push_back({i, levels[i]});
   return out;
 }

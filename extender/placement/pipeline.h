@@ -28,6 +28,7 @@
 
 #include "base/status.h"
 #include "extender/cluster/cluster_model.h"
+#include "extender/placement/band_loss.h"
 #include "extender/placement/pipeline_config.h"
 #include "extender/placement/placer.h"
 #include "extender/placement/product_shortfall.h"
@@ -72,6 +73,9 @@ struct NodeEvaluation {
     double interconnect_gpus = 0;   // The price of this node's ring against the best of any node.
   };
   std::optional<Trade> trade;
+  // The node's band loss (band_loss.h), in the plugin's units; nullopt when none was asked (no
+  // plugin or no opinion, the node not in the best band, or the band a single node).
+  std::optional<double> band_loss;
 };
 
 class Pipeline {
@@ -122,14 +126,34 @@ class Pipeline {
   WorkloadEstimate& workload() const { return workload_; }
   const Placer& placer() const { return placer_; }
   const PipelineConfig& config() const { return config_; }
+  // The band loss asked before the tie-break rule (band_loss.h); nullptr (the default): none. Set it
+  // before the pipeline serves; `loss` must outlive the pipeline.
+  void SetBandLoss(const BandLoss* loss) { band_loss_ = loss; }
+  const BandLoss* band_loss() const { return band_loss_; }
 
  private:
   // A node's 0..10 score from its weighted sum of plugin parts: round(10 x total / sum of weights).
   int ToScore(double total) const;
+  // The band losses of the nodes at the given indices (band_loss.h); empty: none asked.
+  using BandLosses = std::function<void(std::span<const size_t> band, std::span<double> out)>;
   // Totals (NaN: not passing, score 0) to 0..10, absolute or relative (pipeline_config.h); `key(i)`
-  // gives node i's TieKey under config().tie_break, asked only for the nodes of the best band.
-  void ToLevels(std::span<const double> totals, std::span<int> out,
-                const std::function<TieKey(size_t)>& key) const;
+  // gives node i's TieKey under config().tie_break, and `losses` the band losses, both asked only
+  // for the nodes of the best band.
+  void ToLevels(std::span<const double> totals, std::span<int> out, const std::function<TieKey(size_t)>& key,
+                const BandLosses& losses) const;
+  // Evaluate's scores: PreScore over the passing nodes (views[j] is node passing[j]), then each one's
+  // parts and trade into out[passing[j]]; returns the weighted sums.
+  std::vector<double> ScoreEach(CycleState& state, std::span<const NodeView> views,
+                                std::span<const PlacerChoice> candidates, std::span<const size_t> passing,
+                                std::span<NodeEvaluation> out) const;
+  // Evaluate's band losses: band_loss_->Losses over the passing nodes (views[j] is node passing[j]),
+  // each also recorded in out[passing[j]].band_loss.
+  BandLosses RecordedLosses(const cluster::ClusterModel::Reader& reader, const cluster::PodRequest& pod,
+                            std::span<const NodeView> views, std::span<const size_t> passing,
+                            std::span<NodeEvaluation> out) const;
+  // band_loss_->Losses over `nodes` and their `states` (indexed as ToLevels' totals), with `reader` held.
+  BandLosses LossesOf(const cluster::ClusterModel::Reader& reader, const cluster::PodRequest& pod,
+                      std::span<const std::string_view> nodes, std::span<const cluster::NodeState* const> states) const;
   // filter_keeps_best: keeps the passing nodes of the best score, fails the rest.
   void KeepBest(const cluster::PodRequest& pod, std::span<const std::string_view> nodes, FilterOutcome& out) const;
   // Prioritize's steps. The nodes found in the model, grouped by GPU state (NodeClasses): each
@@ -165,6 +189,7 @@ class Pipeline {
   bool per_node_ = false;  // Some enabled score plugin reads CPU and memory.
   // config_.interconnect_rate where FragmentationGradient is enabled (it prices the ring), else +inf.
   double interconnect_rate_ = std::numeric_limits<double>::infinity();
+  const BandLoss* band_loss_ = nullptr;
 };
 
 }  // namespace topofit::placement

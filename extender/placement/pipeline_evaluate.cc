@@ -22,6 +22,7 @@ std::vector<NodeEvaluation> Pipeline::Evaluate(const cluster::PodRequest& pod, s
   CycleState state(pod, placer_);
   state.workload = workload_.SnapshotWith(pod);  // As prioritize would see it.
   state.interconnect_rate = interconnect_rate_;
+  const bool band_loss = band_loss_ && band_loss_->Enabled(pod);  // Before the model's lock.
   auto reader = model_->Read();
   state.free_gpus = CountFreeGpus(reader, state.workload.get());
   std::vector<const cluster::NodeState*> found(nodes.size());
@@ -49,6 +50,18 @@ std::vector<NodeEvaluation> Pipeline::Evaluate(const cluster::PodRequest& pod, s
     views.push_back(view);
     candidates.push_back(out[i].candidate);
   }
+  const std::vector<double> totals = ScoreEach(state, views, candidates, passing, out);
+  std::vector<int> levels(passing.size(), 0);
+  BandLosses losses;
+  if (band_loss) losses = RecordedLosses(reader, pod, views, passing, out);
+  ToLevels(totals, levels, [&](size_t j) { return TieKeyOf(config_.tie_break, views[j], pod); }, losses);
+  for (size_t j = 0; j < passing.size(); ++j) out[passing[j]].score = levels[j];
+  return out;
+}
+
+std::vector<double> Pipeline::ScoreEach(CycleState& state, std::span<const NodeView> views,
+                                        std::span<const PlacerChoice> candidates, std::span<const size_t> passing,
+                                        std::span<NodeEvaluation> out) const {
   for (const auto& s : scores_) s.plugin->PreScore(state, views, candidates);
   std::vector<double> totals(passing.size(), 0.0);
   for (size_t j = 0; j < passing.size(); ++j) {
@@ -63,10 +76,22 @@ std::vector<NodeEvaluation> Pipeline::Evaluate(const cluster::PodRequest& pod, s
       }
     }
   }
-  std::vector<int> levels(passing.size(), 0);
-  ToLevels(totals, levels, [&](size_t j) { return TieKeyOf(config_.tie_break, views[j], pod); });
-  for (size_t j = 0; j < passing.size(); ++j) out[passing[j]].score = levels[j];
-  return out;
+  return totals;
+}
+
+Pipeline::BandLosses Pipeline::RecordedLosses(const cluster::ClusterModel::Reader& reader,
+                                              const cluster::PodRequest& pod, std::span<const NodeView> views,
+                                              std::span<const size_t> passing, std::span<NodeEvaluation> out) const {
+  return [this, &reader, &pod, views, passing, out](std::span<const size_t> band, std::span<double> loss) {
+    std::vector<std::string_view> names;
+    std::vector<const cluster::NodeState*> states;
+    for (size_t j : band) {
+      names.push_back(views[j].name);
+      states.push_back(views[j].node);
+    }
+    band_loss_->Losses(reader, pod, names, states, loss);
+    for (size_t j = 0; j < band.size(); ++j) out[passing[band[j]]].band_loss = loss[j];
+  };
 }
 
 }  // namespace topofit::placement

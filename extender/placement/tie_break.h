@@ -18,6 +18,8 @@
 //                  pod, higher first (MostAllocated over cpu, memory and nvidia.com/gpu).
 // Exact ties: equal free GPU counts and shares within 1e-9. Reads what a score plugin reads (plugin.h:
 // the GPU state, allocatable and used CPU and memory), never the node's name. No constant to tune.
+// Before any rule's keys, and under every rule (none included), comes the band loss a BandLoss plugin
+// gives (band_loss.h; 0 without one): less first, within 1e-9.
 
 #include <optional>
 #include <string_view>
@@ -33,11 +35,14 @@ std::optional<TieBreak> ParseTieBreak(std::string_view name);
 
 // A node's position under a rule; compare with Better / Tied.
 struct TieKey {
+  double band_loss = 0;     // BandLoss::Losses (band_loss.h), first under every rule.
   int free_gpus_after = 0;  // fit-then-pack's first key (0 under pack).
   double share_after = 0;   // The allocated share after placing the pod, in [0, 1] (may pass 1 when over-committed).
 
   // The rule's order: a before b.
   static bool Better(const TieKey& a, const TieKey& b) {
+    if (a.band_loss < b.band_loss - kTie) return true;
+    if (b.band_loss < a.band_loss - kTie) return false;
     if (a.free_gpus_after != b.free_gpus_after) return a.free_gpus_after < b.free_gpus_after;
     return a.share_after > b.share_after + kTie;
   }

@@ -113,6 +113,8 @@ json ExplainNodeJson(const placement::NodeExplanation& n, const std::optional<cl
   if (n.trade)
     out["trade"] = {{"fragmentationGpus", n.trade->fragmentation_gpus},
                     {"interconnectGpus", FiniteOrNull(n.trade->interconnect_gpus)}};
+  // What the node costs the groups expected, in GPUs, when that ordered the best band (band_loss.h).
+  if (n.band_loss) out["bandLoss"] = {{"plugin", n.band_loss_by}, {"gpus", *n.band_loss}};
   if (n.shared.shared()) {
     out["setPhysicalGpus"] = n.set ? json(n.set_gpus.Indices()) : json(nullptr);
     out["sharing"] = {{"mode", std::string(cluster::ToString(n.shared.mode))},

@@ -1,0 +1,53 @@
+#pragma once
+// DomainLoss: the domain half of item 4 for pods of no group - a BandLoss (placement/band_loss.h) that
+// keeps a single pod off the free domains the groups topofit expects will need. Among the nodes of
+// its best band (tied on the weighted score: often every empty node of the cluster), the pod goes
+// where DomainFragmentationScore (domain_fragmentation.h) counts the least loss for one take of its
+// GPUs: a 1-GPU pod then opens a node in a rack already broken, not one of the last whole racks an
+// expected 18-node group fits.
+// Enabled: the pod asks GPUs, is no group member (members are placed by their group's plan), and some
+// group shape has been learnt (GroupShapeEstimate, fed by GroupCoordinator's plans). With no shape it
+// is never enabled, and a cluster without groups is placed exactly as before.
+// Losses: the domain map as of Enabled (DomainMapCache::Peek: a node added since counts 0), the free
+// GPUs of every mapped node through the caller's Reader, one PreScore, then ScoreNode per band node
+// (found by its NodeState, not its name). The PreScore is kept while no node's GPUs, no node and no
+// shape changed (ClusterModel::gpu_generation, node_generation), so a pod's filter and prioritize
+// read the cluster once between two binds.
+// Cost per enabled call: every mapped node once per expected shape when something changed, else the
+// band's nodes once. Not errors: a band node outside the map (loss 0). Thread-safe.
+
+#include <memory>
+#include <mutex>
+
+#include "extender/groups/domain_map_cache.h"
+#include "extender/groups/group_lookup.h"
+#include "extender/groups/group_shapes.h"
+#include "extender/placement/band_loss.h"
+
+namespace topofit::groups {
+
+class DomainLoss : public placement::BandLoss {
+ public:
+  // All three must outlive this.
+  DomainLoss(const DomainMapCache& maps, const GroupLookup& lookup, const GroupShapeEstimate& expected);
+  ~DomainLoss() override;
+
+  std::string_view Name() const override { return "DomainFragmentation"; }
+  bool Enabled(const cluster::PodRequest& pod) const override;
+  void Losses(const cluster::ClusterModel::Reader& reader, const cluster::PodRequest& pod,
+              std::span<const std::string_view> nodes, std::span<const cluster::NodeState* const> states,
+              std::span<double> out) const override;
+
+ private:
+  struct Prepared;
+  // The PreScore of the nodes' free GPUs now: the last one while no node, GPU or shape changed
+  // (ClusterModel's generations), else read again through `reader`; nullptr when nothing is expected.
+  std::shared_ptr<const Prepared> PreparedNow(const cluster::ClusterModel::Reader& reader) const;
+  const DomainMapCache& maps_;
+  const GroupLookup& lookup_;
+  const GroupShapeEstimate& expected_;
+  mutable std::mutex mu_;
+  mutable std::shared_ptr<const Prepared> prepared_;
+};
+
+}  // namespace topofit::groups

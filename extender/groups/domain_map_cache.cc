@@ -1,0 +1,22 @@
+#include "extender/groups/domain_map_cache.h"
+
+namespace topofit::groups {
+
+std::shared_ptr<const DomainMap> DomainMapCache::Get() const {
+  // The generation is read before the nodes: a change after it leaves a newer map under an older
+  // generation, which the next call rebuilds - never an older map under a newer one.
+  const uint64_t now = model_.node_generation();
+  std::lock_guard lock(mu_);
+  if (!map_ || generation_ != now) {
+    map_ = std::make_shared<const DomainMap>(DomainMap::FromModel(model_, levels_));
+    generation_ = now;
+  }
+  return map_;
+}
+
+std::shared_ptr<const DomainMap> DomainMapCache::Peek() const {
+  std::lock_guard lock(mu_);
+  return map_;
+}
+
+}  // namespace topofit::groups
