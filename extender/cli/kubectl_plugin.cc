@@ -143,8 +143,14 @@ std::string ExplainTable(const json& j) {
   head += rate.is_number() ? fmt::format("interconnect rate {} GPUs per GPU of the pod (FRAG + RING: the trade, in GPUs)\n",
                                          rate.get<double>())
                            : "interconnect rate .inf: best ring first (RING inf: a slower set)\n";
+  // DOMAIN LOSS only when a band loss ordered the best nodes (a pod of no group once groups are expected).
+  bool band_loss = false;
+  for (const auto& n : j.value("nodes", json::array())) band_loss |= n.contains("bandLoss");
+  if (band_loss)
+    head += "DOMAIN LOSS: GPUs of the expected groups' domains the node would break; least first among the best\n";
   std::vector<std::vector<std::string>> rows{
       {"NODE", "VERDICT", "SCORE", "GPUS", "GB/S", "LINKS", "FRAG + RING", "REASON"}};
+  if (band_loss) rows[0].insert(rows[0].end() - 1, "DOMAIN LOSS");
   for (const auto& n : j.value("nodes", json::array())) {
     std::string links;
     for (const auto& l : n.value("links", json::array())) links += (links.empty() ? "" : ",") + l.get<std::string>();
@@ -152,6 +158,10 @@ std::string ExplainTable(const json& j) {
     rows.push_back({n.value("node", ""), n.value("result", ""), std::to_string(n.value("score", 0)),
                     Ints(n.value("set", json())), bw.is_number() && bw.get<double>() > 0 ? fmt::format("{:.1f}", bw.get<double>()) : "-",
                     links.empty() ? "-" : links, TradeCell(n.value("trade", json())), n.value("reason", "")});
+    if (band_loss) {
+      const json loss = n.value("bandLoss", json());
+      rows.back().insert(rows.back().end() - 1, loss.is_object() ? fmt::format("{:.2f}", loss.value("gpus", 0.0)) : "-");
+    }
   }
   if (j.contains("group") && j["group"].is_object()) head += GroupExplainLines(j["group"]);
   return head + Table(rows);

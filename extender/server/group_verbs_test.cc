@@ -117,5 +117,55 @@ TEST_CASE("group verbs: explain of a member shows every block's room and why the
   CHECK(srv.app->model().Totals().reserved_gpus == 0);
 }
 
+// Three blocks of two 8-GPU nodes; b3-n1 full (a pod of no group holds its 8 GPUs).
+k8s::Snapshot ThreeBlocksOneFull() {
+  k8s::Snapshot s;
+  for (const char* b : {"b1", "b2", "b3"})
+    for (int n = 1; n <= 2; ++n)
+      s.nodes.push_back(cluster::testing::MakeNode(fmt::format("{}-n{}", b, n), 8, "hgx-h100-8",
+                                                   {{"network.topology.nvidia.com/block", b}}));
+  s.pods.push_back(cluster::testing::MakePod("full", 8, "b3-n1", "0,1,2,3,4,5,6,7"));
+  return s;
+}
+
+TEST_CASE("group verbs: once a group was planned, a pod of no group keeps off the last block that fits one") {
+  LiveServer srv(ServeConfig{}, ThreeBlocksOneFull());
+  const char* names = R"(["b1-n1","b1-n2","b2-n1","b2-n2","b3-n1","b3-n2"])";
+  auto call = [&](const std::string& verb, const std::string& pod) {
+    auto res = srv.Post("/scheduler/" + verb, R"({"Pod":)" + pod + R"(,"NodeNames":)" + names + "}");
+    REQUIRE(res);
+    REQUIRE(res->status == 200);
+    return json::parse(res->body);
+  };
+  auto best = [&](const std::string& pod) {
+    std::vector<std::string> out;
+    for (const auto& s : call("prioritize", pod))
+      if (s["Score"] == 10) out.push_back(s["Host"]);
+    return out;
+  };
+  // No group seen: the three whole nodes tie for a 1-GPU pod.
+  CHECK(best(GpuPod("solo", 1)) == std::vector<std::string>{"b1-n1", "b1-n2", "b2-n1", "b2-n2", "b3-n2"});
+  (void)call("filter", GpuPod("a", 8, kMember));
+  json b = call("filter", GpuPod("b", 8, kMember));  // Planned: one of the two whole blocks.
+  REQUIRE(b["NodeNames"].size() == 1);
+  const std::string used = b["NodeNames"][0].get<std::string>().substr(0, 2);
+  const std::string spare = used == "b1" ? "b2" : "b1";
+  // Groups of 2 x 8 GPUs per block are expected now: the last block with room for one is kept whole,
+  // and the pod goes to b3, broken already.
+  CHECK(best(GpuPod("solo", 1)) == std::vector<std::string>{"b3-n2"});
+  auto res = srv.client->Post("/api/v1/explain", GpuPod("solo", 1), "application/json");
+  REQUIRE(res);
+  json e = json::parse(res->body);
+  CHECK(e["chosen"] == "b3-n2");
+  int losses = 0;
+  for (const auto& n : e["nodes"]) {
+    if (!n.contains("bandLoss")) continue;
+    ++losses;
+    CHECK(n["bandLoss"]["plugin"] == "DomainFragmentation");
+    CHECK(n["bandLoss"]["gpus"].get<double>() == doctest::Approx(n["node"].get<std::string>().starts_with(spare) ? 16.0 : 0.0));
+  }
+  CHECK(losses == 3);  // The band: b3-n2 and the spare block's two nodes.
+}
+
 }  // namespace
 }  // namespace topofit::server
