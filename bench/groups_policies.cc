@@ -37,6 +37,7 @@ class NoGang : public GroupPolicy {
  public:
   explicit NoGang(const placement::Placer& placer) : placer_(placer) {}
   std::string name() const override { return "no-gang"; }
+  bool gang() const override { return false; }
   std::vector<MemberPlan> Place(const GroupNodes& nodes, const GroupSpec& spec) override {
     std::vector<GpuSet> free;
     for (const groups::GroupNode& n : nodes.nodes) free.push_back(n.free & n.usable);

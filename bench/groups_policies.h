@@ -41,6 +41,8 @@ class GroupPolicy {
  public:
   virtual ~GroupPolicy() = default;
   virtual std::string name() const = 0;
+  // Whether Place gives all of a group (or min_count) or nothing; false: no-gang, member by member.
+  virtual bool gang() const { return true; }
   virtual void Start() {}
   virtual std::vector<groups::MemberPlan> Place(const groups::GroupNodes& nodes, const groups::GroupSpec& spec) = 0;
 };

@@ -14,16 +14,9 @@ namespace topofit::bench {
 
 namespace {
 
-struct Setup {
-  ClusterShape shape;
-  SizeMix mix;
-  groups::DomainLevels levels = groups::DomainLevels::Defaults();
-  std::unique_ptr<cluster::ClusterModel> model = std::make_unique<cluster::ClusterModel>();
-  groups::DomainMap map;
-  groups::GroupNodes empty;
+struct Setup : ReplayCluster {
   std::vector<GroupArrival> arrivals;
   int lowest_level = 0;  // The shape's narrowest network level, in `levels`.
-  std::vector<int> shape_levels;  // ShapeLevels(shape, levels).
 };
 
 struct Alive {
@@ -125,7 +118,7 @@ double PredictedAllReduceGbps(const ClusterShape& shape, const groups::DomainMap
   return shape.nic_gbps;
 }
 
-Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& options) {
+Status BuildReplayCluster(const GroupReplayOptions& options, ReplayCluster& out) {
   auto shape = GroupClusterShape(options.shape);
   if (!shape.ok()) return Error{shape.error()};
   auto mix = GroupSizeMix(options.mix);
@@ -133,15 +126,21 @@ Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& opt
   if (options.load <= 0 || options.churn_arrivals < 0 || options.seeds < 1 || !(options.group_half_life >= 1)) {
     return Error{"load must be > 0, churn arrivals >= 0, seeds >= 1 and the group half-life >= 1"};
   }
+  out.shape = *shape;
+  out.mix = *mix;
+  AddShapeNodes(out.shape, *out.model);
+  out.map = groups::DomainMap::FromModel(*out.model, out.levels);
+  out.empty = groups::ReadGroupNodes(*out.model, out.map);
+  out.shape_levels = ShapeLevels(out.shape, out.levels);
+  out.mean_lifetime = options.load * out.shape.gpus() / out.mix.MeanGpus();
+  return Status{};
+}
+
+Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& options) {
   Setup s;
-  s.shape = *shape;
-  s.mix = *mix;
-  AddShapeNodes(s.shape, *s.model);
-  s.map = groups::DomainMap::FromModel(*s.model, s.levels);
-  s.empty = groups::ReadGroupNodes(*s.model, s.map);
-  s.shape_levels = ShapeLevels(s.shape, s.levels);
+  if (Status st = BuildReplayCluster(options, s); !st.ok()) return Error{st.error()};
   s.lowest_level = s.shape_levels[s.shape.fanout.size() - 1];
-  const double lifetime = options.load * s.shape.gpus() / s.mix.MeanGpus();
+  const double lifetime = s.mean_lifetime;
   // Enough arrivals for the fill even if every job asked for 1 GPU.
   const int count = options.churn_arrivals + s.shape.gpus() + 1;
   placement::Placer placer;

@@ -23,11 +23,14 @@
 // Deterministic for a seed. With several seeds, each policy's counts are the sums over the runs.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "bench/groups_workload.h"
+#include "extender/cluster/cluster_model.h"
+#include "extender/groups/group_nodes.h"
 #include "extender/groups/group_planner.h"
 #include "extender/groups/group_shapes.h"
 #include "extender/groups/network_domains.h"
@@ -64,6 +67,21 @@ struct GroupReplayRow {
 // shape's labels; `levels` are ShapeLevels. A model of the levels crossed, not a measurement.
 double PredictedAllReduceGbps(const ClusterShape& shape, const groups::DomainMap& map, const std::vector<int>& levels,
                               const std::vector<groups::MemberPlan>& members);
+
+// The cluster a replay runs on: the shape's nodes in a model, their domains, every GPU free, and the
+// mean lifetime that offers options.load. Filled in place (`empty` points into `map`).
+struct ReplayCluster {
+  ClusterShape shape;
+  SizeMix mix;
+  groups::DomainLevels levels = groups::DomainLevels::Defaults();
+  std::unique_ptr<cluster::ClusterModel> model = std::make_unique<cluster::ClusterModel>();
+  groups::DomainMap map;
+  groups::GroupNodes empty;
+  std::vector<int> shape_levels;  // ShapeLevels(shape, levels).
+  double mean_lifetime = 0;       // In arrivals: load x capacity / mean GPUs per job.
+};
+// Errors: an unknown shape or mix, load <= 0, churn arrivals < 0, seeds < 1, half-life < 1.
+Status BuildReplayCluster(const GroupReplayOptions& options, ReplayCluster& out);
 
 Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& options);
 
