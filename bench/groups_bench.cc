@@ -12,58 +12,72 @@
 #include "bench/groups_queue.h"
 #include "bench/groups_replay.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+struct Args {
   std::vector<std::string> shapes = {"h100-spine", "gb200-nvl72"};
   std::vector<std::string> mixes = {"helios-fit", "multi-node"};
   topofit::bench::GroupReplayOptions base;
   bool queue = false;
+};
+
+// False (after saying why) on an unknown flag or one without its value.
+bool Parse(int argc, char** argv, Args& args) {
+  if (argc % 2 == 0) {
+    std::fprintf(stderr, "flags take a value: --shape, --mix, --seed, --seeds, --load, --churn, --group-half-life, --queue\n");
+    return false;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--shape") {
-      shapes = {value};
+      args.shapes = {value};
     } else if (flag == "--mix") {
-      mixes = {value};
+      args.mixes = {value};
     } else if (flag == "--seed") {
-      base.seed = std::strtoull(value.c_str(), nullptr, 10);
+      args.base.seed = std::strtoull(value.c_str(), nullptr, 10);
     } else if (flag == "--load") {
-      base.load = std::strtod(value.c_str(), nullptr);
+      args.base.load = std::strtod(value.c_str(), nullptr);
     } else if (flag == "--seeds") {
-      base.seeds = std::atoi(value.c_str());
+      args.base.seeds = std::atoi(value.c_str());
     } else if (flag == "--group-half-life") {
-      base.group_half_life = std::strtod(value.c_str(), nullptr);
+      args.base.group_half_life = std::strtod(value.c_str(), nullptr);
     } else if (flag == "--queue") {
-      queue = value == "1";
+      args.queue = value == "1";
     } else if (flag == "--churn") {
-      base.churn_arrivals = std::atoi(value.c_str());
+      args.base.churn_arrivals = std::atoi(value.c_str());
     } else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
-      return 2;
+      return false;
     }
   }
-  if (argc % 2 == 0) {
-    std::fprintf(stderr, "flags take a value: --shape, --mix, --seed, --seeds, --load, --churn, --group-half-life, --queue\n");
-    return 2;
+  return true;
+}
+
+// One table; false (after saying why) on bad options.
+template <typename Run, typename Format>
+bool Print(const topofit::bench::GroupReplayOptions& o, Run run, Format format) {
+  auto rows = run(o);
+  if (!rows.ok()) {
+    std::fprintf(stderr, "%s\n", rows.error().c_str());
+    return false;
   }
-  for (const std::string& shape : shapes) {
-    for (const std::string& mix : mixes) {
-      topofit::bench::GroupReplayOptions o = base;
+  std::printf("%s\n", format(o, *rows).c_str());
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  if (!Parse(argc, argv, args)) return 2;
+  for (const std::string& shape : args.shapes) {
+    for (const std::string& mix : args.mixes) {
+      topofit::bench::GroupReplayOptions o = args.base;
       o.shape = shape;
       o.mix = mix;
-      if (queue) {
-        auto rows = topofit::bench::RunGroupQueue(o);
-        if (!rows.ok()) {
-          std::fprintf(stderr, "%s\n", rows.error().c_str());
-          return 1;
-        }
-        std::printf("%s\n", topofit::bench::FormatGroupQueue(o, *rows).c_str());
-        continue;
-      }
-      auto rows = topofit::bench::RunGroupReplay(o);
-      if (!rows.ok()) {
-        std::fprintf(stderr, "%s\n", rows.error().c_str());
-        return 1;
-      }
-      std::printf("%s\n", topofit::bench::FormatGroupReplay(o, *rows).c_str());
+      const bool ok = args.queue ? Print(o, topofit::bench::RunGroupQueue, topofit::bench::FormatGroupQueue)
+                                 : Print(o, topofit::bench::RunGroupReplay, topofit::bench::FormatGroupReplay);
+      if (!ok) return 1;
     }
   }
   return 0;
