@@ -167,5 +167,22 @@ TEST_CASE("group verbs: once a group was planned, a pod of no group keeps off th
   CHECK(losses == 3);  // The band: b3-n2 and the spare block's two nodes.
 }
 
+TEST_CASE("group verbs: with scoring.domainLoss false a pod of no group is ordered by the tie-break rule alone") {
+  ServeConfig config;
+  config.domain_loss = false;
+  LiveServer srv(config, ThreeBlocksOneFull());
+  const std::string names = R"(["b1-n1","b1-n2","b2-n1","b2-n2","b3-n1","b3-n2"])";
+  auto call = [&](const std::string& verb, const std::string& pod) {
+    auto res = srv.Post("/scheduler/" + verb, R"({"Pod":)" + pod + R"(,"NodeNames":)" + names + "}");
+    REQUIRE(res);
+    return json::parse(res->body);
+  };
+  (void)call("filter", GpuPod("a", 8, kMember));
+  REQUIRE(call("filter", GpuPod("b", 8, kMember))["NodeNames"].size() == 1);  // Planned.
+  int best = 0;
+  for (const auto& s : call("prioritize", GpuPod("solo", 1))) best += s["Score"] == 10;
+  CHECK(best == 3);  // The spare block's two nodes and b3-n2, as before any group.
+}
+
 }  // namespace
 }  // namespace topofit::server

@@ -43,7 +43,7 @@ Result<std::unique_ptr<ServeApp>> ServeApp::Create(const ServeConfig& config, co
   app->pod_groups_->SetOnChange([a = app.get()](const k8s::PodGroupObject& g) { a->RequeueMembers(g); });
   app->group_lookup_ = std::make_unique<groups::PodGroupLookup>(config.group_levels, *app->pod_groups_);
   app->groups_ = std::make_unique<groups::GroupCoordinator>(*app->pipeline_, *app->group_lookup_);
-  app->pipeline_->SetBandLoss(&app->groups_->domain_loss());  // Pods of no group keep the groups' domains.
+  if (config.domain_loss) app->pipeline_->SetBandLoss(&app->groups_->domain_loss());  // Pods of no group keep the groups' domains.
   app->verbs_ = std::make_unique<ExtenderVerbs>(app->pipeline_.get(), app->writer_.get(), app->metrics_.get(),
                                                 app->recorder_.get(), log_decisions);
   app->verbs_->SetDra(app->dra_.get());

@@ -31,6 +31,8 @@ struct ServeConfig {
   groups::DomainLevels group_levels = groups::DomainLevels::Defaults();
   // Which binds also write a GPUsAssigned Event (ExtenderVerbs::SetBindEvents).
   BindEvents bind_events = BindEvents::kNotable;
+  // Pods of no group ordered by the domain loss in their best band (groups/domain_loss.h).
+  bool domain_loss = true;
 };
 
 // Splits "ADDR:PORT" (ADDR may be empty for all interfaces, or [v6]).

@@ -280,6 +280,11 @@ constexpr ServeSetting kSettings[] = {
      "The prioritize verb scores pods without GPUs too (the prioritize-pods-without-gpus verb scores them "
      "whatever this says; the bench reads it too)",
      TOPOFIT_FIELD(bool, config.pipeline.score_pods_without_gpus)},
+    {"scoring.domainLoss", "", "",
+     "Once a group of pods has been planned, a pod of no group goes, among the nodes tied on its score, where "
+     "it breaks the fewest network domains the expected groups need (docs/groups.md, Pods of no group); "
+     "false: the tie-break rule alone, as before groups",
+     TOPOFIT_FIELD(bool, config.domain_loss)},
     {"scoring.requestMix", "", "LIST",
      "The request sizes the cluster expects, with their weights: [{size: N, weight: W}, ...]", ReadRequestMix,
      ShowRequestMix},

@@ -59,6 +59,7 @@ const std::map<std::string, std::string, std::less<>> kExamples = {
     {"scoring.interconnectRate", ".inf"},
     {"scoring.workloadHalfLife", "500"},
     {"scoring.podsWithoutGpus", "true"},
+    {"scoring.domainLoss", "false"},
     {"scoring.requestMix", "[{size: 2, weight: 3}, {size: 8, weight: 1}]"},
 };
 
@@ -135,7 +136,7 @@ TEST_CASE("serve settings: the eighteen shared by a flag and a key, and what eac
                                               "--in-cluster"});
   CHECK(key_only == std::vector<std::string>{"tlsReloadInterval", "reservationTTL", "groupLevels", "scoring.weights",
                                              "scoring.levels", "scoring.tieBreak", "scoring.interconnectRate",
-                                             "scoring.workloadHalfLife", "scoring.podsWithoutGpus",
+                                             "scoring.workloadHalfLife", "scoring.podsWithoutGpus", "scoring.domainLoss",
                                              "scoring.requestMix"});
 }
 
