@@ -84,7 +84,9 @@ class QueueReplay {
       groups::GroupSpec rest = spec;
       rest.size = missing;
       rest.min_count = RestMin(spec, missing);
-      std::vector<groups::MemberPlan> more = policy_.Place(nodes_, rest);
+      GroupArrival rest_arrival = *q.arrival;
+      rest_arrival.spec = rest;
+      std::vector<groups::MemberPlan> more = PlaceArrival(policy_, nodes_, rest_arrival);
       Take(nodes_, more);
       for (const groups::MemberPlan& m : more) free_ -= m.gpus.size();
       q.members.insert(q.members.end(), more.begin(), more.end());
@@ -120,7 +122,7 @@ Result<std::vector<GroupQueueRow>> RunGroupQueue(const GroupReplayOptions& optio
   placement::Placer placer;
   groups::GroupShapeOptions expected;
   expected.half_life = options.group_half_life;
-  auto policies = AllGroupPolicies(placer, expected);
+  auto policies = AllGroupPolicies(placer, expected, &c.shape, options.pod_domain_loss);
   std::vector<GroupQueueRow> rows(policies.size());
   for (int k = 0; k < options.seeds; ++k) {
     const auto arrivals = GenerateGroups(c.mix, c.shape, c.levels, options.churn_arrivals, c.mean_lifetime,

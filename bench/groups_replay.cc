@@ -76,7 +76,7 @@ GroupReplayRow Replay(const Setup& s, GroupPolicy& policy, int churn) {
       it = leaving.erase(it);
     }
     const GroupArrival& a = s.arrivals[i];
-    Alive placed{policy.Place(nodes, a.spec), false};
+    Alive placed{PlaceArrival(policy, nodes, a), false};
     placed.partial = static_cast<int>(placed.members.size()) < a.spec.size;
     if (!Count(s, a, placed.members, row)) continue;
     Hold(nodes, placed);
@@ -87,7 +87,7 @@ GroupReplayRow Replay(const Setup& s, GroupPolicy& policy, int churn) {
   for (; i < s.arrivals.size() && asked < free_at_fill; ++i) {
     const GroupArrival& a = s.arrivals[i];
     asked += a.total_gpus;
-    Alive placed{policy.Place(nodes, a.spec), false};
+    Alive placed{PlaceArrival(policy, nodes, a), false};
     placed.partial = static_cast<int>(placed.members.size()) < a.spec.size;
     if (!Count(s, a, placed.members, row)) continue;
     Hold(nodes, placed);
@@ -104,6 +104,11 @@ GroupReplayRow Replay(const Setup& s, GroupPolicy& policy, int churn) {
 }
 
 }  // namespace
+
+std::vector<groups::MemberPlan> PlaceArrival(GroupPolicy& policy, const groups::GroupNodes& nodes,
+                                             const GroupArrival& a) {
+  return a.single ? policy.PlacePod(nodes, a.spec) : policy.Place(nodes, a.spec);
+}
 
 double PredictedAllReduceGbps(const ClusterShape& shape, const groups::DomainMap& map, const std::vector<int>& levels,
                               const std::vector<groups::MemberPlan>& members) {
@@ -146,7 +151,7 @@ Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& opt
   placement::Placer placer;
   groups::GroupShapeOptions expected;
   expected.half_life = options.group_half_life;
-  auto policies = AllGroupPolicies(placer, expected);
+  auto policies = AllGroupPolicies(placer, expected, &s.shape, options.pod_domain_loss);
   std::vector<GroupReplayRow> rows(policies.size());
   for (int k = 0; k < options.seeds; ++k) {
     s.arrivals = GenerateGroups(s.mix, s.shape, s.levels, count, lifetime, options.seed + k);

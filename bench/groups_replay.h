@@ -45,6 +45,7 @@ struct GroupReplayOptions {
   uint64_t seed = 1;
   int seeds = 1;  // Runs seed, seed + 1, ...; rows add their counts up.
   double group_half_life = groups::GroupShapeOptions{}.half_life;  // topofit's estimate of group shapes.
+  bool pod_domain_loss = true;  // topofit's pods of no group ordered by the domain loss (scoring.domainLoss).
 };
 
 struct GroupReplayRow {
@@ -84,6 +85,11 @@ struct ReplayCluster {
 Status BuildReplayCluster(const GroupReplayOptions& options, ReplayCluster& out);
 
 Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& options);
+
+class GroupPolicy;
+// A group through policy.Place, a pod of no group (a.single) through policy.PlacePod.
+std::vector<groups::MemberPlan> PlaceArrival(GroupPolicy& policy, const groups::GroupNodes& nodes,
+                                             const GroupArrival& a);
 
 // A markdown table, headed by the run's parameters.
 std::string FormatGroupReplay(const GroupReplayOptions& options, const std::vector<GroupReplayRow>& rows);

@@ -44,8 +44,22 @@ Result<SizeMix> GroupSizeMix(const std::string& name) {
     for (int i = 0; i <= 6; ++i) mix.entries.push_back({1 << i, std::ldexp(1.0, -i)});
   } else if (name == "multi-node") {
     for (int g : {8, 16, 32, 64, 128}) mix.entries.push_back({g, 1.0});
+  } else if (name == "openb+multi-node") {
+    // openb_pod_list_default.csv's pods asking 1, 2, 4 and 8 GPUs (docs/groups.md), scaled so that the
+    // pods and the groups each ask half of the GPUs: pods weigh W in all, groups G, with W x (pods' mean
+    // GPUs) = G x (groups' mean GPUs).
+    const std::pair<int, double> pods[] = {{1, 6989}, {2, 16}, {4, 15}, {8, 44}};
+    double count = 0, gpus = 0;
+    for (const auto& [g, n] : pods) {
+      count += n;
+      gpus += g * n;
+    }
+    const double group_mean = (8 + 16 + 32 + 64 + 128) / 5.0;
+    for (const auto& [g, n] : pods) mix.entries.push_back({g, n / count, true});
+    const double groups = (gpus / count) / group_mean;  // G, with W = 1.
+    for (int g : {8, 16, 32, 64, 128}) mix.entries.push_back({g, groups / 5});
   } else {
-    return Error{fmt::format("unknown size mix '{}': expected helios-fit or multi-node", name)};
+    return Error{fmt::format("unknown size mix '{}': expected helios-fit, multi-node or openb+multi-node", name)};
   }
   return mix;
 }
@@ -152,9 +166,18 @@ std::vector<GroupArrival> GenerateGroups(const SizeMix& mix, const ClusterShape&
   std::vector<GroupArrival> out;
   out.reserve(count);
   for (int i = 0; i < count; ++i) {
-    const int gpus = mix.entries[pick(rng)].gpus;
+    const SizeMix::Entry& e = mix.entries[pick(rng)];
+    const int gpus = e.gpus;
     GroupArrival a;
     a.spec = GroupForJob(shape, levels, gpus, i);
+    a.single = e.single;
+    if (a.single) {  // One pod on one node: the host level, as kube-scheduler places any pod.
+      a.spec.name = fmt::format("pod-{}", i);
+      a.spec.size = a.spec.min_count = 1;
+      a.spec.gpus = gpus;
+      a.spec.level = ShapeLevels(shape, levels).back();
+      a.spec.policy = groups::LevelPolicy::kPreferred;
+    }
     a.total_gpus = gpus;
     a.lifetime = std::max(1, static_cast<int>(std::ceil(life(rng))));
     out.push_back(std::move(a));

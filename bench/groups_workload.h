@@ -9,6 +9,9 @@
 //               not the trace's distribution.
 //   multi-node  8, 16, 32, 64 or 128 GPUs, equally likely: a synthetic stress mix of multi-node jobs
 //               (no published distribution behind it).
+//   openb+multi-node  pods of no group with the GPU counts of openb's default pod list (1, 2, 4 or 8
+//               GPUs, weighted by how many of its pods ask each: 6,989, 16, 15, 44; a pod sharing a GPU
+//               counts as 1) beside the multi-node jobs as groups, each half of the GPUs asked.
 // Shapes:
 //   h100-spine  8-GPU nodes (hgx-h100-8), 32 nodes per leaf block, 4 blocks per spine, 2 spines (256
 //               nodes, 2,048 GPUs); labels network.topology.nvidia.com/spine and /block, hostname.
@@ -36,13 +39,14 @@ struct SizeMix {
   struct Entry {
     int gpus;
     double weight;
+    bool single = false;  // A pod of no group (GroupArrival::single), not a job of one or more members.
   };
   std::vector<Entry> entries;
   double MeanGpus() const;
   int MedianGpus() const;  // The smallest size whose cumulative weight reaches half.
 };
 
-Result<SizeMix> GroupSizeMix(const std::string& name);  // "helios-fit" or "multi-node"
+Result<SizeMix> GroupSizeMix(const std::string& name);  // "helios-fit", "multi-node" or "openb+multi-node"
 
 struct ClusterShape {
   std::string name;
@@ -74,6 +78,8 @@ std::vector<int> ShapeLevels(const ClusterShape& shape, const groups::DomainLeve
 
 struct GroupArrival {
   groups::GroupSpec spec;
+  bool single = false;  // A pod of no group: placed as kube-scheduler (with or without topofit) places one
+                        // (GroupPolicy::PlacePod); spec is then one member at the host level, preferred.
   int total_gpus = 0;
   int lifetime = 0;  // Arrivals until it leaves (when placed and departures are on).
 };

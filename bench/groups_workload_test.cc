@@ -24,7 +24,18 @@ TEST_CASE("groups workload: the size mixes and their median and mean") {
   REQUIRE(multi.ok());
   CHECK(multi->MeanGpus() == doctest::Approx(248.0 / 5));
   CHECK(multi->MedianGpus() == 32);
-  CHECK(GroupSizeMix("philly").error() == "unknown size mix 'philly': expected helios-fit or multi-node");
+  CHECK(GroupSizeMix("philly").error() ==
+        "unknown size mix 'philly': expected helios-fit, multi-node or openb+multi-node");
+  // openb's pods and the multi-node groups each ask half of the GPUs.
+  auto mixed = GroupSizeMix("openb+multi-node");
+  REQUIRE(mixed.ok());
+  double pod_gpus = 0, group_gpus = 0;
+  for (const SizeMix::Entry& e : mixed->entries) (e.single ? pod_gpus : group_gpus) += e.weight * e.gpus;
+  CHECK(pod_gpus == doctest::Approx(group_gpus));
+  CHECK(mixed->entries.front().single);
+  CHECK(mixed->entries.front().gpus == 1);
+  CHECK_FALSE(mixed->entries.back().single);
+  CHECK(mixed->entries.back().gpus == 128);
 }
 
 TEST_CASE("groups workload: the shapes, their sizes, and the labelled cluster they build") {
