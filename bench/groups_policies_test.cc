@@ -2,9 +2,11 @@
 
 #include <map>
 #include <random>
+#include <set>
 
 #include <doctest/doctest.h>
 
+#include "bench/groups_replay.h"
 #include "extender/groups/testing/small_clusters.h"
 
 namespace topofit::bench {
@@ -138,6 +140,69 @@ TEST_CASE("group policies: Volcano's lowest tier first, the first domain by name
         std::map<std::string, int>{{"b1-n1", 1}, {"b1-n2", 4}});
   // Required at the host level: never more than one node.
   CHECK(w.policy("volcano-tier").Place(w.nodes, Spec(5, 2, kHost, LevelPolicy::kRequired)).empty());
+}
+
+}  // namespace
+}  // namespace topofit::bench
+
+namespace topofit::bench {
+namespace {
+
+// The gb200-nvl72 replay cluster: 8 NVLink domains of 18 nodes of 4 GPUs.
+struct Nvl72 {
+  ReplayCluster c;
+  placement::Placer placer;
+  std::vector<std::unique_ptr<GroupPolicy>> policies;
+  Nvl72() {
+    GroupReplayOptions o;
+    o.shape = "gb200-nvl72";
+    REQUIRE(BuildReplayCluster(o, c).ok());
+    policies = AllGroupPolicies(placer, {}, &c.shape);
+  }
+  int Domain(int node) const { return static_cast<int>(c.map.id(node, c.shape_levels[1])); }  // The clique.
+};
+
+GroupSpec OnePod(int gpus, int index) {
+  GroupSpec s = Spec(1, gpus, 0, LevelPolicy::kPreferred);
+  s.name = "pod-" + std::to_string(index);
+  return s;
+}
+
+TEST_CASE("group policies: topofit's pods of no group keep off the NVLink domains its groups need") {
+  Nvl72 w;
+  GroupPolicy& topofit = *w.policies[0];
+  topofit.Start();
+  groups::GroupNodes nodes = w.c.empty;
+  // An 18 x 4-GPU group fills one domain (and is learnt); one node of another domain is broken.
+  GroupSpec whole = Spec(18, 4, w.c.shape_levels[1], LevelPolicy::kRequired);
+  const std::vector<MemberPlan> group = topofit.Place(nodes, whole);
+  REQUIRE(group.size() == 18);
+  for (const MemberPlan& m : group) nodes.nodes[m.node].free = nodes.nodes[m.node].free - m.gpus;
+  const int full = w.Domain(group.front().node);
+  int broken_node = 0;
+  while (w.Domain(broken_node) == full) ++broken_node;
+  nodes.nodes[broken_node].free = nodes.nodes[broken_node].free - GpuSet::Of({0});
+  const int broken = w.Domain(broken_node);
+  // Each 1-GPU pod goes into the broken domain, the only one no expected group fits any more.
+  for (int i = 0; i < 20; ++i) {
+    const std::vector<MemberPlan> pod = topofit.PlacePod(nodes, OnePod(1, i));
+    REQUIRE(pod.size() == 1);
+    CHECK(w.Domain(pod[0].node) == broken);
+    nodes.nodes[pod[0].node].free = nodes.nodes[pod[0].node].free - pod[0].gpus;
+  }
+  // The bin-packing baseline fills the broken node first too, then opens nodes anywhere.
+  std::set<int> domains;
+  GroupPolicy& kueue = *w.policies[2];
+  kueue.Start();
+  groups::GroupNodes fresh = w.c.empty;
+  for (int i = 0; i < 200; ++i) {
+    const std::vector<MemberPlan> pod = kueue.PlacePod(fresh, OnePod(4, i));
+    if (pod.empty()) break;
+    domains.insert(w.Domain(pod[0].node));
+    fresh.nodes[pod[0].node].free = fresh.nodes[pod[0].node].free - pod[0].gpus;
+    if (domains.size() > 1) break;
+  }
+  CHECK(domains.size() > 1);  // Whole 4-GPU pods on whole nodes at random: not one domain.
 }
 
 }  // namespace
