@@ -117,7 +117,8 @@ GroupVerdict GroupCoordinator::Filter(const cluster::PodRequest& pod,
     return v;
   }
   if (auto slot = SlotFor(v.key, pod)) {
-    if (candidates && SlotRefusals::SlotRefused(slot->node, *candidates, pod.nominated_node)) {
+    if (candidates && DomainTrial(**spec, slot->node, *candidates).empty() &&
+        SlotRefusals::SlotRefused(slot->node, *candidates, pod.nominated_node)) {
       std::lock_guard lock(plan_mu_);
       ReplanRefused(**spec, pod, *slot, v);
     } else {
@@ -135,13 +136,40 @@ GroupVerdict GroupCoordinator::Filter(const cluster::PodRequest& pod,
   }
   if (candidates) {
     const bool sent = std::find(candidates->begin(), candidates->end(), v.node) != candidates->end();
-    if (!v.node.empty() && !sent && v.reason.empty()) {
-      v.reason = NotSent(pod.group, v.node, *candidates, pod.nominated_node);
+    const std::string trial = v.node.empty() || sent ? "" : DomainTrial(**spec, v.node, *candidates);
+    if (!trial.empty()) {  // Not a refusal, and no nomination: the next domain tried is the slot's.
+      if (v.reason.empty()) v.reason = fmt::format("group {}: {}", pod.group, trial);
+    } else {
+      if (!v.node.empty() && !sent && v.reason.empty()) {
+        v.reason = NotSent(pod.group, v.node, *candidates, pod.nominated_node);
+      }
+      v.nominate = Nominate(pod.nominated_node, v.node, sent);
     }
-    v.nominate = Nominate(pod.nominated_node, v.node, sent);
   }
   Track(v.key, **spec, v);
   return v;
+}
+
+std::string GroupCoordinator::DomainTrial(const GroupSpec& spec, const std::string& slot_node,
+                                          std::span<const std::string_view> candidates) const {
+  const std::shared_ptr<const DomainMap> map = maps_.Get();
+  if (candidates.empty() || spec.level < 0 || spec.level >= map->levels().size() || !map->used(spec.level)) return "";
+  const std::optional<size_t> slot = map->Find(slot_node);
+  if (!slot) return "";
+  std::optional<uint32_t> tried;
+  for (std::string_view c : candidates) {
+    const std::optional<size_t> n = map->Find(c);
+    if (!n) return "";
+    const uint32_t d = map->id(*n, spec.level);
+    if (tried && *tried != d) return "";
+    tried = d;
+  }
+  const uint32_t mine = map->id(*slot, spec.level);
+  if (*tried == mine) return "";
+  const std::string& level = map->levels().levels[spec.level].name;
+  return fmt::format("kube-scheduler is trying {} {} alone (topology-aware workload scheduling); this group's "
+                     "slots are in {} {}", level, map->domain_name(spec.level, *tried), level,
+                     map->domain_name(spec.level, mine));
 }
 
 void GroupCoordinator::PlanWaiting(const GroupSpec& spec, const cluster::PodRequest& pod, const std::string& before,

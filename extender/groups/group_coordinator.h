@@ -31,6 +31,10 @@
 //      SlotRefusals::kMaxReplans such re-plans per TTL, then the slot is kept until the reservation
 //      expires, the reason saying so. A member whose slot another member's re-plan dropped gets a new
 //      slot on its next filter (a bind in flight to the old slot fails and kube-scheduler retries it).
+//      Not a refusal: a list whose nodes are all in one domain of the group's level other than the
+//      slot's (DomainTrial): kube-scheduler's TopologyAwareWorkloadScheduling filters a gang against
+//      one domain at a time; the member is held for that domain, with no re-plan and no nomination,
+//      and passes when the slot's domain is tried.
 //   5. nomination: a member whose slot's node kube-scheduler did not send (its search may have stopped
 //      before it) and is not its nominatedNodeName gets `nominate`, and the caller sets the field to
 //      the slot's node. kube-scheduler then evaluates that node alone first on the member's next
@@ -164,6 +168,11 @@ class GroupCoordinator {
   // or why not; `domain`: the deepest domain holding the fixed members and the plan's ("block s1/b2").
   GroupPlan PlanRest(const GroupSpec& spec, const std::vector<std::string>& fixed_nodes,
                      const std::vector<std::string>& excluded, std::string* domain) const;
+  // Why `candidates` prove nothing about `slot_node`, or "": every candidate is in one domain of the
+  // group's level other than the slot node's - kube-scheduler's topology-aware workload scheduling
+  // (v1.36, alpha) filtering the group's members against one domain at a time.
+  std::string DomainTrial(const GroupSpec& spec, const std::string& slot_node,
+                          std::span<const std::string_view> candidates) const;
   // The group's reason before this call ("" when none), for requeueing its members when it changes.
   std::string LastReason(const std::string& key) const;
   // Records the verdict in the status table.

@@ -207,3 +207,32 @@ TEST_CASE("group coordinator: a slot node missing from a list that may be cut sh
 
 }  // namespace
 }  // namespace topofit::groups
+
+namespace topofit::groups {
+namespace {
+
+TEST_CASE("group coordinator: a list of another block's nodes alone is a domain tried, not a refusal") {
+  Rig r(3, 2);  // b1..b3, two nodes each; the group is planned into one of them.
+  r.Filter(Member("a"), std::nullopt);
+  const GroupVerdict planned = r.Filter(Member("b"), std::nullopt);
+  REQUIRE_FALSE(planned.node.empty());
+  const std::string block = planned.node.substr(0, 2);
+  const std::string other = block == "b3" ? "b2" : "b3";
+  // kube-scheduler's topology-aware workload scheduling filters the gang against one block at a time.
+  const std::string n1 = other + "-n1", n2 = other + "-n2";
+  const std::vector<std::string_view> tried = {n1, n2};
+  const GroupVerdict v = r.Filter(Member("b"), tried);
+  CHECK(v.node == planned.node);  // The slot kept: nothing planned again, nothing left out.
+  CHECK(v.replanned.empty());
+  CHECK_FALSE(v.nominate);
+  CHECK(v.reason == "group train: kube-scheduler is trying block s1/" + other +
+                        " alone (topology-aware workload scheduling); this group's slots are in block s1/" + block);
+  CHECK(r.model.Totals().reserved_gpus == 16);
+  // The slot's own block without the slot node is a refusal, as before.
+  const std::string mate = planned.node.substr(0, 4) + (planned.node.back() == '1' ? "2" : "1");
+  const std::vector<std::string_view> own = {mate};
+  CHECK(r.Filter(Member("b"), own).replanned == planned.node);
+}
+
+}  // namespace
+}  // namespace topofit::groups
