@@ -4,7 +4,8 @@
 // that what reads the map on every call - a group's plan, a pod's domain loss (domain_loss.h) - does
 // not copy every node's labels each time.
 // Get() takes no lock of the model's while a fresh map is not needed; when one is, it calls
-// ClusterModel::Nodes(), so it must not be called while a ClusterModel::Reader is held.
+// ClusterModel::Nodes(), so it must not be called while a ClusterModel::Reader is held. Its own mutex
+// is never held while the model's lock is taken (Peek is called under a Reader).
 // Thread-safe; a map handed out stays valid (and immutable) for as long as its holder keeps it.
 
 #include <cstdint>
