@@ -20,6 +20,7 @@ struct Queued {
   const GroupArrival* arrival = nullptr;
   int arrived = 0;
   std::vector<groups::MemberPlan> members;  // Placed so far (no-gang: some; a gang: none or all).
+  int64_t failed_in = -1;  // The departure epoch of its last try that placed nothing.
 };
 
 int64_t FreeOf(const groups::GroupNodes& nodes) {
@@ -68,6 +69,7 @@ class QueueReplay {
         nodes_.nodes[m.node].free = nodes_.nodes[m.node].free | m.gpus;
         free_ += m.gpus.size();
       }
+      ++epoch_;
     }
   }
   // Every waiting group in arrival order, placed (or, without a gang, given more members) where it fits.
@@ -77,7 +79,10 @@ class QueueReplay {
       const groups::GroupSpec& spec = q.arrival->spec;
       const int missing = spec.size - static_cast<int>(q.members.size());
       const int needed = policy_.gang() ? RestMin(spec, missing) : 1;  // Members the policy could start with.
-      if (static_cast<int64_t>(needed) * spec.gpus > free_) {
+      // Skipped: too few free GPUs, or a try that placed nothing since the last departure (GPUs have
+      // only been taken since, and on the replay's shapes - any k free GPUs of a node make a set - a
+      // group that fitted nowhere then fits nowhere now; the tables are the same without this).
+      if (static_cast<int64_t>(needed) * spec.gpus > free_ || q.failed_in == epoch_) {
         ++it;
         continue;
       }
@@ -87,6 +92,7 @@ class QueueReplay {
       GroupArrival rest_arrival = *q.arrival;
       rest_arrival.spec = rest;
       std::vector<groups::MemberPlan> more = PlaceArrival(policy_, nodes_, rest_arrival);
+      if (more.empty()) q.failed_in = epoch_;
       Take(nodes_, more);
       for (const groups::MemberPlan& m : more) free_ -= m.gpus.size();
       q.members.insert(q.members.end(), more.begin(), more.end());
@@ -105,6 +111,7 @@ class QueueReplay {
   GroupPolicy& policy_;
   groups::GroupNodes nodes_;
   int64_t free_ = 0;  // Free GPUs of nodes_.
+  int64_t epoch_ = 0;  // Departures that freed GPUs so far.
   std::vector<Queued> queue_;
   std::multimap<int, std::vector<groups::MemberPlan>> leaving_;  // By the time it leaves.
 };
