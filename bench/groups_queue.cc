@@ -23,20 +23,10 @@ struct Queued {
   int64_t failed_in = -1;  // The departure epoch of its last try that placed nothing.
 };
 
-int64_t FreeOf(const groups::GroupNodes& nodes) {
-  int64_t n = 0;
-  for (const groups::GroupNode& g : nodes.nodes) n += (g.free & g.usable).size();
-  return n;
-}
-
-void Take(groups::GroupNodes& nodes, const std::vector<groups::MemberPlan>& members) {
-  for (const groups::MemberPlan& m : members) nodes.nodes[m.node].free = nodes.nodes[m.node].free - m.gpus;
-}
-
 class QueueReplay {
  public:
   QueueReplay(const ReplayCluster& c, GroupPolicy& policy) : c_(c), policy_(policy), nodes_(c.empty) {
-    free_ = FreeOf(nodes_);
+    free_ = FreeGpus(nodes_);
   }
 
   GroupQueueRow Run(const std::vector<GroupArrival>& arrivals, int steps) {
@@ -51,12 +41,12 @@ class QueueReplay {
       row.arrivals++;
       TryQueue(t, row);
       for (const Queued& q : queue_)
-        for (const auto& m : q.members) row.idle_gpu_steps += m.gpus.size();
+        row.idle_gpu_steps += GpusOf(q.members);
     }
     for (const Queued& q : queue_) {
       row.waiting++;
       row.waits.push_back(steps - q.arrived);
-      for (const auto& m : q.members) row.partial_gpus += m.gpus.size();
+      row.partial_gpus += GpusOf(q.members);
     }
     std::sort(row.waits.begin(), row.waits.end());
     return row;
@@ -65,10 +55,8 @@ class QueueReplay {
  private:
   void Depart(int t) {
     for (auto it = leaving_.begin(); it != leaving_.end() && it->first <= t; it = leaving_.erase(it)) {
-      for (const groups::MemberPlan& m : it->second) {
-        nodes_.nodes[m.node].free = nodes_.nodes[m.node].free | m.gpus;
-        free_ += m.gpus.size();
-      }
+      groups::GiveBack(nodes_, it->second);
+      free_ += GpusOf(it->second);
       ++epoch_;
     }
   }
@@ -93,8 +81,8 @@ class QueueReplay {
       rest_arrival.spec = rest;
       std::vector<groups::MemberPlan> more = PlaceArrival(policy_, nodes_, rest_arrival);
       if (more.empty()) q.failed_in = epoch_;
-      Take(nodes_, more);
-      for (const groups::MemberPlan& m : more) free_ -= m.gpus.size();
+      groups::Take(nodes_, more);
+      free_ -= GpusOf(more);
       q.members.insert(q.members.end(), more.begin(), more.end());
       if (static_cast<int>(q.members.size()) < spec.size) {
         ++it;

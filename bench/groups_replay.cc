@@ -24,20 +24,6 @@ struct Alive {
   bool partial = false;
 };
 
-int64_t FreeGpus(const groups::GroupNodes& nodes) {
-  int64_t n = 0;
-  for (const groups::GroupNode& g : nodes.nodes) n += (g.free & g.usable).size();
-  return n;
-}
-
-void Hold(groups::GroupNodes& nodes, const Alive& a) {
-  for (const groups::MemberPlan& m : a.members) nodes.nodes[m.node].free = nodes.nodes[m.node].free - m.gpus;
-}
-
-void Release(groups::GroupNodes& nodes, const Alive& a) {
-  for (const groups::MemberPlan& m : a.members) nodes.nodes[m.node].free = nodes.nodes[m.node].free | m.gpus;
-}
-
 // Counts one placement into `row`; true when the group got any member (it then holds GPUs).
 bool Count(const Setup& s, const GroupArrival& a, const std::vector<groups::MemberPlan>& members, GroupReplayRow& row) {
   row.arrivals++;
@@ -72,14 +58,14 @@ GroupReplayRow Replay(const Setup& s, GroupPolicy& policy, int churn) {
   size_t i = 0;
   for (; i < s.arrivals.size() && static_cast<int>(i) < churn; ++i) {
     for (auto it = leaving.begin(); it != leaving.end() && it->first <= static_cast<int>(i);) {
-      Release(nodes, it->second);
+      groups::GiveBack(nodes, it->second.members);
       it = leaving.erase(it);
     }
     const GroupArrival& a = s.arrivals[i];
     Alive placed{PlaceArrival(policy, nodes, a), false};
     placed.partial = static_cast<int>(placed.members.size()) < a.spec.size;
     if (!Count(s, a, placed.members, row)) continue;
-    Hold(nodes, placed);
+    groups::Take(nodes, placed.members);
     leaving.emplace(static_cast<int>(i) + a.lifetime, std::move(placed));
   }
   const int64_t free_at_fill = FreeGpus(nodes);
@@ -90,20 +76,32 @@ GroupReplayRow Replay(const Setup& s, GroupPolicy& policy, int churn) {
     Alive placed{PlaceArrival(policy, nodes, a), false};
     placed.partial = static_cast<int>(placed.members.size()) < a.spec.size;
     if (!Count(s, a, placed.members, row)) continue;
-    Hold(nodes, placed);
+    groups::Take(nodes, placed.members);
     staying.push_back(std::move(placed));
   }
   for (const auto& [_, a] : leaving) {
-    if (a.partial) for (const auto& m : a.members) row.partial_gpus += m.gpus.size();
+    if (a.partial) row.partial_gpus += GpusOf(a.members);
   }
   for (const Alive& a : staying) {
-    if (a.partial) for (const auto& m : a.members) row.partial_gpus += m.gpus.size();
+    if (a.partial) row.partial_gpus += GpusOf(a.members);
   }
   row.unallocated = FreeGpus(nodes);
   return row;
 }
 
 }  // namespace
+
+int64_t FreeGpus(const groups::GroupNodes& nodes) {
+  int64_t n = 0;
+  for (const groups::GroupNode& g : nodes.nodes) n += (g.free & g.usable).size();
+  return n;
+}
+
+int64_t GpusOf(std::span<const groups::MemberPlan> members) {
+  int64_t n = 0;
+  for (const groups::MemberPlan& m : members) n += m.gpus.size();
+  return n;
+}
 
 std::vector<groups::MemberPlan> PlaceArrival(GroupPolicy& policy, const groups::GroupNodes& nodes,
                                              const GroupArrival& a) {

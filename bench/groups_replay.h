@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,10 @@ struct ReplayCluster {
 Status BuildReplayCluster(const GroupReplayOptions& options, ReplayCluster& out);
 
 Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& options);
+
+// The GPUs free on `nodes` (usable ones only), and the GPUs `members` take.
+int64_t FreeGpus(const groups::GroupNodes& nodes);
+int64_t GpusOf(std::span<const groups::MemberPlan> members);
 
 class GroupPolicy;
 // A group through policy.Place, a pod of no group (a.single) through policy.PlacePod.

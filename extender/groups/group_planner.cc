@@ -356,8 +356,14 @@ GroupPlan GroupPlanner::Plan(const cluster::ClusterModel& model, const DomainMap
   return Plan(ReadGroupNodes(model, domains), spec);
 }
 
-void Take(GroupNodes& nodes, const GroupPlan& plan) {
-  for (const MemberPlan& m : plan.members) nodes.nodes[m.node].free = nodes.nodes[m.node].free - m.gpus;
+void Take(GroupNodes& nodes, std::span<const MemberPlan> members) {
+  for (const MemberPlan& m : members) nodes.nodes[m.node].free = nodes.nodes[m.node].free - m.gpus;
+}
+
+void Take(GroupNodes& nodes, const GroupPlan& plan) { Take(nodes, plan.members); }
+
+void GiveBack(GroupNodes& nodes, std::span<const MemberPlan> members) {
+  for (const MemberPlan& m : members) nodes.nodes[m.node].free = nodes.nodes[m.node].free | m.gpus;
 }
 
 }  // namespace topofit::groups

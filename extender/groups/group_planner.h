@@ -41,6 +41,7 @@
 // Thread-safe: Plan may run concurrently (the Placer and GroupShapeEstimate are).
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -100,7 +101,9 @@ class GroupPlanner {
   bool bounds_ = true;
 };
 
-// Marks the plan's GPUs taken in `nodes` (for replaying plans without a model).
+// Marks the members' GPUs taken in `nodes` (for replaying plans without a model), or, GiveBack, free again.
+void Take(GroupNodes& nodes, std::span<const MemberPlan> members);
 void Take(GroupNodes& nodes, const GroupPlan& plan);
+void GiveBack(GroupNodes& nodes, std::span<const MemberPlan> members);
 
 }  // namespace topofit::groups

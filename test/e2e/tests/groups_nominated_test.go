@@ -42,10 +42,7 @@ func TestTopofitGroupsNominated(t *testing.T) {
 
 	start := time.Now()
 	for i := 0; i < 2; i++ {
-		spec := harness.GPUPod(fmt.Sprintf("z-%d", i), 8)
-		spec.Annotations = map[string]string{"topofit.io/group": "gz", "topofit.io/group-size": "2",
-			"topofit.io/group-level": "accelerator", "topofit.io/group-policy": "required"}
-		mustCreate(t, c, spec)
+		mustCreate(t, c, rackMember(fmt.Sprintf("z-%d", i), "gz", 2))
 	}
 	for i := 0; i < 2; i++ {
 		node, _ := scheduled(t, c, fmt.Sprintf("z-%d", i), 8, 8)

@@ -30,10 +30,7 @@ func groupsRobustness(t *testing.T, c *harness.Cluster, ext *harness.TopofitExte
 	var racks []harness.NodeSpec
 	for r, n := range map[int]int{4: 2, 5: 3} {
 		for i := 1; i <= n; i++ {
-			spec := harness.GPUNode(fmt.Sprintf("r%d-n%d", r, i), 8, "hgx-h100-8")
-			spec.Labels = map[string]string{"nvidia.com/gpu.clique": fmt.Sprintf("r%d", r),
-				"network.topology.nvidia.com/block": "b1"}
-			racks = append(racks, spec)
+			racks = append(racks, rackNode(r, i))
 		}
 	}
 	c.CreateNodes(ctx, racks...)

@@ -19,16 +19,7 @@ import (
 // pod to r2-n1. A 2 x 8-GPU group lands in r1; a 1-GPU pod then goes to r3-n2 - r3 is broken already -
 // and not into r2, the only rack left that holds another such group.
 func TestTopofitGroupsSinglePodKeepsRack(t *testing.T) {
-	var nodes []harness.NodeSpec
-	for r := 1; r <= 3; r++ {
-		for n := 1; n <= 2; n++ {
-			spec := harness.GPUNode(fmt.Sprintf("r%d-n%d", r, n), 8, "hgx-h100-8")
-			spec.Labels = map[string]string{"nvidia.com/gpu.clique": fmt.Sprintf("r%d", r),
-				"network.topology.nvidia.com/block": "b1"}
-			nodes = append(nodes, spec)
-		}
-	}
-	c, _ := startTopofit(t, nodes...)
+	c, _ := startTopofit(t, rackNodes(3, 2)...)
 	ctx := context.Background()
 
 	full := harness.GPUPod("full", 8)
@@ -45,10 +36,7 @@ func TestTopofitGroupsSinglePodKeepsRack(t *testing.T) {
 	}
 
 	for i := 0; i < 2; i++ {
-		spec := harness.GPUPod(fmt.Sprintf("g-%d", i), 8)
-		spec.Annotations = map[string]string{"topofit.io/group": "g", "topofit.io/group-size": "2",
-			"topofit.io/group-level": "accelerator", "topofit.io/group-policy": "required"}
-		mustCreate(t, c, spec)
+		mustCreate(t, c, rackMember(fmt.Sprintf("g-%d", i), "g", 2))
 	}
 	for i := 0; i < 2; i++ {
 		if node, _ := scheduled(t, c, fmt.Sprintf("g-%d", i), 8, 8); !strings.HasPrefix(node, "r1-") {

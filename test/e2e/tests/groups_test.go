@@ -25,24 +25,10 @@ import (
 //   - then, on two racks added (groups_robust_test.go): topofit killed mid-group and restarted, and a
 //     member's slot node tainted before it binds.
 func TestTopofitGroups(t *testing.T) {
-	var nodes []harness.NodeSpec
-	for r := 1; r <= 3; r++ {
-		for n := 1; n <= 2; n++ {
-			spec := harness.GPUNode(fmt.Sprintf("r%d-n%d", r, n), 8, "hgx-h100-8")
-			spec.Labels = map[string]string{"nvidia.com/gpu.clique": fmt.Sprintf("r%d", r),
-				"network.topology.nvidia.com/block": "b1"}
-			nodes = append(nodes, spec)
-		}
-	}
-	c, ext := startTopofit(t, nodes...)
+	c, ext := startTopofit(t, rackNodes(3, 2)...)
 	ctx := context.Background()
 	rackOf := func(node string) string { return strings.SplitN(node, "-", 2)[0] }
-	member := func(name, group string, size int) harness.PodSpec {
-		spec := harness.GPUPod(name, 8)
-		spec.Annotations = map[string]string{"topofit.io/group": group, "topofit.io/group-size": fmt.Sprint(size),
-			"topofit.io/group-level": "accelerator", "topofit.io/group-policy": "required"}
-		return spec
-	}
+	member := rackMember
 
 	solo := harness.GPUPod("solo", 8)
 	solo.NodeName = "r1-n1"
@@ -133,6 +119,33 @@ func TestTopofitGroups(t *testing.T) {
 		mustDelete(t, c, name)
 	}
 	groupsRobustness(t, c, ext)
+}
+
+// rackNode: fake 8-GPU node r<rack>-n<n> (hgx-h100-8) in NVLink rack r<rack> (nvidia.com/gpu.clique) of block b1.
+func rackNode(rack, n int) harness.NodeSpec {
+	spec := harness.GPUNode(fmt.Sprintf("r%d-n%d", rack, n), 8, "hgx-h100-8")
+	spec.Labels = map[string]string{"nvidia.com/gpu.clique": fmt.Sprintf("r%d", rack),
+		"network.topology.nvidia.com/block": "b1"}
+	return spec
+}
+
+// rackNodes: racks r1..r<racks> of perRack rackNodes each.
+func rackNodes(racks, perRack int) []harness.NodeSpec {
+	var nodes []harness.NodeSpec
+	for r := 1; r <= racks; r++ {
+		for n := 1; n <= perRack; n++ {
+			nodes = append(nodes, rackNode(r, n))
+		}
+	}
+	return nodes
+}
+
+// rackMember: a member of `group` (size members) asking 8 GPUs, required in one NVLink rack.
+func rackMember(name, group string, size int) harness.PodSpec {
+	spec := harness.GPUPod(name, 8)
+	spec.Annotations = map[string]string{"topofit.io/group": group, "topofit.io/group-size": fmt.Sprint(size),
+		"topofit.io/group-level": "accelerator", "topofit.io/group-policy": "required"}
+	return spec
 }
 
 // waitOneGroupBound waits until both members ("<g>-0", "<g>-1") of one of the groups are bound; returns it.
