@@ -68,13 +68,12 @@ bool DomainLoss::Enabled(const cluster::PodRequest& pod) const {
 }
 
 void DomainLoss::Losses(const cluster::ClusterModel::Reader& reader, const cluster::PodRequest& pod,
-                        std::span<const std::string_view> nodes, std::span<const cluster::NodeState* const> states,
-                        std::span<double> out) const {
+                        std::span<const cluster::NodeState* const> nodes, std::span<double> out) const {
   std::fill(out.begin(), out.end(), 0.0);
   const std::shared_ptr<const Prepared> p = PreparedNow(reader);
   if (!p || !p->score.enabled()) return;
   for (size_t i = 0; i < nodes.size(); ++i)
-    if (const int n = p->index.Find(states[i]); n >= 0) out[i] = p->score.ScoreNode(n, pod.gpus);
+    if (const int n = p->index.Find(nodes[i]); n >= 0) out[i] = p->score.ScoreNode(n, pod.gpus);
 }
 
 std::shared_ptr<const DomainLoss::Prepared> DomainLoss::PreparedNow(const cluster::ClusterModel::Reader& reader) const {

@@ -35,8 +35,7 @@ class DomainLoss : public placement::BandLoss {
   std::string_view Name() const override { return "DomainFragmentation"; }
   bool Enabled(const cluster::PodRequest& pod) const override;
   void Losses(const cluster::ClusterModel::Reader& reader, const cluster::PodRequest& pod,
-              std::span<const std::string_view> nodes, std::span<const cluster::NodeState* const> states,
-              std::span<double> out) const override;
+              std::span<const cluster::NodeState* const> nodes, std::span<double> out) const override;
 
  private:
   struct Prepared;

@@ -10,8 +10,7 @@
 //                   may refresh its own views); false: no opinion, and Losses is not asked.
 //   Losses          asked with the model's Reader held (read the model through it only, never
 //                   through another ClusterModel method): out[i] >= 0, the loss of placing `pod` on
-//                   nodes[i], a node in the model (states[i], found through that Reader) on which the
-//                   pod has a set; lower first.
+//                   nodes[i], a node found through that Reader on which the pod has a set; lower first.
 // Thread-safe: concurrent filters, prioritizes and explains call it.
 
 #include <span>
@@ -27,8 +26,7 @@ class BandLoss {
   virtual std::string_view Name() const = 0;
   virtual bool Enabled(const cluster::PodRequest& pod) const = 0;
   virtual void Losses(const cluster::ClusterModel::Reader& reader, const cluster::PodRequest& pod,
-                      std::span<const std::string_view> nodes, std::span<const cluster::NodeState* const> states,
-                      std::span<double> out) const = 0;
+                      std::span<const cluster::NodeState* const> nodes, std::span<double> out) const = 0;
 };
 
 }  // namespace topofit::placement

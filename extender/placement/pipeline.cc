@@ -100,18 +100,12 @@ void Pipeline::ToLevels(std::span<const double> totals, std::span<int> out,
 Pipeline::~Pipeline() = default;
 
 Pipeline::BandLosses Pipeline::LossesOf(const cluster::ClusterModel::Reader& reader, const cluster::PodRequest& pod,
-                                        std::span<const std::string_view> nodes,
-                                        std::span<const cluster::NodeState* const> states) const {
-  return [this, &reader, &pod, nodes, states](std::span<const size_t> band, std::span<double> out) {
-    std::vector<std::string_view> names;
+                                        std::span<const cluster::NodeState* const> nodes) const {
+  return [this, &reader, &pod, nodes](std::span<const size_t> band, std::span<double> out) {
     std::vector<const cluster::NodeState*> found;
-    names.reserve(band.size());
     found.reserve(band.size());
-    for (size_t i : band) {
-      names.push_back(nodes[i]);
-      found.push_back(states[i]);
-    }
-    band_loss_->Losses(reader, pod, names, found, out);
+    for (size_t i : band) found.push_back(nodes[i]);
+    band_loss_->Losses(reader, pod, found, out);
   };
 }
 
@@ -272,7 +266,7 @@ std::vector<NodeScore> Pipeline::Prioritize(const cluster::PodRequest& pod, std:
   const std::vector<double> totals = NodeTotals(state, nodes, groups, classes);
   std::vector<int> levels(nodes.size(), 0);
   BandLosses losses;
-  if (band_loss) losses = LossesOf(reader, pod, nodes, groups.found);
+  if (band_loss) losses = LossesOf(reader, pod, groups.found);
   ToLevels(totals, levels, [&](size_t i) {
     const GpuSet free = groups.classes.views()[groups.class_of[i]].free;  // As classified.
     return TieKeyOf(config_.tie_break, NodeView{nodes[i], groups.found[i], free}, pod);

@@ -151,9 +151,9 @@ class Pipeline {
   BandLosses RecordedLosses(const cluster::ClusterModel::Reader& reader, const cluster::PodRequest& pod,
                             std::span<const NodeView> views, std::span<const size_t> passing,
                             std::span<NodeEvaluation> out) const;
-  // band_loss_->Losses over `nodes` and their `states` (indexed as ToLevels' totals), with `reader` held.
+  // band_loss_->Losses over `nodes` (indexed as ToLevels' totals), with `reader` held.
   BandLosses LossesOf(const cluster::ClusterModel::Reader& reader, const cluster::PodRequest& pod,
-                      std::span<const std::string_view> nodes, std::span<const cluster::NodeState* const> states) const;
+                      std::span<const cluster::NodeState* const> nodes) const;
   // filter_keeps_best: keeps the passing nodes of the best score, fails the rest.
   void KeepBest(const cluster::PodRequest& pod, std::span<const std::string_view> nodes, FilterOutcome& out) const;
   // Prioritize's steps. The nodes found in the model, grouped by GPU state (NodeClasses): each

@@ -83,13 +83,9 @@ Pipeline::BandLosses Pipeline::RecordedLosses(const cluster::ClusterModel::Reade
                                               const cluster::PodRequest& pod, std::span<const NodeView> views,
                                               std::span<const size_t> passing, std::span<NodeEvaluation> out) const {
   return [this, &reader, &pod, views, passing, out](std::span<const size_t> band, std::span<double> loss) {
-    std::vector<std::string_view> names;
-    std::vector<const cluster::NodeState*> states;
-    for (size_t j : band) {
-      names.push_back(views[j].name);
-      states.push_back(views[j].node);
-    }
-    band_loss_->Losses(reader, pod, names, states, loss);
+    std::vector<const cluster::NodeState*> nodes;
+    for (size_t j : band) nodes.push_back(views[j].node);
+    band_loss_->Losses(reader, pod, nodes, loss);
     for (size_t j = 0; j < band.size(); ++j) out[passing[band[j]]].band_loss = loss[j];
   };
 }
