@@ -65,6 +65,7 @@ PodRequest MakePodRequest(const k8s::PodObject& pod) {
   r.name = pod.meta.name;
   r.gpus = static_cast<int>(std::clamp<int64_t>(pod.gpus, 0, 1 << 20));
   r.priority = pod.priority;
+  r.preempt_never = pod.preempt_never;
   r.cpu_milli = pod.cpu_milli;
   r.memory_bytes = pod.memory_bytes;
   r.gpu_products = pod.gpu_products;

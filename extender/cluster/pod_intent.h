@@ -73,6 +73,7 @@ struct PodRequest {
   std::string name;
   int gpus = 0;            // Effective nvidia.com/gpu request (k8s decoding already did the max/sum).
   int32_t priority = 0;
+  bool preempt_never = false;  // spec.preemptionPolicy: Never (kube-scheduler preempts nothing for it).
   int64_t cpu_milli = 0;       // Effective requests, for resource-aware score plugins.
   int64_t memory_bytes = 0;
   PodIntent intent;

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "extender/groups/group_preemption.h"
+
 namespace topofit::groups {
 
 std::string_view ToString(GroupState state) {
@@ -143,7 +145,7 @@ GroupVerdict GroupCoordinator::Filter(const cluster::PodRequest& pod,
       if (!v.node.empty() && !sent && v.reason.empty()) {
         v.reason = NotSent(pod.group, v.node, *candidates, pod.nominated_node);
       }
-      v.nominate = Nominate(pod.nominated_node, v.node, sent);
+      v.nominate = v.preempted.empty() && Nominate(pod.nominated_node, v.node, sent);
     }
   }
   Track(v.key, **spec, v);
@@ -243,10 +245,13 @@ void GroupCoordinator::PlanGroup(const GroupSpec& spec, const cluster::PodReques
     std::vector<std::string> fixed_nodes;
     for (const auto& [uid, node] : fixed) fixed_nodes.push_back(node);
     std::string domain;
-    const std::vector<std::string> excluded = refusals_.Excluded(v.key, pipeline_.model().clock().Now());
-    GroupPlan plan = PlanRest(spec, fixed_nodes, excluded, &domain);
-    if (!plan.ok) {
-      v.reason = fmt::format("group {}: {}{}", spec.name, plan.reason, LeftOut(excluded));
+    GroupPlan plan;
+    if (Unplanned* unplanned = PlanOrRecall(v.key, spec, fixed_nodes, plan, domain)) {
+      v.reason = unplanned->reason;
+      std::vector<std::string> waiting;
+      for (const cluster::GroupMember& m : seen)
+        if (!m.bound() && !fixed.count(m.uid)) waiting.push_back(m.uid);
+      PlanIfPreempted(*unplanned, pod, std::move(waiting), v);
       return;
     }
     std::vector<cluster::GroupReservations::SlotRequest> slots;
@@ -269,10 +274,12 @@ void GroupCoordinator::PlanGroup(const GroupSpec& spec, const cluster::PodReques
 }
 
 GroupPlan GroupCoordinator::PlanRest(const GroupSpec& spec, const std::vector<std::string>& fixed_nodes,
-                                     const std::vector<std::string>& excluded, std::string* domain) const {
+                                     const std::vector<std::string>& excluded, std::string* domain,
+                                     std::optional<int32_t> preempt_below) const {
   const std::shared_ptr<const DomainMap> shared_map = maps_.Get();
   const DomainMap& map = *shared_map;
-  GroupNodes all = ReadGroupNodes(pipeline_.model(), map);
+  GroupNodes all = preempt_below ? ReadGroupNodesIfPreempted(pipeline_.model().Read(), map, *preempt_below)
+                                 : ReadGroupNodes(pipeline_.model(), map);
   for (const std::string& n : excluded)
     if (auto i = map.Find(n)) all.nodes[*i].free = GpuSet();
   GroupSpec rest = spec;
@@ -290,6 +297,54 @@ GroupPlan GroupCoordinator::PlanRest(const GroupSpec& spec, const std::vector<st
   for (const MemberPlan& m : plan.members) every.push_back(m.node_name);
   *domain = DomainOfNodes(map, every);
   return plan;
+}
+
+GroupCoordinator::Unplanned* GroupCoordinator::PlanOrRecall(const std::string& key, const GroupSpec& spec,
+                                                            const std::vector<std::string>& fixed_nodes,
+                                                            GroupPlan& plan, std::string& domain) {
+  const cluster::ClusterModel& model = pipeline_.model();
+  Unplanned now;
+  now.gpu_generation = model.gpu_generation();
+  now.node_generation = model.node_generation();
+  now.spec = spec;
+  now.fixed_nodes = fixed_nodes;
+  now.excluded = refusals_.Excluded(key, model.clock().Now());
+  if (const auto it = unplanned_.find(key); it != unplanned_.end()) {
+    const Unplanned& u = it->second;
+    if (u.gpu_generation == now.gpu_generation && u.node_generation == now.node_generation && u.spec == now.spec &&
+        u.fixed_nodes == now.fixed_nodes && u.excluded == now.excluded)
+      return &it->second;
+  }
+  plan = PlanRest(spec, fixed_nodes, now.excluded, &domain);
+  if (plan.ok) {
+    unplanned_.erase(key);
+    return nullptr;
+  }
+  now.reason = fmt::format("group {}: {}{}", spec.name, plan.reason, LeftOut(now.excluded));
+  if (unplanned_.size() >= kMaxGroups) unplanned_.clear();
+  return &(unplanned_[key] = std::move(now));
+}
+
+void GroupCoordinator::PlanIfPreempted(Unplanned& u, const cluster::PodRequest& pod, std::vector<std::string> waiting,
+                                       GroupVerdict& v) {
+  if (pod.preempt_never) return;
+  if (!u.preemption_planned) {
+    u.preemption_planned = true;
+    u.if_preempted = PlanRest(u.spec, u.fixed_nodes, u.excluded, &u.if_preempted_domain, u.spec.priority);
+    if (u.if_preempted.ok) u.preempted = Preempted(pipeline_.model().Read(), u.if_preempted.members, u.spec.priority);
+  }
+  std::sort(waiting.begin(), waiting.end());
+  const size_t rank = std::find(waiting.begin(), waiting.end(), pod.uid) - waiting.begin();
+  if (!u.if_preempted.ok || u.preempted.empty() || rank >= u.if_preempted.members.size()) return;
+  v.node = u.if_preempted.members[rank].node_name;
+  v.gpus = u.if_preempted.members[rank].gpus;
+  v.preempted = u.preempted;
+  const size_t shown = std::min<size_t>(u.preempted.size(), 3);
+  v.reason += fmt::format("; {} can take them if kube-scheduler preempts {} pod{} of priority below {} ({}{}): "
+                          "each member passes its node there alone, for kube-scheduler's workload-aware preemption",
+                          u.if_preempted_domain, u.preempted.size(), u.preempted.size() == 1 ? "" : "s",
+                          u.spec.priority, fmt::join(u.preempted.begin(), u.preempted.begin() + shown, ", "),
+                          u.preempted.size() > shown ? fmt::format(" and {} more", u.preempted.size() - shown) : "");
 }
 
 Result<GpuSet> GroupCoordinator::Bind(const cluster::PodRequest& pod, std::string_view node) {

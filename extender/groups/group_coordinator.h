@@ -15,6 +15,12 @@
 //      from their annotations and only the rest is planned). A plan is reserved whole; a reservation
 //      that lost a race with another bind is re-planned (kMaxPlanTries). No plan: held, with the
 //      planner's reason ("group train-7: no block can take 8 members of 8 GPUs: ...").
+//      Then, unless the member's preemptionPolicy is Never, it is planned again as if every pod of priority
+//      below the group's (GroupSpec::priority) were gone (group_preemption.h): if that plan holds, the member is led to its slot there
+//      (the i-th member waiting, by UID, gets the i-th slot) and `preempted` names the pods in its way -
+//      so that kube-scheduler's workload-aware preemption, whose trial runs topofit's filter on a
+//      snapshot without those pods, finds the group a place, and deletes only pods on the plan's nodes.
+//      Nothing is reserved: the member binds only once the group is planned on GPUs really free.
 //   Planning is serialised (one group at a time), so two groups wanting the last domain never split
 //   it: the first gets all of it, the second finds no room and waits whole. A planned group's other
 //   pending members come back in `requeue` (the caller asks kube-scheduler to try them now), and so do
@@ -83,6 +89,10 @@ struct GroupVerdict {
   std::string replanned;      // This call planned the group again: the slot node kube-scheduler turned away.
   bool nominate = false;      // The member's nominatedNodeName should be `node` ("" clearing it): step 5;
                               // the caller writes it (KubeWriter::NominatePod).
+  // Non-empty: the group has no plan, and `node` and `gpus` are this member's slot only if kube-scheduler
+  // preempts these pods ("namespace/name") - step 3's plan for workload-aware preemption. Nothing is
+  // reserved and nobody nominated; `reason` says why the member waits.
+  std::vector<std::string> preempted;
 };
 
 enum class GroupState : uint8_t { kWaiting, kPlanned, kBound };
@@ -147,6 +157,25 @@ class GroupCoordinator {
   const placement::BandLoss& domain_loss() const { return domain_loss_; }
 
  private:
+  // A group's last plan that failed - and, once asked, its plan if kube-scheduler preempted
+  // (PlanIfPreempted) - kept while the model's GPUs and nodes and what they were made from are
+  // unchanged: kube-scheduler v1.36.3 retries a gang that does not fit without backoff while its queue
+  // is otherwise empty (every member's filter, again and again), and asks for the same preemption
+  // trial once per victim it gives back. Under plan_mu_; cleared past kMaxGroups entries.
+  struct Unplanned {
+    uint64_t gpu_generation = 0, node_generation = 0;
+    GroupSpec spec;
+    std::vector<std::string> fixed_nodes, excluded;
+    std::string reason;  // Why the free GPUs hold no plan.
+    bool preemption_planned = false;
+    GroupPlan if_preempted;
+    std::string if_preempted_domain;
+    std::vector<std::string> preempted;
+  };
+  // The group's plan on the free GPUs into `plan` and `domain` (nullptr back), or, when there is none,
+  // its Unplanned: the one kept while it still holds, else a new one (PlanRest is not asked again).
+  Unplanned* PlanOrRecall(const std::string& key, const GroupSpec& spec, const std::vector<std::string>& fixed_nodes,
+                          GroupPlan& plan, std::string& domain);
   struct Tracked {
     std::optional<GroupSpec> spec;
     cluster::TimePoint first_seen{};
@@ -166,8 +195,15 @@ class GroupCoordinator {
                      GroupVerdict& v);
   // The members to plan now, inside the domain of the fixed ones and off the `excluded` nodes: a plan
   // or why not; `domain`: the deepest domain holding the fixed members and the plan's ("block s1/b2").
+  // `preempt_below`: plan as if every pod of lower priority were gone (ReadGroupNodesIfPreempted).
   GroupPlan PlanRest(const GroupSpec& spec, const std::vector<std::string>& fixed_nodes,
-                     const std::vector<std::string>& excluded, std::string* domain) const;
+                     const std::vector<std::string>& excluded, std::string* domain,
+                     std::optional<int32_t> preempt_below = std::nullopt) const;
+  // Step 3's plan if kube-scheduler preempted the pods of priority below spec.priority (made once per
+  // `u`): fills v's node, gpus, preempted and the end of its reason, or leaves v alone. `waiting`: the
+  // UIDs of the members to place. Under plan_mu_.
+  void PlanIfPreempted(Unplanned& u, const cluster::PodRequest& pod, std::vector<std::string> waiting,
+                       GroupVerdict& v);
   // Why `candidates` prove nothing about `slot_node`, or "": every candidate is in one domain of the
   // group's level other than the slot node's - kube-scheduler's topology-aware workload scheduling
   // (v1.36, alpha) filtering the group's members against one domain at a time.
@@ -187,6 +223,7 @@ class GroupCoordinator {
   GroupPlanner planner_;
   cluster::GroupReservations reservations_;
   SlotRefusals refusals_;
+  std::map<std::string, Unplanned, std::less<>> unplanned_;
   std::mutex plan_mu_;  // One group planned at a time; taken before reservations_' and the model's locks.
   mutable std::mutex status_mu_;  // A leaf.
   std::map<std::string, Tracked, std::less<>> status_;

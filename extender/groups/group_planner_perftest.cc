@@ -20,6 +20,7 @@
 #include "extender/cluster/group_reservations.h"
 #include "extender/cluster/testing/builders.h"
 #include "extender/groups/domain_loss.h"
+#include "extender/groups/group_coordinator.h"
 #include "extender/groups/group_planner.h"
 #include "extender/groups/group_shapes.h"
 #include "extender/groups/network_domains.h"
@@ -203,6 +204,51 @@ void BM_PrioritizeNoGroup(benchmark::State& state) {
 BENCHMARK(BM_PrioritizeNoGroup)
     ->ArgsProduct({{0, 1, 2}, {0, 1}})
     ->Iterations(300)
+    ->Unit(benchmark::kMillisecond);
+
+// GroupCoordinator::Filter of the members of a group that fits nowhere (32 members of 8 GPUs, required
+// in one block of 32 nodes, about half of them partly held), round-robin, as kube-scheduler v1.36.3 retries such a gang without backoff
+// while its queue is otherwise empty. range(0) = 1: before each call one node's GPUs change, so the
+// failed plan is made again; 0: nothing changes, so the coordinator recalls it. range(1) = 1: the
+// members' priority is above the held pods', so the plan if kube-scheduler preempted is made too (and
+// each member is led to its slot there).
+void BM_FilterWaitingGroup(benchmark::State& state) {
+  Cluster& c = Shared();
+  placement::Pipeline pipeline(&c.model);
+  GroupLookup lookup(DomainLevels{{{"spine", {"spine"}}, {"block", {"block"}}, {"host", {"host"}}}});
+  GroupCoordinator groups(pipeline, lookup);
+  std::vector<cluster::PodRequest> members;
+  for (int i = 0; i < 32; ++i) {
+    k8s::PodObject pod = cluster::testing::MakePod(
+        "member-" + std::to_string(i), 8, "", "", state.range(1) ? 1000 : 0,
+        {{"topofit.io/group", "big"}, {"topofit.io/group-size", "32"}, {"topofit.io/group-level", "block"},
+         {"topofit.io/group-policy", "required"}});
+    c.model.ApplyPod(pod);
+    members.push_back(cluster::MakePodRequest(pod));
+  }
+  const k8s::PodObject churn = cluster::testing::MakePod("churn", 1, "node-1", "0");
+  size_t calls = 0;
+  bool held = true;
+  Percentiles(state, [&] {
+    if (state.range(0)) {
+      if (calls % 2) {
+        c.model.DeletePod("churn");
+      } else {
+        c.model.ApplyPod(churn);
+      }
+    }
+    const bool led = !groups.Filter(members[calls++ % members.size()]).node.empty();
+    held = held && led == (state.range(1) == 1);
+  });
+  c.model.DeletePod("churn");
+  for (const cluster::PodRequest& m : members) c.model.DeletePod(m.uid);
+  state.SetLabel(std::string(held ? "" : "UNEXPECTED VERDICT, ") +
+                 (state.range(0) ? "a node changed before each call" : "nothing changed") +
+                 (state.range(1) ? ", planned if preempted" : ""));
+}
+BENCHMARK(BM_FilterWaitingGroup)
+    ->ArgsProduct({{0, 1}, {0, 1}})
+    ->Iterations(200)
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

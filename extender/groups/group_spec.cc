@@ -120,6 +120,7 @@ Result<std::optional<GroupSpec>> GroupFromAnnotations(const cluster::PodRequest&
   spec.min_count = g.min_count.value_or(g.size);
   spec.gpus = member.gpus;
   spec.intent = member.intent;
+  spec.priority = member.priority;
   spec.level = g.level;
   spec.policy = g.policy;
   return std::optional<GroupSpec>(std::move(spec));
@@ -193,6 +194,7 @@ Result<GroupSpec> GroupFromPodGroup(const cluster::PodRequest& member, const k8s
   spec.min_count = std::min(spec.min_count, spec.size);
   spec.gpus = member.gpus;
   spec.intent = member.intent;
+  spec.priority = group.priority.value_or(member.priority);
   return spec;
 }
 

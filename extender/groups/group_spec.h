@@ -57,6 +57,11 @@ struct GroupSpec {
   cluster::PodIntent intent; // Per member's GPU set.
   int level = 0;             // Index into the DomainLevels the spec was read with.
   LevelPolicy policy = LevelPolicy::kPreferred;
+  // The priority kube-scheduler preempts lower pods with for the group: a Workload API PodGroup's
+  // spec.priority (workload-aware preemption compares it), else the member pod's own (preemption pod by
+  // pod, the gate off; with it on, a PodGroup without one has 0, and the plan that assumed more fails
+  // kube-scheduler's trial harmlessly).
+  int32_t priority = 0;
   std::string key() const { return namespace_ + "/" + name; }
   friend bool operator==(const GroupSpec&, const GroupSpec&) = default;
 };

@@ -99,6 +99,14 @@ TEST_CASE("group spec: from a Workload API PodGroup - gang minCount, size from t
   CHECK(spec->level == 3);
   CHECK(spec->policy == LevelPolicy::kRequired);
   CHECK(GroupFromPodGroup(member, ref, pg, 9, pod.meta.annotations, kLevels)->size == 9);
+  // The priority preemption uses: the PodGroup's when it has one, else the member's.
+  CHECK(spec->priority == 0);
+  member.priority = 50;
+  CHECK(GroupFromPodGroup(member, ref, pg, 4, pod.meta.annotations, kLevels)->priority == 50);
+  k8s::PodGroupObject ranked = pg;
+  ranked.priority = 1000;
+  CHECK(GroupFromPodGroup(member, ref, ranked, 4, pod.meta.annotations, kLevels)->priority == 1000);
+  member.priority = 0;
 
   k8s::PodGroupObject basic = pg;
   basic.policy = k8s::PodGroupObject::Policy::kBasic;

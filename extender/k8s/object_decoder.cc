@@ -204,6 +204,8 @@ void DecodePodSpec(dom::element v, const Path& path, PodObject& pod) {
       int64_t prio = json::Int(value, p);
       if (prio < INT32_MIN || prio > INT32_MAX) json::Fail(p, "out of range");
       pod.priority = int32_t(prio);
+    } else if (KeyIs(key, "preemptionPolicy")) {
+      pod.preempt_never = json::String(value, p) == "Never";
     }
   });
   for (auto& c : containers) c.restartable = false;
@@ -351,6 +353,10 @@ void DecodePodGroupSpec(dom::element v, const Path& path, PodGroupObject& group)
       policy_stated = DecodeSchedulingPolicy(value, p, group);
     } else if (KeyIs(key, "schedulingConstraints")) {
       DecodeTopologyConstraint(value, p, group);
+    } else if (KeyIs(key, "priority") && !json::IsNull(value)) {
+      const int64_t priority = json::Int(value, p);
+      if (priority < INT32_MIN || priority > INT32_MAX) json::Fail(p, "out of range");
+      group.priority = int32_t(priority);
     }
   });
   if (group.api == PodGroupObject::Api::kWorkload && !policy_stated)

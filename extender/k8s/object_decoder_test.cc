@@ -26,6 +26,18 @@ TEST_CASE("decode pod: effective GPU request with init and sidecar containers") 
   CHECK(pod->nominated_node == "n2");
 }
 
+TEST_CASE("decode pod: preemptionPolicy Never, and any other value or none, preempts") {
+  auto never = DecodePod(R"({"spec":{"priority":100,"preemptionPolicy":"Never","containers":[]}})");
+  REQUIRE(never.ok());
+  CHECK(never->preempt_never);
+  auto lower = DecodePod(R"({"spec":{"priority":100,"preemptionPolicy":"PreemptLowerPriority","containers":[]}})");
+  REQUIRE(lower.ok());
+  CHECK_FALSE(lower->preempt_never);
+  auto absent = DecodePod(R"({"spec":{"containers":[]}})");
+  REQUIRE(absent.ok());
+  CHECK_FALSE(absent->preempt_never);
+}
+
 TEST_CASE("decode pod: errors name the pod and the field") {
   auto half = DecodePod(R"({"metadata":{"name":"p","namespace":"ns"},"spec":{"containers":[
     {"resources":{"limits":{"nvidia.com/gpu":"0.5"}}}]}})");

@@ -90,6 +90,7 @@ struct PodObject {
   std::string phase;              // status.phase: Pending, Running, Succeeded, Failed, Unknown
   std::string nominated_node;     // status.nominatedNodeName: the node kube-scheduler tries first
   int32_t priority = 0;           // spec.priority (0 when absent)
+  bool preempt_never = false;     // spec.preemptionPolicy is Never: it preempts no pod
   // GPU models the pod may run on, sorted and unique; empty = any: spec.nodeSelector
   // nvidia.com/gpu.product, or the values of `In` expressions on that key in required node affinity
   // (the union over nodeSelectorTerms, which are ORed; any term without such an expression = any).

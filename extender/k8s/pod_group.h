@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -49,6 +50,10 @@ struct PodGroupObject {
   Policy policy = Policy::kGang;  // Coscheduling PodGroups are always gangs.
   int32_t min_count = 0;          // spec.schedulingPolicy.gang.minCount / spec.minMember
   std::string topology_key;       // spec.schedulingConstraints.topology[0].key (Workload API); "" for none
+  // spec.priority (Workload API, gate WorkloadAwarePreemption; kube-apiserver sets it from
+  // spec.priorityClassName): the priority kube-scheduler's workload-aware preemption gives the whole
+  // group (0 there when absent: its util.PodGroupPriority).
+  std::optional<int32_t> priority;
   std::string key() const { return namespace_ + "/" + name; }
   friend bool operator==(const PodGroupObject&, const PodGroupObject&) = default;
 };

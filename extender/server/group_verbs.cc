@@ -23,8 +23,9 @@ Reply ExtenderVerbs::GroupFilter(const protocol::ExtenderArgs& args, const clust
   for (std::string_view n : names) listed |= !v.node.empty() && n == v.node;
   // Listed: the slot's node passes, every other node is not this member's. Else the coordinator's
   // reason: why it waits, or why its slot's node (not sent) is kept.
-  const std::string refused =
-      listed ? fmt::format("group {}: this member's GPUs are reserved on node {}", pod.group, v.node) : v.reason;
+  const std::string refused = listed && v.preempted.empty()
+                                  ? fmt::format("group {}: this member's GPUs are reserved on node {}", pod.group, v.node)
+                                  : v.reason;
   for (uint32_t i = 0; i < names.size(); ++i) {
     if (listed && names[i] == v.node) {
       outcome.passed.push_back(i);
@@ -53,6 +54,7 @@ Reply ExtenderVerbs::GroupFilter(const protocol::ExtenderArgs& args, const clust
     if (!v.reason.empty()) f.push_back({"held", v.reason});
     if (!v.replanned.empty()) f.push_back({"refused_slot_node", v.replanned});
     if (v.planned_now) f.push_back({"planned", v.domain});
+    if (!v.preempted.empty()) f.push_back({"if_preempted", std::to_string(v.preempted.size())});
     if (!v.requeue.empty()) f.push_back({"requeued", std::to_string(v.requeue.size())});
     f.push_back({"took_us", std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(
                                                 std::chrono::steady_clock::now() - start).count())});

@@ -1,0 +1,35 @@
+#pragma once
+// What a group could have if kube-scheduler preempted pods of lower priority for it.
+//
+// kube-scheduler's workload-aware preemption (v1.36, alpha; framework/preemption/podgrouppreemption.go)
+// never calls an extender's preempt verb: it removes every pod of lower priority than the group from its
+// snapshot, runs the group's cycle again - calling the extenders' filter, which cannot know that the
+// pods are only gone in that snapshot - and, if the group fits, gives back the victims one at a time
+// while it still fits, then deletes the rest. A group planned on the free GPUs alone would therefore
+// never pass that trial. GroupCoordinator plans such a group a second time on these nodes and leads
+// each member to its slot there, reserving nothing (group_coordinator.h, step 3).
+//
+// ReadGroupNodesIfPreempted: ReadGroupNodes, with the GPUs of every pod of priority below `priority`
+//   counted free as well - bound pods and binds confirmed, whatever their state on the node; never a
+//   reservation (a bind in flight, another group's slots), which no preemption can take.
+// Preempted: the pods of priority below `priority` whose GPUs a member's set overlaps, in the order of
+//   the members, each once ("namespace/name"). Not an error: a member on a node the model no longer
+//   knows (nothing there to preempt).
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "extender/cluster/cluster_model.h"
+#include "extender/groups/group_nodes.h"
+#include "extender/groups/group_planner.h"
+
+namespace topofit::groups {
+
+GroupNodes ReadGroupNodesIfPreempted(const cluster::ClusterModel::Reader& reader, const DomainMap& domains,
+                                     int32_t priority);
+
+std::vector<std::string> Preempted(const cluster::ClusterModel::Reader& reader, std::span<const MemberPlan> members,
+                                   int32_t priority);
+
+}  // namespace topofit::groups

@@ -1,0 +1,137 @@
+// What a group could have if kube-scheduler preempted pods of lower priority for it: the nodes read as
+// if those pods were gone, the pods a plan would preempt, and the coordinator leading each member of a
+// group with no plan to its slot in such a plan - for kube-scheduler's workload-aware preemption - while
+// reserving nothing and binding nothing until the pods are really gone.
+#include "extender/groups/group_preemption.h"
+
+#include <doctest/doctest.h>
+
+#include "extender/groups/testing/coordinator_rig.h"
+
+namespace topofit::groups {
+namespace {
+
+using cluster::testing::MakePod;
+using testing::BlockMember;
+
+// A member of `group` (2 members of 8 GPUs, required in a block) of the given priority.
+k8s::PodObject Member(const std::string& uid, const std::string& group, int32_t priority) {
+  k8s::PodObject p = BlockMember(uid, group, 2);
+  p.priority = priority;
+  return p;
+}
+
+// Two blocks of two 8-GPU nodes: b1 full of four 4-GPU pods of priority 10; in b2, b2-n2 is full with
+// one 8-GPU pod of priority 1000 and b2-n1 free. A 2 x 8-GPU group fits in no block as things are.
+struct Rig : testing::CoordinatorRig {
+  Rig() : CoordinatorRig(2, 2) {
+    model.ApplyPod(MakePod("low-0", 4, "b1-n1", "0,1,2,3", 10));
+    model.ApplyPod(MakePod("low-1", 4, "b1-n1", "4,5,6,7", 10));
+    model.ApplyPod(MakePod("low-2", 4, "b1-n2", "0,1,2,3", 10));
+    model.ApplyPod(MakePod("low-3", 4, "b1-n2", "4,5,6,7", 10));
+    model.ApplyPod(MakePod("keeper", 8, "b2-n2", "0,1,2,3,4,5,6,7", 1000));
+  }
+};
+
+TEST_CASE("group preemption: the nodes as if every pod of lower priority were gone, never a reservation") {
+  Rig r;
+  const DomainMap map = DomainMap::FromModel(r.model, testing::SmallLevels());
+  const GroupNodes now = ReadGroupNodes(r.model, map);
+  const GroupNodes below_1000 = ReadGroupNodesIfPreempted(r.model.Read(), map, 1000);
+  const GroupNodes below_10 = ReadGroupNodesIfPreempted(r.model.Read(), map, 10);
+  for (size_t i = 0; i < map.size(); ++i) {
+    INFO(map.name(i));
+    CHECK(below_10.nodes[i].free == now.nodes[i].free);  // equal priority preempts nothing
+    const bool low = map.name(i).starts_with("b1-");
+    CHECK(below_1000.nodes[i].free == (low ? below_1000.nodes[i].usable : now.nodes[i].free));
+  }
+  // A reservation in flight (a bind's, or a group's slot) is no pod: no preemption takes it.
+  REQUIRE(r.model.Reserve(cluster::MakePodRequest(MakePod("binding", 8, "", "", 0)), "b2-n1",
+                          [](const cluster::NodeState&, GpuSet free) -> std::optional<GpuSet> { return free; }));
+  const GroupNodes reserved = ReadGroupNodesIfPreempted(r.model.Read(), map, 1000);
+  CHECK(reserved.nodes[*map.Find("b2-n1")].free.empty());
+}
+
+TEST_CASE("group preemption: the pods a plan preempts are those whose GPUs a member's set overlaps") {
+  Rig r;
+  std::vector<MemberPlan> members(2);
+  members[0].node_name = "b1-n1";
+  members[0].gpus = GpuSet(0x0f);  // low-0's GPUs only
+  members[1].node_name = "b1-n2";
+  members[1].gpus = GpuSet(0xff);
+  CHECK(Preempted(r.model.Read(), members, 1000) ==
+        std::vector<std::string>{"default/pod-low-0", "default/pod-low-2", "default/pod-low-3"});
+  CHECK(Preempted(r.model.Read(), members, 10).empty());
+  members[1].node_name = "gone";
+  CHECK(Preempted(r.model.Read(), members, 1000) == std::vector<std::string>{"default/pod-low-0"});
+}
+
+TEST_CASE("group coordinator: a group with no plan is led to where preemption would make room, reserving nothing") {
+  Rig r;
+  r.Filter(Member("a", "urgent", 1000));
+  GroupVerdict b = r.Filter(Member("b", "urgent", 1000));
+  GroupVerdict a = r.Filter(Member("a", "urgent", 1000));
+  CHECK_FALSE(a.planned_now);
+  CHECK(a.reason == "group urgent: no block can take 2 members of 8 GPUs: the best, s1/b2, has room for 1; "
+                    "block s1/b1 can take them if kube-scheduler preempts 4 pods of priority below 1000 "
+                    "(default/pod-low-0, default/pod-low-1, default/pod-low-2 and 1 more): each member passes its "
+                    "node there alone, for kube-scheduler's workload-aware preemption");
+  CHECK(b.reason == a.reason);  // one reason for the group: its members do not requeue each other
+  CHECK(a.requeue.empty());
+  CHECK(a.preempted.size() == 4);
+  REQUIRE(a.node.starts_with("b1-"));
+  REQUIRE(b.node.starts_with("b1-"));
+  CHECK(a.node != b.node);
+  CHECK(a.gpus.size() == 8);
+  CHECK_FALSE(a.nominate);
+  CHECK(r.model.Totals().reserved_gpus == 0);
+  CHECK(r.Filter(Member("a", "urgent", 1000)).node == a.node);  // the same trial every time
+  // No GPU is given while the low pods hold them: the bind has no slot to hand over.
+  CHECK_FALSE(r.groups.Bind(cluster::MakePodRequest(Member("a", "urgent", 1000)), a.node).ok());
+  auto groups = r.groups.Groups();
+  REQUIRE(groups.size() == 1);
+  CHECK(groups[0].state == GroupState::kWaiting);
+
+  // kube-scheduler preempts them; the group is planned there on GPUs really free, and binds.
+  for (const char* uid : {"low-0", "low-1", "low-2", "low-3"}) r.model.DeletePod(uid);
+  GroupVerdict planned = r.Filter(Member("a", "urgent", 1000));
+  CHECK(planned.planned_now);
+  CHECK(planned.preempted.empty());
+  CHECK(planned.domain == "block s1/b1");
+  CHECK(r.model.Totals().reserved_gpus == 16);
+  CHECK(r.groups.Bind(cluster::MakePodRequest(Member("a", "urgent", 1000)), planned.node).ok());
+}
+
+TEST_CASE("group coordinator: no preemption plan for preemptionPolicy Never, an equal priority, or no room anyway") {
+  SUBCASE("Never") {
+    Rig r;
+    k8s::PodObject a = Member("a", "polite", 1000), b = Member("b", "polite", 1000);
+    a.preempt_never = b.preempt_never = true;
+    r.Filter(a);
+    GroupVerdict v = r.Filter(b);
+    CHECK(v.node.empty());
+    CHECK(v.preempted.empty());
+    CHECK(v.reason == "group polite: no block can take 2 members of 8 GPUs: the best, s1/b2, has room for 1");
+  }
+  SUBCASE("equal priority") {
+    Rig r;
+    r.Filter(Member("a", "peer", 10));
+    GroupVerdict v = r.Filter(Member("b", "peer", 10));
+    CHECK(v.node.empty());
+    CHECK(v.preempted.empty());
+  }
+  SUBCASE("no block has room even then") {
+    Rig r;
+    k8s::PodObject a = BlockMember("a", "huge", 3), b = BlockMember("b", "huge", 3), c = BlockMember("c", "huge", 3);
+    a.priority = b.priority = c.priority = 1000;
+    r.Filter(a);
+    r.Filter(b);
+    GroupVerdict v = r.Filter(c);
+    CHECK(v.node.empty());
+    CHECK(v.preempted.empty());
+    CHECK(v.reason == "group huge: no block can take 3 members of 8 GPUs: the best, s1/b2, has room for 1");
+  }
+}
+
+}  // namespace
+}  // namespace topofit::groups
