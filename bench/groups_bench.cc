@@ -1,9 +1,10 @@
 // groups_bench: the groups replay (groups_replay.h) on every cluster shape and size mix, one markdown
 // table each - the tables of docs/groups.md.
 //   groups_bench [--shape h100-spine|gb200-nvl72] [--mix helios-fit|multi-node] [--seed N] [--load L]
-//                [--seeds N] [--churn N] [--group-half-life G] [--queue 1] [--pod-domain-loss 0]
+//                [--seeds N] [--churn N] [--group-half-life G] [--queue 1] [--pod-domain-loss 0] [--refusals 1]
 // Without --shape or --mix, every shape or mix. --queue 1: the replay with a queue and its waits
 // (groups_queue.h) instead. --pod-domain-loss 0: topofit's pods of no group without the domain loss.
+// --refusals 1: also the GPUs refused while arrivals reach capacity, by whether the cluster had room.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -24,7 +25,7 @@ struct Args {
 // False (after saying why) on an unknown flag or one without its value.
 bool Parse(int argc, char** argv, Args& args) {
   if (argc % 2 == 0) {
-    std::fprintf(stderr, "flags take a value: --shape, --mix, --seed, --seeds, --load, --churn, --group-half-life, --queue, --pod-domain-loss\n");
+    std::fprintf(stderr, "flags take a value: --shape, --mix, --seed, --seeds, --load, --churn, --group-half-life, --queue, --pod-domain-loss, --refusals\n");
     return false;
   }
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -43,6 +44,8 @@ bool Parse(int argc, char** argv, Args& args) {
       args.base.group_half_life = std::strtod(value.c_str(), nullptr);
     } else if (flag == "--pod-domain-loss") {
       args.base.pod_domain_loss = value == "1";
+    } else if (flag == "--refusals") {
+      args.base.refusals = value == "1";
     } else if (flag == "--queue") {
       args.queue = value == "1";
     } else if (flag == "--churn") {

@@ -47,6 +47,14 @@ bool Count(const Setup& s, const GroupArrival& a, const std::vector<groups::Memb
   return true;
 }
 
+// Whether the nodes have room for every member of `spec` (min-count of them), its domains aside:
+// nodes of free GPUs enough for spec.gpus each, counted as whole members.
+bool RoomForMembers(const groups::GroupNodes& nodes, const groups::GroupSpec& spec) {
+  int64_t room = 0;
+  for (const groups::GroupNode& n : nodes.nodes) room += (n.free & n.usable).size() / std::max(1, spec.gpus);
+  return room >= spec.min_count;
+}
+
 GroupReplayRow Replay(const Setup& s, GroupPolicy& policy, int churn) {
   GroupReplayRow row;
   row.policy = policy.name();
@@ -75,7 +83,10 @@ GroupReplayRow Replay(const Setup& s, GroupPolicy& policy, int churn) {
     asked += a.total_gpus;
     Alive placed{PlaceArrival(policy, nodes, a), false};
     placed.partial = static_cast<int>(placed.members.size()) < a.spec.size;
-    if (!Count(s, a, placed.members, row)) continue;
+    if (!Count(s, a, placed.members, row)) {
+      (RoomForMembers(nodes, a.spec) ? row.refused_with_room : row.refused_without_room) += a.total_gpus;
+      continue;
+    }
     groups::Take(nodes, placed.members);
     staying.push_back(std::move(placed));
   }
@@ -166,6 +177,8 @@ Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& opt
       sum.capacity += r.capacity;
       sum.multi += r.multi;
       sum.allreduce_gbps += r.allreduce_gbps;
+      sum.refused_with_room += r.refused_with_room;
+      sum.refused_without_room += r.refused_without_room;
     }
   }
   return rows;
@@ -186,6 +199,11 @@ std::string FormatGroupReplay(const GroupReplayOptions& o, const std::vector<Gro
                        pct(r.one_domain, r.spanning), r.partial_gpus, pct(r.partial_gpus, r.capacity), r.unallocated,
                        pct(r.unallocated, r.capacity), r.multi ? r.allreduce_gbps / r.multi : 0.0, r.multi);
   }
+  if (!o.refusals) return out;
+  out += "\n| policy | unallocated GPUs at capacity | GPUs refused while arrivals reach capacity: the cluster had "
+         "room for the members, domains aside | had not |\n|---|---|---|---|\n";
+  for (const GroupReplayRow& r : rows)
+    out += fmt::format("| {} | {} | {} | {} |\n", r.policy, r.unallocated, r.refused_with_room, r.refused_without_room);
   return out;
 }
 

@@ -47,6 +47,7 @@ struct GroupReplayOptions {
   int seeds = 1;  // Runs seed, seed + 1, ...; rows add their counts up.
   double group_half_life = groups::GroupShapeOptions{}.half_life;  // topofit's estimate of group shapes.
   bool pod_domain_loss = true;  // topofit's pods of no group ordered by the domain loss (scoring.domainLoss).
+  bool refusals = false;        // FormatGroupReplay adds the fill's refusals, by cause.
 };
 
 struct GroupReplayRow {
@@ -60,6 +61,11 @@ struct GroupReplayRow {
   int64_t capacity = 0;
   int multi = 0;              // Placed groups of 2 or more members.
   double allreduce_gbps = 0;  // Summed over them.
+  // The GPUs of the arrivals refused while arrivals reach capacity, by whether the cluster then had
+  // room for every member on some node, its domains aside (a refusal no placement of this moment
+  // could have avoided, when it had not). What is unallocated at capacity is made of these refusals.
+  int64_t refused_with_room = 0;
+  int64_t refused_without_room = 0;
 };
 
 // The bus bandwidth a ring all-reduce over `members` can reach, GB/s a GPU one way: its slowest hop.

@@ -26,7 +26,12 @@ TEST_CASE("groups replay: one stream of arrivals for all - only no-gang holds GP
     CHECK(r.one_domain <= r.spanning);
     CHECK(r.unallocated >= 0);
     CHECK(r.unallocated <= r.capacity);
-    if (r.policy != "no-gang") CHECK(r.partial_gpus == 0);
+    if (r.policy != "no-gang") {
+      CHECK(r.partial_gpus == 0);
+      // The fill stops once the GPUs asked reach those free when it began: what stays unallocated was
+      // asked by a refused arrival (the last one may ask more than was left).
+      CHECK(r.refused_with_room + r.refused_without_room >= r.unallocated);
+    }
   }
   // Deterministic for a seed.
   auto again = RunGroupReplay(o);
@@ -35,6 +40,24 @@ TEST_CASE("groups replay: one stream of arrivals for all - only no-gang holds GP
     CHECK((*again)[i].placed == (*rows)[i].placed);
     CHECK((*again)[i].unallocated == (*rows)[i].unallocated);
   }
+}
+
+TEST_CASE("groups replay: the fill's refusals by cause - no room for the members at all, or room but not in a domain") {
+  GroupReplayOptions o;
+  o.shape = "h100-spine";
+  o.mix = "multi-node";
+  o.churn_arrivals = 200;
+  o.seed = 2;
+  auto rows = RunGroupReplay(o);
+  REQUIRE(rows.ok());
+  int64_t refused = 0;
+  for (const GroupReplayRow& r : *rows) refused += r.refused_with_room + r.refused_without_room;
+  CHECK(refused > 0);
+  CHECK(FormatGroupReplay(o, *rows).find("had not") == std::string::npos);  // only when asked
+  o.refusals = true;
+  const std::string table = FormatGroupReplay(o, *rows);
+  CHECK(table.find(fmt::format("| topofit | {} | {} | {} |", (*rows)[0].unallocated, (*rows)[0].refused_with_room,
+                               (*rows)[0].refused_without_room)) != std::string::npos);
 }
 
 TEST_CASE("groups replay: the table names the run and every policy") {
