@@ -330,8 +330,12 @@ void GroupCoordinator::PlanIfPreempted(Unplanned& u, const cluster::PodRequest& 
   if (pod.preempt_never) return;
   if (!u.preemption_planned) {
     u.preemption_planned = true;
-    u.if_preempted = PlanRest(u.spec, u.fixed_nodes, u.excluded, &u.if_preempted_domain, u.spec.priority);
-    if (u.if_preempted.ok) u.preempted = Preempted(pipeline_.model().Read(), u.if_preempted.members, u.spec.priority);
+    for (int32_t tier : PreemptionTiers(pipeline_.model().Read(), u.spec.priority)) {
+      u.if_preempted = PlanRest(u.spec, u.fixed_nodes, u.excluded, &u.if_preempted_domain, tier);
+      if (!u.if_preempted.ok) continue;
+      u.preempted = Preempted(pipeline_.model().Read(), u.if_preempted.members, tier);
+      break;
+    }
   }
   std::sort(waiting.begin(), waiting.end());
   const size_t rank = std::find(waiting.begin(), waiting.end(), pod.uid) - waiting.begin();

@@ -17,7 +17,8 @@
 //      planner's reason ("group train-7: no block can take 8 members of 8 GPUs: ...").
 //      Then, unless the member's preemptionPolicy is Never, it is planned again as if every pod of priority
 //      below the group's (GroupSpec::priority) were gone (group_preemption.h): if that plan holds, the member is led to its slot there
-//      (the i-th member waiting, by UID, gets the i-th slot) and `preempted` names the pods in its way -
+//      (the i-th member waiting, by UID, gets the i-th slot) and `preempted` names the pods in its way;
+//      it is planned freeing the lowest priorities first (PreemptionTiers), the next only if none holds -
 //      so that kube-scheduler's workload-aware preemption, whose trial runs topofit's filter on a
 //      snapshot without those pods, finds the group a place, and deletes only pods on the plan's nodes.
 //      Nothing is reserved: the member binds only once the group is planned on GPUs really free.

@@ -1,6 +1,7 @@
 #include "extender/groups/group_preemption.h"
 
 #include <algorithm>
+#include <set>
 
 namespace topofit::groups {
 namespace {
@@ -23,6 +24,23 @@ GroupNodes ReadGroupNodesIfPreempted(const cluster::ClusterModel::Reader& reader
       if (Preemptible(h, priority)) node.free = node.free | (h.gpus & node.usable);
   }
   return out;
+}
+
+std::vector<int32_t> PreemptionTiers(const cluster::ClusterModel::Reader& reader, int32_t priority) {
+  std::set<int32_t> below;
+  reader.ForEach([&](const cluster::NodeState& node) {
+    if (node.free() == node.usable()) return;
+    for (const cluster::Holding& h : node.Holdings())
+      if (Preemptible(h, priority)) below.insert(h.priority);
+  });
+  if (below.empty()) return {};
+  std::vector<int32_t> cuts;
+  for (int32_t p : below) cuts.push_back(p + 1);  // p < priority <= INT32_MAX
+  cuts.back() = priority;
+  if (cuts.size() <= kMaxPreemptionTiers) return cuts;
+  std::vector<int32_t> spread;
+  for (size_t i = 1; i <= kMaxPreemptionTiers; ++i) spread.push_back(cuts[i * cuts.size() / kMaxPreemptionTiers - 1]);
+  return spread;
 }
 
 std::vector<std::string> Preempted(const cluster::ClusterModel::Reader& reader, std::span<const MemberPlan> members,

@@ -12,6 +12,12 @@
 // ReadGroupNodesIfPreempted: ReadGroupNodes, with the GPUs of every pod of priority below `priority`
 //   counted free as well - bound pods and binds confirmed, whatever their state on the node; never a
 //   reservation (a bind in flight, another group's slots), which no preemption can take.
+// PreemptionTiers: where to cut, lowest first - the distinct priorities of the pods below `priority`,
+//   each + 1 (ReadGroupNodesIfPreempted(reader, domains, tier) frees the pods up to that priority), at
+//   most kMaxPreemptionTiers of them, spread evenly and always ending with `priority` itself (all of
+//   them). Empty when no pod is below `priority`. A plan is tried tier by tier, so a group preempts the
+//   least important pods that make room for it - kube-scheduler's first rule when it picks a node for
+//   a preemptor (the lowest highest-priority victim).
 // Preempted: the pods of priority below `priority` whose GPUs a member's set overlaps, in the order of
 //   the members, each once ("namespace/name"). Not an error: a member on a node the model no longer
 //   knows (nothing there to preempt).
@@ -28,6 +34,9 @@ namespace topofit::groups {
 
 GroupNodes ReadGroupNodesIfPreempted(const cluster::ClusterModel::Reader& reader, const DomainMap& domains,
                                      int32_t priority);
+
+inline constexpr size_t kMaxPreemptionTiers = 8;
+std::vector<int32_t> PreemptionTiers(const cluster::ClusterModel::Reader& reader, int32_t priority);
 
 std::vector<std::string> Preempted(const cluster::ClusterModel::Reader& reader, std::span<const MemberPlan> members,
                                    int32_t priority);

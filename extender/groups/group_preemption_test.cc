@@ -66,6 +66,36 @@ TEST_CASE("group preemption: the pods a plan preempts are those whose GPUs a mem
   CHECK(Preempted(r.model.Read(), members, 1000) == std::vector<std::string>{"default/pod-low-0"});
 }
 
+TEST_CASE("group preemption: the tiers cut above each priority below the group's, lowest first, at most 8") {
+  Rig r;  // priorities 10 (four pods) and 1000
+  CHECK(PreemptionTiers(r.model.Read(), 1000) == std::vector<int32_t>{1000});
+  CHECK(PreemptionTiers(r.model.Read(), 10).empty());
+  CHECK(PreemptionTiers(r.model.Read(), 2000) == std::vector<int32_t>{11, 2000});
+  for (int i = 0; i < 20; ++i)
+    r.model.ApplyPod(MakePod("p" + std::to_string(i), 0, "b2-n1", "", 100 + i));  // no GPUs: not a victim
+  CHECK(PreemptionTiers(r.model.Read(), 2000) == std::vector<int32_t>{11, 2000});
+  cluster::testing::AddNode(r.model, "many", 32, "", 8, 64);
+  for (int i = 0; i < 20; ++i)
+    r.model.ApplyPod(MakePod("q" + std::to_string(i), 1, "many", std::to_string(i), 100 + i));
+  const std::vector<int32_t> tiers = PreemptionTiers(r.model.Read(), 2000);
+  REQUIRE(tiers.size() == kMaxPreemptionTiers);  // 22 cut points, spread
+  CHECK(std::is_sorted(tiers.begin(), tiers.end()));
+  CHECK(tiers.back() == 2000);
+}
+
+TEST_CASE("group coordinator: a group preempts the lowest priorities that make room, not the first block's") {
+  testing::CoordinatorRig r(2, 2);
+  // Block b1 (first by every order) held at priority 500, block b2 at priority 10.
+  for (const char* node : {"b1-n1", "b1-n2"})
+    r.model.ApplyPod(MakePod(std::string("mid-") + node, 8, node, "0,1,2,3,4,5,6,7", 500));
+  for (const char* node : {"b2-n1", "b2-n2"})
+    r.model.ApplyPod(MakePod(std::string("low-") + node, 8, node, "0,1,2,3,4,5,6,7", 10));
+  r.Filter(Member("a", "urgent", 1000));
+  GroupVerdict v = r.Filter(Member("b", "urgent", 1000));
+  CHECK(v.node.starts_with("b2-"));
+  CHECK(v.preempted == std::vector<std::string>{"default/pod-low-b2-n1", "default/pod-low-b2-n2"});
+}
+
 TEST_CASE("group coordinator: a group with no plan is led to where preemption would make room, reserving nothing") {
   Rig r;
   r.Filter(Member("a", "urgent", 1000));
