@@ -304,6 +304,7 @@ GroupCoordinator::Unplanned* GroupCoordinator::PlanOrRecall(const std::string& k
                                                             GroupPlan& plan, std::string& domain) {
   const cluster::ClusterModel& model = pipeline_.model();
   Unplanned now;
+  now.made = model.clock().Now();
   now.gpu_generation = model.gpu_generation();
   now.node_generation = model.node_generation();
   now.spec = spec;
@@ -311,8 +312,9 @@ GroupCoordinator::Unplanned* GroupCoordinator::PlanOrRecall(const std::string& k
   now.excluded = refusals_.Excluded(key, model.clock().Now());
   if (const auto it = unplanned_.find(key); it != unplanned_.end()) {
     const Unplanned& u = it->second;
-    if (u.gpu_generation == now.gpu_generation && u.node_generation == now.node_generation && u.spec == now.spec &&
-        u.fixed_nodes == now.fixed_nodes && u.excluded == now.excluded)
+    if (now.made - u.made < kRecallFor && u.gpu_generation == now.gpu_generation &&
+        u.node_generation == now.node_generation && u.spec == now.spec && u.fixed_nodes == now.fixed_nodes &&
+        u.excluded == now.excluded)
       return &it->second;
   }
   plan = PlanRest(spec, fixed_nodes, now.excluded, &domain);

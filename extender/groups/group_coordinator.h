@@ -162,8 +162,12 @@ class GroupCoordinator {
   // (PlanIfPreempted) - kept while the model's GPUs and nodes and what they were made from are
   // unchanged: kube-scheduler v1.36.3 retries a gang that does not fit without backoff while its queue
   // is otherwise empty (every member's filter, again and again), and asks for the same preemption
-  // trial once per victim it gives back. Under plan_mu_; cleared past kMaxGroups entries.
+  // trial once per victim it gives back. Recalled for at most kRecallFor: a reservation past its expiry
+  // frees its GPUs only when a reader sweeps it, which changes no generation before then. Under
+  // plan_mu_; cleared past kMaxGroups entries.
+  static constexpr cluster::Duration kRecallFor = std::chrono::seconds(1);
   struct Unplanned {
+    cluster::TimePoint made{};
     uint64_t gpu_generation = 0, node_generation = 0;
     GroupSpec spec;
     std::vector<std::string> fixed_nodes, excluded;

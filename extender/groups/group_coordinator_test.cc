@@ -132,3 +132,26 @@ TEST_CASE("group coordinator: after a restart the bound members are learnt and o
 
 }  // namespace
 }  // namespace topofit::groups
+
+namespace topofit::groups {
+namespace {
+
+TEST_CASE("group coordinator: a waiting group's failed plan is recalled, but not past a reservation's expiry") {
+  testing::CoordinatorRig r(1, 2);
+  r.Filter(testing::BlockMember("a1", "first", 2));
+  REQUIRE(r.Filter(testing::BlockMember("a2", "first", 2)).planned_now);  // reserved, never bound
+  r.Filter(testing::BlockMember("b1", "second", 2));
+  const std::string waits = "group second: no block can take 2 members of 8 GPUs: the best, s1/b1, has room for 0";
+  CHECK(r.Filter(testing::BlockMember("b2", "second", 2)).reason == waits);
+  r.clock.Advance(std::chrono::milliseconds(500));
+  CHECK(r.Filter(testing::BlockMember("b1", "second", 2)).reason == waits);  // recalled: nothing changed
+  // Group first's reservation expires unbound; nothing reads the nodes, so no generation changes -
+  // the recall must still end, and the group be planned on the GPUs the expiry frees.
+  r.clock.Advance(cluster::GroupReservations::kTtl);
+  GroupVerdict v = r.Filter(testing::BlockMember("b2", "second", 2));
+  CHECK(v.planned_now);
+  CHECK(v.reason.empty());
+}
+
+}  // namespace
+}  // namespace topofit::groups
