@@ -2,6 +2,9 @@
 // unlabelled nodes, the layout key, the drill-down, and the size at 5,000 nodes.
 #include "extender/server/cluster_overview.h"
 
+#include <chrono>
+#include <thread>
+
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -126,20 +129,30 @@ TEST_CASE("overview: 5,000 nodes with 27-byte names fit in 200 KB a poll, 30 KB 
   }
   s.pods = k8s::testing::BusyPods(names);
   testing::LiveServer srv({}, s);
-  auto full = srv.client->Get("/api/v1/overview");
-  REQUIRE(full);
+  // Queries run at nice 19 within a deadline (query_runner.h): on a machine saturated by other work
+  // (a parallel build) one may be answered 503, the documented bounded answer; ask again then.
+  auto ask = [&](const std::string& path) {
+    auto res = srv.client->Get(path.c_str());
+    for (int i = 0; i < 10 && res && res->status == 503; ++i) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      res = srv.client->Get(path.c_str());
+    }
+    REQUIRE(res);
+    REQUIRE_MESSAGE(res->status == 200, path);
+    return res;
+  };
+  auto full = ask("/api/v1/overview");
   json o = json::parse(full->body);
   REQUIRE(o["nodes"].size() == 5000);
   CHECK(o["domains"].size() == 10 + 157);
   CHECK(o["states"].get<std::string>().size() == 5000);
   MESSAGE("overview bytes: ", full->body.size());
   CHECK(full->body.size() < 200 * 1000);
-  auto known = srv.client->Get(("/api/v1/overview?layout=" + o["layout"].get<std::string>()).c_str());
-  REQUIRE(known);
+  auto known = ask("/api/v1/overview?layout=" + o["layout"].get<std::string>());
   MESSAGE("overview bytes, layout known: ", known->body.size());
   CHECK(known->body.size() < 30 * 1000);
   // Every node's free GPUs are the model's.
-  json all = Get(srv, "/api/v1/nodes");
+  json all = json::parse(ask("/api/v1/nodes")->body);
   std::map<std::string, int> free;
   for (const auto& n : all["nodes"]) free[n["name"]] = n["free"];
   for (size_t i = 0; i < 5000; ++i) CHECK(o["free"][i] == free[o["nodes"][i]]);
