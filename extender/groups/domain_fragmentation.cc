@@ -52,6 +52,19 @@ void DomainFragmentationScore::PreScore(const GroupNodes& nodes, const GroupShap
   taken_.assign(n, 0);
 }
 
+void DomainFragmentationScore::SetFree(int node, int free) {
+  if (node < 0 || static_cast<size_t>(node) >= free_.size() || free == free_[node]) return;
+  const int before = free_[node];
+  free_[node] = free;
+  for (Shape& s : shapes_) {
+    const int lost = RoomLost(s, before, before - free);  // Negative when the node gained GPUs.
+    if (lost == 0) continue;
+    const int d = domain_[s.level][node];
+    s.room[d] -= lost;
+    if (!s.spare.empty()) s.spare[d] = s.room[d] % s.members;
+  }
+}
+
 double DomainFragmentationScore::Lost(const Shape& s, int d, int lost) {
   // Whole groups lost: floor(room / m) - floor(max(0, room - lost) / m), which with room = q m + x
   // (x = spare) is 0 while lost <= x, else ceil((lost - x) / m), at most q.

@@ -47,6 +47,11 @@ class DomainFragmentationScore {
   void PreScore(const GroupNodes& nodes, const GroupShapeSnapshot& shapes);
   // Whether some shape is expected; false: Score is 0 everywhere.
   bool enabled() const { return !shapes_.empty(); }
+  // As if PreScore had seen `free` usable GPUs free on `node` (its domains unchanged): every shape's
+  // room in the node's domains moves by the node's change, O(shapes). Not an error: a node outside
+  // the map (nothing changes).
+  void SetFree(int node, int free);
+  int free(int node) const { return node >= 0 && static_cast<size_t>(node) < free_.size() ? free_[node] : 0; }
   // The loss of taking `takes` (the same node may appear more than once), in GPUs.
   double Score(std::span<const NodeTake> takes) const;
   // The same for one take: Score({{node, gpus}}), without the merging.

@@ -129,6 +129,43 @@ TEST_CASE("domain fragmentation: FGD's frag changes by the loss minus the GPUs t
   }
 }
 
+TEST_CASE("domain fragmentation: SetFree node by node scores as a PreScore of the nodes as they are") {
+  std::mt19937_64 rng(29);
+  const GroupShapeSnapshot shapes = Shapes({{1, 4, kHost, 0.2}, {3, 8, kBlock, 0.2}, {2, 2, kSpine, 0.3},
+                                            {4, 1, kBlock, 0.3}});
+  for (int round = 0; round < 100; ++round) {
+    std::map<std::string, GpuSet> held;
+    for (int j = 1; j <= 5; ++j) {
+      held["b1-n" + std::to_string(j)] = testing::RandomHeld(rng, 8, 0.3);
+      held["b2-n" + std::to_string(j)] = testing::RandomHeld(rng, 8, 0.3);
+    }
+    Fixture f(5, 5, held);
+    GroupNodes nodes = ReadGroupNodes(f.model, f.map);
+    DomainFragmentationScore kept;
+    kept.PreScore(nodes, shapes);
+    // Some nodes gain GPUs, some lose them (all of them, or none, included).
+    for (size_t i = 0; i < nodes.nodes.size(); ++i) {
+      if (rng() % 2) continue;
+      nodes.nodes[i].free = testing::RandomHeld(rng, 8, 0.5);
+      kept.SetFree(static_cast<int>(i), nodes.nodes[i].free.size());
+    }
+    DomainFragmentationScore fresh;
+    fresh.PreScore(nodes, shapes);
+    std::vector<int> slack_kept(kept.shape_count()), slack_fresh(fresh.shape_count());
+    for (size_t i = 0; i < nodes.nodes.size(); ++i) {
+      const int n = static_cast<int>(i);
+      CHECK(kept.free(n) == fresh.free(n));
+      for (int gpus = 1; gpus <= 8; ++gpus) CHECK(kept.ScoreNode(n, gpus) == doctest::Approx(fresh.ScoreNode(n, gpus)));
+      kept.AddSlack(n, slack_kept);
+      fresh.AddSlack(n, slack_fresh);
+      for (int level = -1; level <= kHost; ++level)
+        CHECK(kept.LowerBound(n, level, slack_kept, 12) == doctest::Approx(fresh.LowerBound(n, level, slack_fresh, 12)));
+    }
+    const NodeTake takes[] = {{0, 3}, {4, 2}, {7, 8}, {0, 1}};
+    CHECK(kept.Score(takes) == doctest::Approx(fresh.Score(takes)));
+  }
+}
+
 TEST_CASE("group planner: a one-member group keeps the block an expected 4-node group needs whole") {
   // Every node whole free: b1 has 4 (room for exactly one 4 x 8 group), b2 has 5. BestFitLess alone puts
   // a 1-GPU pod in the fuller block b1 and breaks the only room there; with the shape learned it goes to b2.

@@ -51,8 +51,15 @@ struct DomainLoss::Prepared {
   std::shared_ptr<const GroupShapeSnapshot> shapes;
   uint64_t gpu_generation = 0;
   uint64_t node_generation = 0;
-  StateIndex index;
-  DomainFragmentationScore score;  // Only ScoreNode is called on it: const, reads only.
+  // The mapped nodes' states: the same objects while node_generation is, shared by the Prepared
+  // brought up to date from this one.
+  struct States {
+    explicit States(size_t n) : index(n), of(n, nullptr) {}
+    StateIndex index;
+    std::vector<const cluster::NodeState*> of;  // Per map index.
+  };
+  std::shared_ptr<const States> states;
+  DomainFragmentationScore score;  // Only ScoreNode is called on it once shared: const, reads only.
 };
 
 DomainLoss::DomainLoss(const DomainMapCache& maps, const GroupLookup& lookup, const GroupShapeEstimate& expected)
@@ -73,7 +80,7 @@ void DomainLoss::Losses(const cluster::ClusterModel::Reader& reader, const clust
   const std::shared_ptr<const Prepared> p = PreparedNow(reader);
   if (!p || !p->score.enabled()) return;
   for (size_t i = 0; i < nodes.size(); ++i)
-    if (const int n = p->index.Find(nodes[i]); n >= 0) out[i] = p->score.ScoreNode(n, pod.gpus);
+    if (const int n = p->states->index.Find(nodes[i]); n >= 0) out[i] = p->score.ScoreNode(n, pod.gpus);
 }
 
 std::shared_ptr<const DomainLoss::Prepared> DomainLoss::PreparedNow(const cluster::ClusterModel::Reader& reader) const {
@@ -83,13 +90,38 @@ std::shared_ptr<const DomainLoss::Prepared> DomainLoss::PreparedNow(const cluste
   // Read before the nodes: a change after it leaves newer GPUs under an older generation (read
   // again next time), never older GPUs under a newer one.
   const uint64_t gpus = maps_.model().gpu_generation(), nodes = maps_.model().node_generation();
+  std::shared_ptr<const Prepared> last;
   {
     std::lock_guard lock(mu_);
-    if (prepared_ && prepared_->map == map && prepared_->shapes == shapes && prepared_->gpu_generation == gpus &&
-        prepared_->node_generation == nodes)
-      return prepared_;
+    if (prepared_ && prepared_->map == map && prepared_->shapes == shapes && prepared_->node_generation == nodes) {
+      if (prepared_->gpu_generation == gpus) return prepared_;
+      if (incremental_) last = prepared_;
+    }
   }
-  auto p = std::make_shared<Prepared>(Prepared{map, shapes, gpus, nodes, StateIndex(map->size()), {}});
+  auto p = last ? Updated(*last, gpus) : Read(reader, map, shapes, gpus, nodes);
+  std::lock_guard lock(mu_);
+  prepared_ = p;
+  return p;
+}
+
+// The same nodes as `last` (the caller holds a Reader, and the node generation is last's): only the
+// nodes whose free GPUs changed are scored again.
+std::shared_ptr<const DomainLoss::Prepared> DomainLoss::Updated(const Prepared& last, uint64_t gpus) {
+  auto p = std::make_shared<Prepared>(last);
+  p->gpu_generation = gpus;
+  for (size_t i = 0; i < p->states->of.size(); ++i) {
+    const cluster::NodeState* node = p->states->of[i];
+    if (node && node->topology()) p->score.SetFree(static_cast<int>(i), (node->free() & node->usable()).size());
+  }
+  return p;
+}
+
+std::shared_ptr<const DomainLoss::Prepared> DomainLoss::Read(const cluster::ClusterModel::Reader& reader,
+                                                             const std::shared_ptr<const DomainMap>& map,
+                                                             const std::shared_ptr<const GroupShapeSnapshot>& shapes,
+                                                             uint64_t gpus, uint64_t nodes) {
+  auto states = std::make_shared<Prepared::States>(map->size());
+  auto p = std::make_shared<Prepared>(Prepared{map, shapes, gpus, nodes, states, {}});
   GroupNodes all;
   all.domains = map.get();
   all.nodes.resize(map->size());
@@ -97,12 +129,11 @@ std::shared_ptr<const DomainLoss::Prepared> DomainLoss::PreparedNow(const cluste
   for (size_t i = 0; i < map->size(); ++i) names[i] = map->name(i);
   reader.FindEach(names, [&](uint32_t i, const cluster::NodeState* node) {
     if (!node) return;
-    p->index.Put(node, i);
+    states->index.Put(node, i);
+    states->of[i] = node;
     if (node->topology()) all.nodes[i] = GroupNode{node->topology(), node->usable(), node->free()};
   });
   p->score.PreScore(all, *shapes);
-  std::lock_guard lock(mu_);
-  prepared_ = p;
   return p;
 }
 

@@ -12,9 +12,11 @@
 // GPUs of every mapped node through the caller's Reader, one PreScore, then ScoreNode per band node
 // (found by its NodeState, not its name). The PreScore is kept while no node's GPUs, no node and no
 // shape changed (ClusterModel::gpu_generation, node_generation), so a pod's filter and prioritize
-// read the cluster once between two binds.
-// Cost per enabled call: every mapped node once per expected shape when something changed, else the
-// band's nodes once. Not errors: a band node outside the map (loss 0). Thread-safe.
+// read the cluster once between two binds; when only GPUs changed it is brought up to date node by
+// node (DomainFragmentationScore::SetFree), not read again.
+// Cost per enabled call: the band's nodes once; plus, when a node or a shape changed, every mapped
+// node once per expected shape, or, when only GPUs changed, every mapped node's free GPUs once and
+// each changed node once per shape. Not errors: a band node outside the map (loss 0). Thread-safe.
 
 #include <memory>
 #include <mutex>
@@ -32,6 +34,10 @@ class DomainLoss : public placement::BandLoss {
   DomainLoss(const DomainMapCache& maps, const GroupLookup& lookup, const GroupShapeEstimate& expected);
   ~DomainLoss() override;
 
+  // Up to date node by node when only GPUs changed (the default), or read afresh every time: the same
+  // losses either way (domain_loss_test.cc); off is for the perftest's comparison.
+  void set_incremental(bool on) { incremental_ = on; }
+
   std::string_view Name() const override { return "DomainFragmentation"; }
   bool Enabled(const cluster::PodRequest& pod) const override;
   void Losses(const cluster::ClusterModel::Reader& reader, const cluster::PodRequest& pod,
@@ -42,9 +48,17 @@ class DomainLoss : public placement::BandLoss {
   // The PreScore of the nodes' free GPUs now: the last one while no node, GPU or shape changed
   // (ClusterModel's generations), else read again through `reader`; nullptr when nothing is expected.
   std::shared_ptr<const Prepared> PreparedNow(const cluster::ClusterModel::Reader& reader) const;
+  // Every mapped node read through `reader`, and PreScore.
+  static std::shared_ptr<const Prepared> Read(const cluster::ClusterModel::Reader& reader,
+                                              const std::shared_ptr<const DomainMap>& map,
+                                              const std::shared_ptr<const GroupShapeSnapshot>& shapes, uint64_t gpus,
+                                              uint64_t nodes);
+  // `last` with each node's free GPUs as they are now (SetFree where they changed).
+  static std::shared_ptr<const Prepared> Updated(const Prepared& last, uint64_t gpus);
   const DomainMapCache& maps_;
   const GroupLookup& lookup_;
   const GroupShapeEstimate& expected_;
+  bool incremental_ = true;
   mutable std::mutex mu_;
   mutable std::shared_ptr<const Prepared> prepared_;
 };

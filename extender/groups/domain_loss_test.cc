@@ -121,6 +121,49 @@ TEST_CASE("with no group shape learnt, single pods score exactly as without the 
   }
 }
 
+TEST_CASE("after binds and deletions the losses brought up to date equal those read afresh") {
+  std::mt19937_64 rng(31);
+  Rig r(Blocks(3, 4));
+  r.ExpectBlockGroups(3);
+  GroupSpec pairs;
+  pairs.name = "pairs";
+  pairs.size = pairs.min_count = 2;
+  pairs.gpus = 2;
+  pairs.level = 1;
+  REQUIRE(r.expected.Observe(pairs));
+  const std::vector<std::string> names = r.model.NodeNames();
+  auto losses = [&](const DomainLoss& loss, int gpus) {
+    REQUIRE(loss.Enabled(cluster::testing::Request("p", gpus)));  // Builds the domain map, as the pipeline does.
+    auto reader = r.model.Read();
+    std::vector<const cluster::NodeState*> states;
+    for (const std::string& n : names) states.push_back(reader.Find(n));
+    std::vector<double> out(states.size());
+    loss.Losses(reader, cluster::testing::Request("p", gpus), states, out);
+    return out;
+  };
+  losses(r.loss, 1);  // Prepared once; kept, then brought up to date below.
+  bool some_loss = false;
+  std::uniform_int_distribution<size_t> node(0, names.size() - 1);
+  for (int round = 0; round < 40; ++round) {
+    const std::string uid = "hold-" + std::to_string(round % 6);
+    if (round % 3 == 2) {
+      r.model.DeletePod(uid);
+    } else {
+      const GpuSet held = testing::RandomHeld(rng, 8, 0.4);
+      r.model.DeletePod(uid);
+      if (!held.empty()) r.model.ApplyPod(cluster::testing::MakePod(uid, held.size(), names[node(rng)], held.ToString()));
+    }
+    DomainLoss fresh(r.maps, r.lookup, r.expected);
+    for (int gpus : {1, 2, 4, 8}) {
+      INFO("round ", round, ", ", gpus, " GPUs");
+      const std::vector<double> kept = losses(r.loss, gpus), read = losses(fresh, gpus);
+      for (size_t i = 0; i < names.size(); ++i) CHECK(kept[i] == doctest::Approx(read[i]));
+      for (double l : kept) some_loss |= l > 0;
+    }
+  }
+  CHECK(some_loss);
+}
+
 TEST_CASE("the domain map is rebuilt when a node's labels change, and only then") {
   cluster::ClusterModel model;
   AddNodes(model, Blocks(1, 2), "hgx-h100-8", 8);

@@ -174,6 +174,8 @@ BENCHMARK(BM_FilterNoGroup)->Arg(0)->Arg(1)->Iterations(300)->Unit(benchmark::kM
 // domain loss is scored (domain_loss.h). range(1) = 1: before each call one node's GPUs change (a pod
 // bound, then deleted, in turn), so DomainLoss reads every node again, as between two binds;
 // 0: nothing changes, so it reuses its last read, as between a pod's filter and prioritize.
+// range(2) = 1: DomainLoss reads every node afresh after a change (set_incremental(false)), as it did
+// before it was brought up to date node by node.
 void BM_PrioritizeNoGroup(benchmark::State& state) {
   Cluster& c = Shared();
   placement::Pipeline pipeline(&c.model);
@@ -183,6 +185,7 @@ void BM_PrioritizeNoGroup(benchmark::State& state) {
   if (state.range(0) == 2) Learn(expected);
   DomainMapCache maps(c.model, levels);
   DomainLoss loss(maps, lookup, expected);
+  loss.set_incremental(state.range(2) == 0);
   if (state.range(0) >= 1) pipeline.SetBandLoss(&loss);
   const cluster::PodRequest pod = cluster::testing::Request("single", 1);
   const k8s::PodObject churn = cluster::testing::MakePod("churn", 1, "node-1", "0");
@@ -199,10 +202,12 @@ void BM_PrioritizeNoGroup(benchmark::State& state) {
   });
   c.model.DeletePod("churn");
   const char* what[] = {"no band loss", "domain loss, no group shape", "domain loss, shapes learned"};
-  state.SetLabel(std::string(what[state.range(0)]) + (state.range(1) ? ", a node changed before each call" : ""));
+  state.SetLabel(std::string(what[state.range(0)]) + (state.range(1) ? ", a node changed before each call" : "") +
+                 (state.range(2) ? ", read afresh" : ""));
 }
 BENCHMARK(BM_PrioritizeNoGroup)
-    ->ArgsProduct({{0, 1, 2}, {0, 1}})
+    ->ArgsProduct({{0, 1, 2}, {0, 1}, {0}})
+    ->Args({2, 1, 1})
     ->Iterations(300)
     ->Unit(benchmark::kMillisecond);
 
