@@ -275,11 +275,10 @@ void GroupCoordinator::PlanGroup(const GroupSpec& spec, const cluster::PodReques
 
 GroupPlan GroupCoordinator::PlanRest(const GroupSpec& spec, const std::vector<std::string>& fixed_nodes,
                                      const std::vector<std::string>& excluded, std::string* domain,
-                                     std::optional<int32_t> preempt_below) const {
-  const std::shared_ptr<const DomainMap> shared_map = maps_.Get();
-  const DomainMap& map = *shared_map;
-  GroupNodes all = preempt_below ? ReadGroupNodesIfPreempted(pipeline_.model().Read(), map, *preempt_below)
-                                 : ReadGroupNodes(pipeline_.model(), map);
+                                     const GroupNodes* nodes) const {
+  const std::shared_ptr<const DomainMap> shared_map = nodes ? nullptr : maps_.Get();
+  const DomainMap& map = nodes ? *nodes->domains : *shared_map;
+  GroupNodes all = nodes ? *nodes : ReadGroupNodes(pipeline_.model(), map);
   for (const std::string& n : excluded)
     if (auto i = map.Find(n)) all.nodes[*i].free = GpuSet();
   GroupSpec rest = spec;
@@ -332,8 +331,11 @@ void GroupCoordinator::PlanIfPreempted(Unplanned& u, const cluster::PodRequest& 
   if (pod.preempt_never) return;
   if (!u.preemption_planned) {
     u.preemption_planned = true;
-    for (int32_t tier : PreemptionTiers(pipeline_.model().Read(), u.spec.priority)) {
-      u.if_preempted = PlanRest(u.spec, u.fixed_nodes, u.excluded, &u.if_preempted_domain, tier);
+    const std::shared_ptr<const DomainMap> map = maps_.Get();
+    const PreemptibleGpus preemptible(pipeline_.model().Read(), *map, u.spec.priority);
+    for (int32_t tier : preemptible.tiers()) {
+      const GroupNodes nodes = preemptible.IfPreempted(tier);
+      u.if_preempted = PlanRest(u.spec, u.fixed_nodes, u.excluded, &u.if_preempted_domain, &nodes);
       if (!u.if_preempted.ok) continue;
       u.preempted = Preempted(pipeline_.model().Read(), u.if_preempted.members, tier);
       break;

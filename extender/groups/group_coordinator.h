@@ -18,7 +18,7 @@
 //      Then, unless the member's preemptionPolicy is Never, it is planned again as if every pod of priority
 //      below the group's (GroupSpec::priority) were gone (group_preemption.h): if that plan holds, the member is led to its slot there
 //      (the i-th member waiting, by UID, gets the i-th slot) and `preempted` names the pods in its way;
-//      it is planned freeing the lowest priorities first (PreemptionTiers), the next only if none holds -
+//      it is planned freeing the lowest priorities first (PreemptibleGpus::tiers), the next only if none holds -
 //      so that kube-scheduler's workload-aware preemption, whose trial runs topofit's filter on a
 //      snapshot without those pods, finds the group a place, and deletes only pods on the plan's nodes.
 //      Nothing is reserved: the member binds only once the group is planned on GPUs really free.
@@ -200,10 +200,11 @@ class GroupCoordinator {
                      GroupVerdict& v);
   // The members to plan now, inside the domain of the fixed ones and off the `excluded` nodes: a plan
   // or why not; `domain`: the deepest domain holding the fixed members and the plan's ("block s1/b2").
-  // `preempt_below`: plan as if every pod of lower priority were gone (ReadGroupNodesIfPreempted).
+  // `nodes`: the nodes to plan on, with their map (PreemptibleGpus::IfPreempted); nullptr: as the
+  // model has them now.
   GroupPlan PlanRest(const GroupSpec& spec, const std::vector<std::string>& fixed_nodes,
                      const std::vector<std::string>& excluded, std::string* domain,
-                     std::optional<int32_t> preempt_below = std::nullopt) const;
+                     const GroupNodes* nodes = nullptr) const;
   // Step 3's plan if kube-scheduler preempted the pods of priority below spec.priority (made once per
   // `u`): fills v's node, gpus, preempted and the end of its reason, or leaves v alone. `waiting`: the
   // UIDs of the members to place. Under plan_mu_.

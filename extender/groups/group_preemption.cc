@@ -10,29 +10,8 @@ bool Preemptible(const cluster::Holding& h, int32_t priority) {
   return h.kind != cluster::HoldingKind::kReserved && h.priority < priority;
 }
 
-}  // namespace
-
-GroupNodes ReadGroupNodesIfPreempted(const cluster::ClusterModel::Reader& reader, const DomainMap& domains,
-                                     int32_t priority) {
-  GroupNodes out = ReadGroupNodes(reader, domains);
-  for (size_t i = 0; i < domains.size(); ++i) {
-    GroupNode& node = out.nodes[i];
-    if (!node.topology || node.free == node.usable) continue;
-    const cluster::NodeState* state = reader.Find(domains.name(i));
-    if (!state) continue;
-    for (const cluster::Holding& h : state->Holdings())
-      if (Preemptible(h, priority)) node.free = node.free | (h.gpus & node.usable);
-  }
-  return out;
-}
-
-std::vector<int32_t> PreemptionTiers(const cluster::ClusterModel::Reader& reader, int32_t priority) {
-  std::set<int32_t> below;
-  reader.ForEach([&](const cluster::NodeState& node) {
-    if (node.free() == node.usable()) return;
-    for (const cluster::Holding& h : node.Holdings())
-      if (Preemptible(h, priority)) below.insert(h.priority);
-  });
+// Where to cut among the distinct priorities `below` (all under `priority`): see the header.
+std::vector<int32_t> Tiers(const std::set<int32_t>& below, int32_t priority) {
   if (below.empty()) return {};
   std::vector<int32_t> cuts;
   for (int32_t p : below) cuts.push_back(p + 1);  // p < priority <= INT32_MAX
@@ -41,6 +20,34 @@ std::vector<int32_t> PreemptionTiers(const cluster::ClusterModel::Reader& reader
   std::vector<int32_t> spread;
   for (size_t i = 1; i <= kMaxPreemptionTiers; ++i) spread.push_back(cuts[i * cuts.size() / kMaxPreemptionTiers - 1]);
   return spread;
+}
+
+}  // namespace
+
+PreemptibleGpus::PreemptibleGpus(const cluster::ClusterModel::Reader& reader, const DomainMap& domains,
+                                 int32_t priority)
+    : nodes_(ReadGroupNodes(reader, domains)), pods_(domains.size()) {
+  std::set<int32_t> below;
+  for (size_t i = 0; i < domains.size(); ++i) {
+    const GroupNode& node = nodes_.nodes[i];
+    if (!node.topology || node.free == node.usable) continue;
+    const cluster::NodeState* state = reader.Find(domains.name(i));
+    if (!state) continue;
+    for (const cluster::Holding& h : state->Holdings()) {
+      if (!Preemptible(h, priority)) continue;
+      pods_[i].push_back({h.priority, h.gpus & node.usable});
+      below.insert(h.priority);
+    }
+  }
+  tiers_ = Tiers(below, priority);
+}
+
+GroupNodes PreemptibleGpus::IfPreempted(int32_t tier) const {
+  GroupNodes out = nodes_;
+  for (size_t i = 0; i < pods_.size(); ++i)
+    for (const Pod& pod : pods_[i])
+      if (pod.priority < tier) out.nodes[i].free = out.nodes[i].free | pod.gpus;
+  return out;
 }
 
 std::vector<std::string> Preempted(const cluster::ClusterModel::Reader& reader, std::span<const MemberPlan> members,

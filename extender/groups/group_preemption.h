@@ -9,15 +9,16 @@
 // never pass that trial. GroupCoordinator plans such a group a second time on these nodes and leads
 // each member to its slot there, reserving nothing (group_coordinator.h, step 3).
 //
-// ReadGroupNodesIfPreempted: ReadGroupNodes, with the GPUs of every pod of priority below `priority`
-//   counted free as well - bound pods and binds confirmed, whatever their state on the node; never a
-//   reservation (a bind in flight, another group's slots), which no preemption can take.
-// PreemptionTiers: where to cut, lowest first - the distinct priorities of the pods below `priority`,
-//   each + 1 (ReadGroupNodesIfPreempted(reader, domains, tier) frees the pods up to that priority), at
-//   most kMaxPreemptionTiers of them, spread evenly and always ending with `priority` itself (all of
-//   them). Empty when no pod is below `priority`. A plan is tried tier by tier, so a group preempts the
-//   least important pods that make room for it - kube-scheduler's first rule when it picks a node for
-//   a preemptor (the lowest highest-priority victim).
+// PreemptibleGpus: the pods of priority below `priority` on the nodes of `domains` that preemption can
+//   take - bound pods and binds confirmed, whatever their state on the node; never a reservation (a
+//   bind in flight, another group's slots) - read once through `reader`, with the nodes' free GPUs.
+//   tiers(): where to cut, lowest first - the distinct priorities of those pods, each + 1, at most
+//   kMaxPreemptionTiers of them, spread evenly and always ending with `priority` itself (all of
+//   them); empty when no pod is below `priority`. A plan is tried tier by tier, so a group preempts
+//   the least important pods that make room for it - kube-scheduler's first rule when it picks a node
+//   for a preemptor (the lowest highest-priority victim).
+//   IfPreempted(tier): the nodes as read (ReadGroupNodes), with the GPUs of those pods of priority
+//   below `tier` counted free as well.
 // Preempted: the pods of priority below `priority` whose GPUs a member's set overlaps, in the order of
 //   the members, each once ("namespace/name"). Not an error: a member on a node the model no longer
 //   knows (nothing there to preempt).
@@ -32,11 +33,24 @@
 
 namespace topofit::groups {
 
-GroupNodes ReadGroupNodesIfPreempted(const cluster::ClusterModel::Reader& reader, const DomainMap& domains,
-                                     int32_t priority);
-
 inline constexpr size_t kMaxPreemptionTiers = 8;
-std::vector<int32_t> PreemptionTiers(const cluster::ClusterModel::Reader& reader, int32_t priority);
+
+class PreemptibleGpus {
+ public:
+  // `domains` must outlive this.
+  PreemptibleGpus(const cluster::ClusterModel::Reader& reader, const DomainMap& domains, int32_t priority);
+  const std::vector<int32_t>& tiers() const { return tiers_; }
+  GroupNodes IfPreempted(int32_t tier) const;
+
+ private:
+  struct Pod {
+    int32_t priority = 0;
+    GpuSet gpus;
+  };
+  GroupNodes nodes_;
+  std::vector<std::vector<Pod>> pods_;  // Per map index.
+  std::vector<int32_t> tiers_;
+};
 
 std::vector<std::string> Preempted(const cluster::ClusterModel::Reader& reader, std::span<const MemberPlan> members,
                                    int32_t priority);

@@ -37,8 +37,8 @@ TEST_CASE("group preemption: the nodes as if every pod of lower priority were go
   Rig r;
   const DomainMap map = DomainMap::FromModel(r.model, testing::SmallLevels());
   const GroupNodes now = ReadGroupNodes(r.model, map);
-  const GroupNodes below_1000 = ReadGroupNodesIfPreempted(r.model.Read(), map, 1000);
-  const GroupNodes below_10 = ReadGroupNodesIfPreempted(r.model.Read(), map, 10);
+  const GroupNodes below_1000 = PreemptibleGpus(r.model.Read(), map, 1000).IfPreempted(1000);
+  const GroupNodes below_10 = PreemptibleGpus(r.model.Read(), map, 10).IfPreempted(10);
   for (size_t i = 0; i < map.size(); ++i) {
     INFO(map.name(i));
     CHECK(below_10.nodes[i].free == now.nodes[i].free);  // equal priority preempts nothing
@@ -48,7 +48,7 @@ TEST_CASE("group preemption: the nodes as if every pod of lower priority were go
   // A reservation in flight (a bind's, or a group's slot) is no pod: no preemption takes it.
   REQUIRE(r.model.Reserve(cluster::MakePodRequest(MakePod("binding", 8, "", "", 0)), "b2-n1",
                           [](const cluster::NodeState&, GpuSet free) -> std::optional<GpuSet> { return free; }));
-  const GroupNodes reserved = ReadGroupNodesIfPreempted(r.model.Read(), map, 1000);
+  const GroupNodes reserved = PreemptibleGpus(r.model.Read(), map, 1000).IfPreempted(1000);
   CHECK(reserved.nodes[*map.Find("b2-n1")].free.empty());
 }
 
@@ -68,6 +68,10 @@ TEST_CASE("group preemption: the pods a plan preempts are those whose GPUs a mem
 
 TEST_CASE("group preemption: the tiers cut above each priority below the group's, lowest first, at most 8") {
   Rig r;  // priorities 10 (four pods) and 1000
+  auto PreemptionTiers = [&](const cluster::ClusterModel::Reader& reader, int32_t priority) {
+    const DomainMap map = DomainMap::FromModel(r.model, testing::SmallLevels());  // every node, "many" too
+    return PreemptibleGpus(reader, map, priority).tiers();
+  };
   CHECK(PreemptionTiers(r.model.Read(), 1000) == std::vector<int32_t>{1000});
   CHECK(PreemptionTiers(r.model.Read(), 10).empty());
   CHECK(PreemptionTiers(r.model.Read(), 2000) == std::vector<int32_t>{11, 2000});
