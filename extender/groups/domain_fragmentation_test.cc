@@ -46,6 +46,16 @@ struct Fixture {
   int Node(const std::string& name) const { return static_cast<int>(*map.Find(name)); }
 };
 
+// The GPUs held on blocks b1 and b2 of five nodes each: every GPU with probability `p`.
+std::map<std::string, GpuSet> RandomHeldFive(std::mt19937_64& rng, double p) {
+  std::map<std::string, GpuSet> held;
+  for (int j = 1; j <= 5; ++j) {
+    held["b1-n" + std::to_string(j)] = testing::RandomHeld(rng, 8, p);
+    held["b2-n" + std::to_string(j)] = testing::RandomHeld(rng, 8, p);
+  }
+  return held;
+}
+
 GroupShapeSnapshot Shapes(std::vector<GroupShape> shapes) {
   GroupShapeSnapshot s;
   s.shapes = std::move(shapes);
@@ -89,12 +99,7 @@ TEST_CASE("domain fragmentation: the loss is the GPUs of the expected groups who
 TEST_CASE("domain fragmentation: FGD's frag changes by the loss minus the GPUs taken, at every level") {
   std::mt19937_64 rng(28);
   for (int round = 0; round < 200; ++round) {
-    std::map<std::string, GpuSet> held;
-    for (int j = 1; j <= 5; ++j) {
-      held["b1-n" + std::to_string(j)] = testing::RandomHeld(rng, 8, 0.2);
-      held["b2-n" + std::to_string(j)] = testing::RandomHeld(rng, 8, 0.2);
-    }
-    Fixture f(5, 5, held);
+    Fixture f(5, 5, RandomHeldFive(rng, 0.2));
     GroupNodes nodes = ReadGroupNodes(f.model, f.map);
     const GroupShapeSnapshot shapes = Shapes({{1, 4, kHost, 0.25}, {3, 8, kBlock, 0.25}, {2, 2, kSpine, 0.5}});
     // frag = sum_g p_g sum_D (free(D) - m k fits(D)), counted directly.
@@ -134,12 +139,7 @@ TEST_CASE("domain fragmentation: SetFree node by node scores as a PreScore of th
   const GroupShapeSnapshot shapes = Shapes({{1, 4, kHost, 0.2}, {3, 8, kBlock, 0.2}, {2, 2, kSpine, 0.3},
                                             {4, 1, kBlock, 0.3}});
   for (int round = 0; round < 100; ++round) {
-    std::map<std::string, GpuSet> held;
-    for (int j = 1; j <= 5; ++j) {
-      held["b1-n" + std::to_string(j)] = testing::RandomHeld(rng, 8, 0.3);
-      held["b2-n" + std::to_string(j)] = testing::RandomHeld(rng, 8, 0.3);
-    }
-    Fixture f(5, 5, held);
+    Fixture f(5, 5, RandomHeldFive(rng, 0.3));
     GroupNodes nodes = ReadGroupNodes(f.model, f.map);
     DomainFragmentationScore kept;
     kept.PreScore(nodes, shapes);

@@ -7,24 +7,17 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
-	schedulingv1alpha2 "k8s.io/api/scheduling/v1alpha2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"topofit.dev/e2e/harness"
 )
 
-// The Workload API gates plus WorkloadAwarePreemption (v1.36, alpha): kube-scheduler preempts for a
-// whole PodGroup at once (framework/preemption/podgrouppreemption.go) - it removes every pod of lower
-// priority from its snapshot, runs the group's cycle again (filters, the extenders' included), then
-// gives back the victims one at a time while the group still fits, and deletes the rest. The
-// extender's preempt verb is never called, and the pod-by-pod PostFilter is off for group members.
-var workloadPreemptionArgs = struct{ apiserver, scheduler []string }{
-	apiserver: []string{"--feature-gates=GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true",
-		"--runtime-config=scheduling.k8s.io/v1alpha2=true"},
-	scheduler: []string{"--feature-gates=GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true"},
-}
+// With WorkloadAwarePreemption (v1.36, alpha) kube-scheduler preempts for a whole PodGroup at once
+// (framework/preemption/podgrouppreemption.go): it removes every pod of lower priority from its
+// snapshot, runs the group's cycle again (filters, the extenders' included), then gives back the
+// victims one at a time while the group still fits, and deletes the rest. The extender's preempt verb
+// is never called, and the pod-by-pod PostFilter is off for group members.
 
 // TestTopofitPodGroupsWorkloadAwarePreemption: two NVLink racks of two 8-GPU nodes. Rack r1 is full of
 // four 4-GPU pods of a low PriorityClass; in r2, r2-n2 holds a pod of the high class (not preemptible by
@@ -34,7 +27,7 @@ var workloadPreemptionArgs = struct{ apiserver, scheduler []string }{
 // The members must bind whole in r1, the four low pods must be gone, the high pod untouched, and no
 // GPU given twice.
 func TestTopofitPodGroupsWorkloadAwarePreemption(t *testing.T) {
-	groupPreemption(t, workloadPreemptionArgs.apiserver, workloadPreemptionArgs.scheduler, "e2e-high")
+	groupPreemption(t, "e2e-high", "WorkloadAwarePreemption=true")
 }
 
 // TestTopofitPodGroupsPodPreemption: the same with GangScheduling alone (WorkloadAwarePreemption off):
@@ -42,13 +35,14 @@ func TestTopofitPodGroupsWorkloadAwarePreemption(t *testing.T) {
 // topofit's preempt verb for each member; the PodGroup has no priority of its own (the field needs the
 // gate), the members' PriorityClass decides.
 func TestTopofitPodGroupsPodPreemption(t *testing.T) {
-	groupPreemption(t, workloadAPIArgs.apiserver, workloadAPIArgs.scheduler, "")
+	groupPreemption(t, "")
 }
 
-// groupPreemption runs the scenario above; groupClass: the PodGroup's priorityClassName ("" for none).
-func groupPreemption(t *testing.T, apiserverArgs, schedulerArgs []string, groupClass string) {
+// groupPreemption runs the scenario above with the Workload API and `gates` on; groupClass: the
+// PodGroup's priorityClassName ("" for none).
+func groupPreemption(t *testing.T, groupClass string, gates ...string) {
 	ext := &harness.TopofitExtender{Binary: harness.TopofitBinary(t)}
-	c := harness.Start(t, harness.Options{Extender: ext, APIServerArgs: apiserverArgs, SchedulerArgs: schedulerArgs})
+	c := harness.Start(t, workloadAPI(ext, gates...))
 	ctx := context.Background()
 	c.CreateNodes(ctx, rackNodes(2, 2)...)
 	time.Sleep(500 * time.Millisecond)
@@ -67,31 +61,15 @@ func groupPreemption(t *testing.T, apiserverArgs, schedulerArgs []string, groupC
 	mustCreate(t, c, keeper)
 	scheduled(t, c, "keeper", 8, 8)
 
-	pg := &schedulingv1alpha2.PodGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: "wap", Namespace: c.Namespace},
-		Spec: schedulingv1alpha2.PodGroupSpec{
-			SchedulingPolicy: schedulingv1alpha2.PodGroupSchedulingPolicy{
-				Gang: &schedulingv1alpha2.GangSchedulingPolicy{MinCount: 2}},
-			PriorityClassName: groupClass, // the group's priority: what workload-aware preemption compares
-		},
-	}
-	if _, err := c.Client.SchedulingV1alpha2().PodGroups(c.Namespace).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create PodGroup: %v", err)
-	}
+	pg := workloadPodGroup(c, "wap", 2)
+	pg.Spec.PriorityClassName = groupClass // the group's priority: what workload-aware preemption compares
+	createPodGroup(t, c, pg)
 	if got, err := c.Client.SchedulingV1alpha2().PodGroups(c.Namespace).Get(ctx, "wap", metav1.GetOptions{}); groupClass != "" &&
 		(err != nil || got.Spec.Priority == nil || *got.Spec.Priority != 1000) {
 		t.Fatalf("PodGroup wap: spec.priority not set to 1000 from its PriorityClass (%v)", err)
 	}
 	level := map[string]string{"topofit.io/group-level": "accelerator", "topofit.io/group-policy": "required"}
-	for i := 0; i < 2; i++ {
-		pod := harness.PodObject(c.Namespace, harness.PodSpec{Name: fmt.Sprintf("wap-%d", i), GPUs: 8,
-			Annotations: level, PriorityClassName: "e2e-high"})
-		name := "wap"
-		pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &name}
-		if _, err := c.Client.CoreV1().Pods(c.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createWorkloadMembers(t, c, "wap", 2, harness.PodSpec{GPUs: 8, Annotations: level, PriorityClassName: "e2e-high"})
 	used := map[string]string{}
 	for i := 0; i < 2; i++ {
 		pod := fmt.Sprintf("wap-%d", i)

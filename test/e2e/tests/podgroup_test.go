@@ -14,14 +14,16 @@ import (
 	"topofit.dev/e2e/harness"
 )
 
-// The Kubernetes v1.36 Workload API on: kube-apiserver serves scheduling.k8s.io/v1alpha2 and both
-// components run the alpha gates, so kube-scheduler schedules a PodGroup's pods as a gang
-// (schedule_one_podgroup.go: one cycle for the whole group, each member assumed before the next one is
-// filtered, Permit holding them until minCount are assumed, then concurrent binds).
-var workloadAPIArgs = struct{ apiserver, scheduler []string }{
-	apiserver: []string{"--feature-gates=GenericWorkload=true,GangScheduling=true",
-		"--runtime-config=scheduling.k8s.io/v1alpha2=true"},
-	scheduler: []string{"--feature-gates=GenericWorkload=true,GangScheduling=true"},
+// workloadAPI: a cluster's options with the Kubernetes v1.36 Workload API on and `ext` as its extender:
+// kube-apiserver serves scheduling.k8s.io/v1alpha2 and both components run the alpha gates
+// GenericWorkload and GangScheduling, plus `gates` ("WorkloadAwarePreemption=true"), so kube-scheduler
+// schedules a PodGroup's pods as a gang (schedule_one_podgroup.go: one cycle for the whole group, each
+// member assumed before the next one is filtered, Permit holding them until minCount are assumed,
+// then concurrent binds).
+func workloadAPI(ext harness.Extender, gates ...string) harness.Options {
+	all := "--feature-gates=" + strings.Join(append([]string{"GenericWorkload=true", "GangScheduling=true"}, gates...), ",")
+	return harness.Options{Extender: ext, APIServerArgs: []string{all, "--runtime-config=scheduling.k8s.io/v1alpha2=true"},
+		SchedulerArgs: []string{all}}
 }
 
 const blockLabel = "network.topology.nvidia.com/block"
@@ -44,30 +46,14 @@ const coschedulingCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomR
 // and is restarted once the CRD is there, which also shows a restart keeps the planned groups.
 func TestTopofitPodGroups(t *testing.T) {
 	ext := &harness.TopofitExtender{Binary: harness.TopofitBinary(t)}
-	c := harness.Start(t, harness.Options{Extender: ext, APIServerArgs: workloadAPIArgs.apiserver,
-		SchedulerArgs: workloadAPIArgs.scheduler})
+	c := harness.Start(t, workloadAPI(ext))
 	ctx := context.Background()
-	var nodes []harness.NodeSpec
-	for r := 1; r <= 3; r++ {
-		for n := 1; n <= 2; n++ {
-			node := harness.GPUNode(fmt.Sprintf("r%d-n%d", r, n), 8, "hgx-h100-8")
-			node.Labels = map[string]string{blockLabel: fmt.Sprintf("r%d", r)}
-			nodes = append(nodes, node)
-		}
-	}
-	c.CreateNodes(ctx, nodes...)
+	c.CreateNodes(ctx, blockNodes(3, 2)...)
 	time.Sleep(500 * time.Millisecond)
 
 	level := map[string]string{"topofit.io/group-level": "block", "topofit.io/group-policy": "required"}
-	createWorkloadPodGroup(t, c, "wl", 2)
-	for i := 0; i < 2; i++ {
-		pod := harness.PodObject(c.Namespace, harness.PodSpec{Name: fmt.Sprintf("wl-%d", i), GPUs: 8, Annotations: level})
-		name := "wl"
-		pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &name}
-		if _, err := c.Client.CoreV1().Pods(c.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createPodGroup(t, c, workloadPodGroup(c, "wl", 2))
+	createWorkloadMembers(t, c, "wl", 2, harness.PodSpec{GPUs: 8, Annotations: level})
 	annotated := map[string]string{"topofit.io/group": "ann", "topofit.io/group-size": "2"}
 	for k, v := range level {
 		annotated[k] = v
@@ -145,16 +131,48 @@ func plannedCount(logPath, key string) int {
 	return n
 }
 
-func createWorkloadPodGroup(t *testing.T, c *harness.Cluster, name string, minCount int32) {
-	t.Helper()
-	pg := &schedulingv1alpha2.PodGroup{
+// blockNodes: fake 8-GPU nodes r<block>-n<n> (hgx-h100-8), `perBlock` in each of blocks r1..r<blocks>
+// (network.topology.nvidia.com/block).
+func blockNodes(blocks, perBlock int) []harness.NodeSpec {
+	var nodes []harness.NodeSpec
+	for r := 1; r <= blocks; r++ {
+		for n := 1; n <= perBlock; n++ {
+			node := harness.GPUNode(fmt.Sprintf("r%d-n%d", r, n), 8, "hgx-h100-8")
+			node.Labels = map[string]string{blockLabel: fmt.Sprintf("r%d", r)}
+			nodes = append(nodes, node)
+		}
+	}
+	return nodes
+}
+
+// workloadPodGroup: a Workload API PodGroup `name`, a gang of minCount, for the caller to add to.
+func workloadPodGroup(c *harness.Cluster, name string, minCount int32) *schedulingv1alpha2.PodGroup {
+	return &schedulingv1alpha2.PodGroup{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace},
 		Spec: schedulingv1alpha2.PodGroupSpec{SchedulingPolicy: schedulingv1alpha2.PodGroupSchedulingPolicy{
 			Gang: &schedulingv1alpha2.GangSchedulingPolicy{MinCount: minCount}}},
 	}
+}
+
+func createPodGroup(t *testing.T, c *harness.Cluster, pg *schedulingv1alpha2.PodGroup) {
+	t.Helper()
 	if _, err := c.Client.SchedulingV1alpha2().PodGroups(c.Namespace).Create(context.Background(), pg,
 		metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create Workload API PodGroup %s: %v", name, err)
+		t.Fatalf("create Workload API PodGroup %s: %v", pg.Name, err)
+	}
+}
+
+// createWorkloadMembers creates pods <group>-0 .. <group>-<n-1> as `spec` (its Name aside), each naming
+// PodGroup `group` in spec.schedulingGroup.podGroupName.
+func createWorkloadMembers(t *testing.T, c *harness.Cluster, group string, n int, spec harness.PodSpec) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		spec.Name = fmt.Sprintf("%s-%d", group, i)
+		pod := harness.PodObject(c.Namespace, spec)
+		pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &group}
+		if _, err := c.Client.CoreV1().Pods(c.Namespace).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create member %s: %v", spec.Name, err)
+		}
 	}
 }
 
