@@ -1,6 +1,8 @@
 #include "extender/groups/domain_fragmentation.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <unordered_map>
 
 namespace topofit::groups {
 
@@ -50,12 +52,59 @@ void DomainFragmentationScore::PreScore(const GroupNodes& nodes, const GroupShap
   }
   shapes_.resize(used);
   taken_.assign(n, 0);
+  max_free_ = max_free;
+  class_.clear();
+  classes_ = 0;
+}
+
+void DomainFragmentationScore::ClassifyNodes() {
+  const size_t n = free_.size();
+  class_.assign(n, 0);
+  classes_ = n ? 1 : 0;
+  std::vector<bool> seen(domain_.size(), false);
+  std::unordered_map<uint64_t, int> ids;
+  std::vector<int> nodes_in;
+  for (const Shape& s : shapes_) {
+    if (s.by_node || seen[s.level]) continue;
+    seen[s.level] = true;
+    const std::vector<int>& domain = domain_[s.level];
+    nodes_in.assign(s.room.size(), 0);
+    bool shared = false;
+    for (size_t i = 0; i < n && !shared; ++i) shared = ++nodes_in[domain[i]] > 1;
+    if (!shared) continue;
+    // Refine: the pair (class so far, domain here) becomes the class.
+    ids.clear();
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t key = (uint64_t(uint32_t(class_[i])) << 32) | uint32_t(domain[i]);
+      class_[i] = ids.try_emplace(key, static_cast<int>(ids.size())).first->second;
+    }
+    classes_ = static_cast<int>(ids.size());
+  }
+}
+
+void DomainFragmentationScore::ScoreNodes(std::span<const int> nodes, int gpus, std::span<double> out) const {
+  const size_t width = static_cast<size_t>(max_free_) + 1;
+  const bool memo = !class_.empty() && static_cast<size_t>(classes_) * width <= 4 * nodes.size();
+  std::vector<double> known(memo ? classes_ * width : 0, -1.0);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const int node = nodes[i];
+    if (node < 0 || static_cast<size_t>(node) >= free_.size()) {
+      out[i] = 0;
+    } else if (!memo) {
+      out[i] = ScoreNode(node, gpus);
+    } else {
+      double& k = known[class_[node] * width + free_[node]];
+      if (k < 0) k = ScoreNode(node, gpus);
+      out[i] = k;
+    }
+  }
 }
 
 void DomainFragmentationScore::SetFree(int node, int free) {
   if (node < 0 || static_cast<size_t>(node) >= free_.size() || free == free_[node]) return;
   const int before = free_[node];
   free_[node] = free;
+  max_free_ = std::max(max_free_, free);
   for (Shape& s : shapes_) {
     const int lost = RoomLost(s, before, before - free);  // Negative when the node gained GPUs.
     if (lost == 0) continue;

@@ -56,6 +56,14 @@ class DomainFragmentationScore {
   double Score(std::span<const NodeTake> takes) const;
   // The same for one take: Score({{node, gpus}}), without the merging.
   double ScoreNode(int node, int gpus) const;
+  // Sorts the nodes into classes that score alike: the same domain at every level a shape asks whose
+  // domains hold more than one node (a one-node domain's room follows from the node's free GPUs).
+  // O(nodes x levels); kept until the next PreScore (SetFree changes no class).
+  void ClassifyNodes();
+  // out[i] = ScoreNode(nodes[i], gpus) for each i, each value computed once per class and free GPUs
+  // after ClassifyNodes (before it, or with more classes than nodes asked, once per node): a band of
+  // thousands of nodes in a few hundred blocks costs a few hundred ScoreNodes. A node < 0 scores 0.
+  void ScoreNodes(std::span<const int> nodes, int gpus, std::span<double> out) const;
 
   // Bounds, so that a planner need not fill every candidate domain to compare losses.
   // shape_count(): how many shapes Slack and LowerBound index.
@@ -85,6 +93,9 @@ class DomainFragmentationScore {
   static int RoomLost(const Shape& s, int before, int gpus);
   double ShapeLoss(const Shape& s, std::span<const NodeTake> per_node) const;
   std::vector<int> free_;      // Per node: free usable GPUs.
+  int max_free_ = 0;           // The most free GPUs any node had at PreScore.
+  std::vector<int> class_;     // Per node after ClassifyNodes (empty before): its class.
+  int classes_ = 0;
   std::vector<std::vector<int>> domain_;  // Per level a shape asks: each node's domain there.
   std::vector<Shape> shapes_;
   // Score's scratch, all zero between calls: GPUs taken per node, room lost per domain.

@@ -166,6 +166,30 @@ TEST_CASE("domain fragmentation: SetFree node by node scores as a PreScore of th
   }
 }
 
+TEST_CASE("domain fragmentation: ScoreNodes scores every node as ScoreNode does, one per class and free count") {
+  std::mt19937_64 rng(30);
+  const GroupShapeSnapshot shapes = Shapes({{1, 4, kHost, 0.2}, {3, 8, kBlock, 0.2}, {2, 2, kSpine, 0.3},
+                                            {4, 1, kBlock, 0.3}});
+  for (int round = 0; round < 100; ++round) {
+    Fixture f(5, 5, RandomHeldFive(rng, 0.5));
+    GroupNodes nodes = ReadGroupNodes(f.model, f.map);
+    DomainFragmentationScore score;
+    score.PreScore(nodes, shapes);
+    if (round % 4) score.ClassifyNodes();  // Every fourth round: no classes, one ScoreNode per node.
+    // Some nodes change after the classes, up to all 8 GPUs free (more than any node had at PreScore).
+    for (int i = 0; i < 3; ++i) score.SetFree(static_cast<int>(rng() % 10), static_cast<int>(rng() % 9));
+    std::vector<int> asked = {-1, 10};  // Outside the map: 0.
+    for (int n = 0; n < 10; ++n) asked.insert(asked.end(), {n, n, static_cast<int>(rng() % 10)});
+    for (int gpus = 1; gpus <= 8; ++gpus) {
+      std::vector<double> out(asked.size(), -1);
+      score.ScoreNodes(asked, gpus, out);
+      CHECK(out[0] == 0);
+      CHECK(out[1] == 0);
+      for (size_t i = 2; i < asked.size(); ++i) CHECK(out[i] == doctest::Approx(score.ScoreNode(asked[i], gpus)));
+    }
+  }
+}
+
 TEST_CASE("group planner: a one-member group keeps the block an expected 4-node group needs whole") {
   // Every node whole free: b1 has 4 (room for exactly one 4 x 8 group), b2 has 5. BestFitLess alone puts
   // a 1-GPU pod in the fuller block b1 and breaks the only room there; with the shape learned it goes to b2.

@@ -59,7 +59,7 @@ struct DomainLoss::Prepared {
     std::vector<const cluster::NodeState*> of;  // Per map index.
   };
   std::shared_ptr<const States> states;
-  DomainFragmentationScore score;  // Only ScoreNode is called on it once shared: const, reads only.
+  DomainFragmentationScore score;  // Only ScoreNodes is called on it once shared: const, reads only.
 };
 
 DomainLoss::DomainLoss(const DomainMapCache& maps, const GroupLookup& lookup, const GroupShapeEstimate& expected)
@@ -79,8 +79,9 @@ void DomainLoss::Losses(const cluster::ClusterModel::Reader& reader, const clust
   std::fill(out.begin(), out.end(), 0.0);
   const std::shared_ptr<const Prepared> p = PreparedNow(reader);
   if (!p || !p->score.enabled()) return;
-  for (size_t i = 0; i < nodes.size(); ++i)
-    if (const int n = p->states->index.Find(nodes[i]); n >= 0) out[i] = p->score.ScoreNode(n, pod.gpus);
+  std::vector<int> mapped(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) mapped[i] = p->states->index.Find(nodes[i]);
+  p->score.ScoreNodes(mapped, pod.gpus, out);
 }
 
 std::shared_ptr<const DomainLoss::Prepared> DomainLoss::PreparedNow(const cluster::ClusterModel::Reader& reader) const {
@@ -119,7 +120,7 @@ std::shared_ptr<const DomainLoss::Prepared> DomainLoss::Updated(const Prepared& 
 std::shared_ptr<const DomainLoss::Prepared> DomainLoss::Read(const cluster::ClusterModel::Reader& reader,
                                                              const std::shared_ptr<const DomainMap>& map,
                                                              const std::shared_ptr<const GroupShapeSnapshot>& shapes,
-                                                             uint64_t gpus, uint64_t nodes) {
+                                                             uint64_t gpus, uint64_t nodes) const {
   auto states = std::make_shared<Prepared::States>(map->size());
   auto p = std::make_shared<Prepared>(Prepared{map, shapes, gpus, nodes, states, {}});
   GroupNodes all;
@@ -134,6 +135,7 @@ std::shared_ptr<const DomainLoss::Prepared> DomainLoss::Read(const cluster::Clus
     if (node->topology()) all.nodes[i] = GroupNode{node->topology(), node->usable(), node->free()};
   });
   p->score.PreScore(all, *shapes);
+  if (by_class_) p->score.ClassifyNodes();
   return p;
 }
 

@@ -9,8 +9,8 @@
 // group shape has been learnt (GroupShapeEstimate, fed by GroupCoordinator's plans). With no shape it
 // is never enabled, and a cluster without groups is placed exactly as before.
 // Losses: the domain map as of Enabled (DomainMapCache::Peek: a node added since counts 0), the free
-// GPUs of every mapped node through the caller's Reader, one PreScore, then ScoreNode per band node
-// (found by its NodeState, not its name). The PreScore is kept while no node's GPUs, no node and no
+// GPUs of every mapped node through the caller's Reader, one PreScore, then ScoreNodes for the band
+// (its nodes found by their NodeState, not their name; one ScoreNode per block and free count). The PreScore is kept while no node's GPUs, no node and no
 // shape changed (ClusterModel::gpu_generation, node_generation), so a pod's filter and prioritize
 // read the cluster once between two binds; when only GPUs changed it is brought up to date node by
 // node (DomainFragmentationScore::SetFree), not read again.
@@ -37,6 +37,9 @@ class DomainLoss : public placement::BandLoss {
   // Up to date node by node when only GPUs changed (the default), or read afresh every time: the same
   // losses either way (domain_loss_test.cc); off is for the perftest's comparison.
   void set_incremental(bool on) { incremental_ = on; }
+  // The band scored once per class of nodes alike and free count (the default), or node by node: the
+  // same losses either way (domain_fragmentation_test.cc); off is for the perftest's comparison.
+  void set_by_class(bool on) { by_class_ = on; }
 
   std::string_view Name() const override { return "DomainFragmentation"; }
   bool Enabled(const cluster::PodRequest& pod) const override;
@@ -49,16 +52,17 @@ class DomainLoss : public placement::BandLoss {
   // (ClusterModel's generations), else read again through `reader`; nullptr when nothing is expected.
   std::shared_ptr<const Prepared> PreparedNow(const cluster::ClusterModel::Reader& reader) const;
   // Every mapped node read through `reader`, and PreScore.
-  static std::shared_ptr<const Prepared> Read(const cluster::ClusterModel::Reader& reader,
-                                              const std::shared_ptr<const DomainMap>& map,
-                                              const std::shared_ptr<const GroupShapeSnapshot>& shapes, uint64_t gpus,
-                                              uint64_t nodes);
+  std::shared_ptr<const Prepared> Read(const cluster::ClusterModel::Reader& reader,
+                                       const std::shared_ptr<const DomainMap>& map,
+                                       const std::shared_ptr<const GroupShapeSnapshot>& shapes, uint64_t gpus,
+                                       uint64_t nodes) const;
   // `last` with each node's free GPUs as they are now (SetFree where they changed).
   static std::shared_ptr<const Prepared> Updated(const Prepared& last, uint64_t gpus);
   const DomainMapCache& maps_;
   const GroupLookup& lookup_;
   const GroupShapeEstimate& expected_;
   bool incremental_ = true;
+  bool by_class_ = true;
   mutable std::mutex mu_;
   mutable std::shared_ptr<const Prepared> prepared_;
 };

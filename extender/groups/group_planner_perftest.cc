@@ -19,6 +19,7 @@
 #include "extender/cluster/cluster_model.h"
 #include "extender/cluster/group_reservations.h"
 #include "extender/cluster/testing/builders.h"
+#include "extender/groups/domain_fragmentation.h"
 #include "extender/groups/domain_loss.h"
 #include "extender/groups/group_coordinator.h"
 #include "extender/groups/group_planner.h"
@@ -174,8 +175,9 @@ BENCHMARK(BM_FilterNoGroup)->Arg(0)->Arg(1)->Iterations(300)->Unit(benchmark::kM
 // domain loss is scored (domain_loss.h). range(1) = 1: before each call one node's GPUs change (a pod
 // bound, then deleted, in turn), so DomainLoss reads every node again, as between two binds;
 // 0: nothing changes, so it reuses its last read, as between a pod's filter and prioritize.
-// range(2) = 1: DomainLoss reads every node afresh after a change (set_incremental(false)), as it did
-// before it was brought up to date node by node.
+// range(2) = 2: DomainLoss scores the band node by node (set_by_class(false)), as it did before
+// ScoreNodes; 1: that, and it reads every node afresh after a change (set_incremental(false)) too, as
+// it did before it was brought up to date node by node.
 void BM_PrioritizeNoGroup(benchmark::State& state) {
   Cluster& c = Shared();
   placement::Pipeline pipeline(&c.model);
@@ -185,7 +187,8 @@ void BM_PrioritizeNoGroup(benchmark::State& state) {
   if (state.range(0) == 2) Learn(expected);
   DomainMapCache maps(c.model, levels);
   DomainLoss loss(maps, lookup, expected);
-  loss.set_incremental(state.range(2) == 0);
+  loss.set_incremental(state.range(2) != 1);
+  loss.set_by_class(state.range(2) == 0);
   if (state.range(0) >= 1) pipeline.SetBandLoss(&loss);
   const cluster::PodRequest pod = cluster::testing::Request("single", 1);
   const k8s::PodObject churn = cluster::testing::MakePod("churn", 1, "node-1", "0");
@@ -203,13 +206,41 @@ void BM_PrioritizeNoGroup(benchmark::State& state) {
   c.model.DeletePod("churn");
   const char* what[] = {"no band loss", "domain loss, no group shape", "domain loss, shapes learned"};
   state.SetLabel(std::string(what[state.range(0)]) + (state.range(1) ? ", a node changed before each call" : "") +
-                 (state.range(2) ? ", read afresh" : ""));
+                 (state.range(2) == 1 ? ", read afresh, node by node" : "") +
+                 (state.range(2) == 2 ? ", node by node" : ""));
 }
 BENCHMARK(BM_PrioritizeNoGroup)
     ->ArgsProduct({{0, 1, 2}, {0, 1}, {0}})
+    ->Args({2, 0, 2})
+    ->Args({2, 1, 2})
     ->Args({2, 1, 1})
     ->Iterations(300)
     ->Unit(benchmark::kMillisecond);
+
+// DomainFragmentationScore on a band of every node (a 1-GPU pod's band on this cluster is 4,987 of
+// its 5,000 nodes), 7 shapes learned: range(0) = 0 ScoreNode node by node (as DomainLoss did),
+// 1 ScoreNodes after ClassifyNodes (once per block and free count, as DomainLoss does now).
+void BM_ScoreBand(benchmark::State& state) {
+  Cluster& c = Shared();
+  GroupShapeEstimate expected;
+  Learn(expected);
+  DomainFragmentationScore score;
+  score.PreScore(ReadGroupNodes(c.model, c.map), *expected.Snapshot());
+  if (state.range(0)) score.ClassifyNodes();
+  std::vector<int> band(kNodes);
+  for (int i = 0; i < kNodes; ++i) band[i] = i;
+  std::vector<double> out(kNodes);
+  Percentiles(state, [&] {
+    if (state.range(0)) {
+      score.ScoreNodes(band, 1, out);
+    } else {
+      for (int i = 0; i < kNodes; ++i) out[i] = score.ScoreNode(i, 1);
+    }
+    benchmark::DoNotOptimize(out.data());
+  });
+  state.SetLabel(state.range(0) ? "ScoreNodes, by class" : "ScoreNode, node by node");
+}
+BENCHMARK(BM_ScoreBand)->Arg(0)->Arg(1)->Iterations(300)->Unit(benchmark::kMillisecond);
 
 // GroupCoordinator::Filter of the members of a group that fits nowhere (32 members of 8 GPUs, required
 // in one block of 32 nodes, about half of them partly held), round-robin, as kube-scheduler v1.36.3 retries such a gang without backoff
