@@ -54,6 +54,7 @@ Holding BoundHolding(const k8s::PodObject& pod) {
   h.count = static_cast<int>(std::clamp<int64_t>(pod.gpus, 0, GpuSet::kMaxGpus));
   h.kind = HoldingKind::kBound;
   h.priority = pod.priority;
+  h.pod_group = pod.group_ref.pod_group_name;
   h.cpu_milli = pod.cpu_milli;
   h.memory_bytes = pod.memory_bytes;
   h.terminating = pod.meta.deleting;

@@ -56,6 +56,7 @@ struct Holding {
   std::string conflict;        // Why `claimed` was not honoured; "" when it was (or there was none).
   HoldingKind kind = HoldingKind::kBound;
   int32_t priority = 0;
+  std::string pod_group;       // kBound: the Workload API PodGroup it names (spec.schedulingGroup), "" for none.
   int64_t cpu_milli = 0;       // The pod's CPU and memory requests (pods without GPUs hold only these).
   int64_t memory_bytes = 0;
   TimePoint expires{};         // kReserved only.

@@ -114,7 +114,7 @@ void NodeState::Upsert(Holding h) {
     if (it->plan_deadline < h.plan_deadline) h.plan_deadline = it->plan_deadline;
     if (it->plan == h.plan && it->claimed == h.claimed) h.plan_expired = it->plan_expired;
     if (it->kind == h.kind && it->claimed == h.claimed && it->count == h.count && it->priority == h.priority &&
-        it->pod == h.pod && it->claim_error == h.claim_error && it->cpu_milli == h.cpu_milli &&
+        it->pod == h.pod && it->pod_group == h.pod_group && it->claim_error == h.claim_error && it->cpu_milli == h.cpu_milli &&
         it->memory_bytes == h.memory_bytes && it->plan == h.plan && it->actual == h.actual &&
         it->plan_error == h.plan_error && it->actual_error == h.actual_error && it->terminating == h.terminating &&
         it->plan_deadline == h.plan_deadline) {

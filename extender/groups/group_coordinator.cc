@@ -332,12 +332,12 @@ void GroupCoordinator::PlanIfPreempted(Unplanned& u, const cluster::PodRequest& 
   if (!u.preemption_planned) {
     u.preemption_planned = true;
     const std::shared_ptr<const DomainMap> map = maps_.Get();
-    const PreemptibleGpus preemptible(pipeline_.model().Read(), *map, u.spec.priority);
+    const PreemptibleGpus preemptible(pipeline_.model().Read(), *map, u.spec.priority, lookup_);
     for (int32_t tier : preemptible.tiers()) {
       const GroupNodes nodes = preemptible.IfPreempted(tier);
       u.if_preempted = PlanRest(u.spec, u.fixed_nodes, u.excluded, &u.if_preempted_domain, &nodes);
       if (!u.if_preempted.ok) continue;
-      u.preempted = Preempted(pipeline_.model().Read(), u.if_preempted.members, tier);
+      u.preempted = Preempted(pipeline_.model().Read(), u.if_preempted.members, tier, lookup_);
       break;
     }
   }

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "extender/cluster/holding.h"
 #include "extender/cluster/pod_intent.h"
 #include "extender/groups/group_spec.h"
 #include "extender/groups/network_domains.h"
@@ -38,6 +39,17 @@ class GroupLookup {
   virtual Result<std::optional<GroupSpec>> SpecOf(const cluster::PodRequest& pod, int members_seen) const;
 
   const DomainLevels& levels() const { return levels_; }
+
+  // What kube-scheduler's workload-aware preemption weighs when it would take a bound pod's GPUs: a
+  // victim of `priority`, named `name` ("namespace/pod"). Here the pod alone, of its own priority;
+  // PodGroupLookup: for a member of a Workload API PodGroup disrupted whole (disruptionMode: PodGroup),
+  // the PodGroup ("PodGroup namespace/name"), of the PodGroup's priority (0 when it states none) - as
+  // v1.36.3 builds its victims (framework/preemption/types.go, newDomainForWorkloadPreemption).
+  struct Victim {
+    int32_t priority = 0;
+    std::string name;
+  };
+  virtual Victim VictimOf(const cluster::Holding& h) const { return {h.priority, h.pod}; }
 
  private:
   DomainLevels levels_;

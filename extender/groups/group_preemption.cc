@@ -1,13 +1,18 @@
 #include "extender/groups/group_preemption.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 namespace topofit::groups {
 namespace {
 
-bool Preemptible(const cluster::Holding& h, int32_t priority) {
-  return h.kind != cluster::HoldingKind::kReserved && h.priority < priority;
+// The victim `h` belongs to, when preemption for a group of `priority` may take it.
+std::optional<GroupLookup::Victim> Preemptible(const cluster::Holding& h, int32_t priority, const GroupLookup& lookup) {
+  if (h.kind == cluster::HoldingKind::kReserved) return std::nullopt;
+  GroupLookup::Victim v = lookup.VictimOf(h);
+  if (v.priority >= priority) return std::nullopt;
+  return v;
 }
 
 // Where to cut among the distinct priorities `below` (all under `priority`): see the header.
@@ -25,7 +30,7 @@ std::vector<int32_t> Tiers(const std::set<int32_t>& below, int32_t priority) {
 }  // namespace
 
 PreemptibleGpus::PreemptibleGpus(const cluster::ClusterModel::Reader& reader, const DomainMap& domains,
-                                 int32_t priority)
+                                 int32_t priority, const GroupLookup& lookup)
     : nodes_(ReadGroupNodes(reader, domains)), pods_(domains.size()) {
   std::set<int32_t> below;
   for (size_t i = 0; i < domains.size(); ++i) {
@@ -34,9 +39,10 @@ PreemptibleGpus::PreemptibleGpus(const cluster::ClusterModel::Reader& reader, co
     const cluster::NodeState* state = reader.Find(domains.name(i));
     if (!state) continue;
     for (const cluster::Holding& h : state->Holdings()) {
-      if (!Preemptible(h, priority)) continue;
-      pods_[i].push_back({h.priority, h.gpus & node.usable});
-      below.insert(h.priority);
+      const auto victim = Preemptible(h, priority, lookup);
+      if (!victim) continue;
+      pods_[i].push_back({victim->priority, h.gpus & node.usable});
+      below.insert(victim->priority);
     }
   }
   tiers_ = Tiers(below, priority);
@@ -51,14 +57,15 @@ GroupNodes PreemptibleGpus::IfPreempted(int32_t tier) const {
 }
 
 std::vector<std::string> Preempted(const cluster::ClusterModel::Reader& reader, std::span<const MemberPlan> members,
-                                   int32_t priority) {
+                                   int32_t priority, const GroupLookup& lookup) {
   std::vector<std::string> pods;
   for (const MemberPlan& m : members) {
     const cluster::NodeState* state = reader.Find(m.node_name);
     if (!state) continue;
     for (const cluster::Holding& h : state->Holdings()) {
-      if (!Preemptible(h, priority) || (h.gpus & m.gpus).empty()) continue;
-      if (std::find(pods.begin(), pods.end(), h.pod) == pods.end()) pods.push_back(h.pod);
+      if ((h.gpus & m.gpus).empty()) continue;
+      const auto victim = Preemptible(h, priority, lookup);
+      if (victim && std::find(pods.begin(), pods.end(), victim->name) == pods.end()) pods.push_back(victim->name);
     }
   }
   return pods;

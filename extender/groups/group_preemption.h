@@ -9,6 +9,8 @@
 // never pass that trial. GroupCoordinator plans such a group a second time on these nodes and leads
 // each member to its slot there, reserving nothing (group_coordinator.h, step 3).
 //
+// A pod's priority here is its victim's, as `lookup` says (GroupLookup::VictimOf): the pod's own, or,
+// for a member of a PodGroup disrupted whole, the PodGroup's - the priority kube-scheduler compares.
 // PreemptibleGpus: the pods of priority below `priority` on the nodes of `domains` that preemption can
 //   take - bound pods and binds confirmed, whatever their state on the node; never a reservation (a
 //   bind in flight, another group's slots) - read once through `reader`, with the nodes' free GPUs.
@@ -19,15 +21,17 @@
 //   for a preemptor (the lowest highest-priority victim).
 //   IfPreempted(tier): the nodes as read (ReadGroupNodes), with the GPUs of those pods of priority
 //   below `tier` counted free as well.
-// Preempted: the pods of priority below `priority` whose GPUs a member's set overlaps, in the order of
-//   the members, each once ("namespace/name"). Not an error: a member on a node the model no longer
-//   knows (nothing there to preempt).
+// Preempted: the victims of priority below `priority` whose GPUs a member's set overlaps, in the order
+//   of the members, each once (VictimOf's name: "namespace/name", or "PodGroup namespace/name", which
+//   kube-scheduler preempts whole, its members elsewhere too). Not an error: a member on a node the
+//   model no longer knows (nothing there to preempt).
 
 #include <span>
 #include <string>
 #include <vector>
 
 #include "extender/cluster/cluster_model.h"
+#include "extender/groups/group_lookup.h"
 #include "extender/groups/group_nodes.h"
 #include "extender/groups/group_planner.h"
 
@@ -38,7 +42,8 @@ inline constexpr size_t kMaxPreemptionTiers = 8;
 class PreemptibleGpus {
  public:
   // `domains` must outlive this.
-  PreemptibleGpus(const cluster::ClusterModel::Reader& reader, const DomainMap& domains, int32_t priority);
+  PreemptibleGpus(const cluster::ClusterModel::Reader& reader, const DomainMap& domains, int32_t priority,
+                  const GroupLookup& lookup);
   const std::vector<int32_t>& tiers() const { return tiers_; }
   GroupNodes IfPreempted(int32_t tier) const;
 
@@ -53,6 +58,6 @@ class PreemptibleGpus {
 };
 
 std::vector<std::string> Preempted(const cluster::ClusterModel::Reader& reader, std::span<const MemberPlan> members,
-                                   int32_t priority);
+                                   int32_t priority, const GroupLookup& lookup);
 
 }  // namespace topofit::groups

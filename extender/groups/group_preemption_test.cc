@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include "extender/cluster/pod_group_store.h"
+#include "extender/groups/pod_group_lookup.h"
 #include "extender/groups/testing/coordinator_rig.h"
 
 namespace topofit::groups {
@@ -37,8 +39,8 @@ TEST_CASE("group preemption: the nodes as if every pod of lower priority were go
   Rig r;
   const DomainMap map = DomainMap::FromModel(r.model, testing::SmallLevels());
   const GroupNodes now = ReadGroupNodes(r.model, map);
-  const GroupNodes below_1000 = PreemptibleGpus(r.model.Read(), map, 1000).IfPreempted(1000);
-  const GroupNodes below_10 = PreemptibleGpus(r.model.Read(), map, 10).IfPreempted(10);
+  const GroupNodes below_1000 = PreemptibleGpus(r.model.Read(), map, 1000, r.lookup).IfPreempted(1000);
+  const GroupNodes below_10 = PreemptibleGpus(r.model.Read(), map, 10, r.lookup).IfPreempted(10);
   for (size_t i = 0; i < map.size(); ++i) {
     INFO(map.name(i));
     CHECK(below_10.nodes[i].free == now.nodes[i].free);  // equal priority preempts nothing
@@ -48,7 +50,7 @@ TEST_CASE("group preemption: the nodes as if every pod of lower priority were go
   // A reservation in flight (a bind's, or a group's slot) is no pod: no preemption takes it.
   REQUIRE(r.model.Reserve(cluster::MakePodRequest(MakePod("binding", 8, "", "", 0)), "b2-n1",
                           [](const cluster::NodeState&, GpuSet free) -> std::optional<GpuSet> { return free; }));
-  const GroupNodes reserved = PreemptibleGpus(r.model.Read(), map, 1000).IfPreempted(1000);
+  const GroupNodes reserved = PreemptibleGpus(r.model.Read(), map, 1000, r.lookup).IfPreempted(1000);
   CHECK(reserved.nodes[*map.Find("b2-n1")].free.empty());
 }
 
@@ -59,18 +61,57 @@ TEST_CASE("group preemption: the pods a plan preempts are those whose GPUs a mem
   members[0].gpus = GpuSet(0x0f);  // low-0's GPUs only
   members[1].node_name = "b1-n2";
   members[1].gpus = GpuSet(0xff);
-  CHECK(Preempted(r.model.Read(), members, 1000) ==
+  CHECK(Preempted(r.model.Read(), members, 1000, r.lookup) ==
         std::vector<std::string>{"default/pod-low-0", "default/pod-low-2", "default/pod-low-3"});
-  CHECK(Preempted(r.model.Read(), members, 10).empty());
+  CHECK(Preempted(r.model.Read(), members, 10, r.lookup).empty());
   members[1].node_name = "gone";
-  CHECK(Preempted(r.model.Read(), members, 1000) == std::vector<std::string>{"default/pod-low-0"});
+  CHECK(Preempted(r.model.Read(), members, 1000, r.lookup) == std::vector<std::string>{"default/pod-low-0"});
+}
+
+TEST_CASE("group preemption: a PodGroup disrupted whole is one victim, of the PodGroup's priority") {
+  Rig r;  // b1: low-0..3 of priority 10; b2-n2: keeper of 1000
+  cluster::PodGroupStore store;
+  const PodGroupLookup lookup(testing::SmallLevels(), store);
+  // A gang of two 8-GPU pods on b2-n1 and (after the keeper leaves) b2-n2; its pods say priority 5000.
+  r.model.DeletePod("keeper");
+  for (const char* node : {"b2-n1", "b2-n2"}) {
+    k8s::PodObject p = MakePod(std::string("gang-") + node, 8, node, "0,1,2,3,4,5,6,7", 5000);
+    p.group_ref.pod_group_name = "gang";
+    r.model.ApplyPod(p);
+  }
+  k8s::PodGroupObject gang{.namespace_ = "default", .name = "gang", .min_count = 2};
+  const DomainMap map = DomainMap::FromModel(r.model, testing::SmallLevels());
+  const int n1 = static_cast<int>(*map.Find("b2-n1"));
+  auto free_below = [&](int32_t priority) { return PreemptibleGpus(r.model.Read(), map, priority, lookup).IfPreempted(priority); };
+  std::vector<MemberPlan> members(1);
+  members[0].node_name = "b2-n1";
+  members[0].gpus = GpuSet(0xff);
+
+  SUBCASE("disruptionMode Pod (or no PodGroup known): each pod of its own priority") {
+    if (store.Put(gang) != cluster::PodGroupStore::PutResult::kStored) FAIL("PodGroup not stored");
+    CHECK(free_below(1000).nodes[n1].free.empty());
+    CHECK(free_below(6000).nodes[n1].free.size() == 8);
+    CHECK(Preempted(r.model.Read(), members, 6000, lookup) == std::vector<std::string>{"default/pod-gang-b2-n1"});
+  }
+  SUBCASE("disruptionMode PodGroup: the PodGroup's priority, 0 when it states none") {
+    gang.disrupted_whole = true;
+    store.Put(gang);
+    CHECK(free_below(1000).nodes[n1].free.size() == 8);  // the pods say 5000; the PodGroup, 0
+    CHECK(PreemptibleGpus(r.model.Read(), map, 1000, lookup).tiers() == std::vector<int32_t>{1, 1000});  // 0, then 10
+    CHECK(Preempted(r.model.Read(), members, 1000, lookup) == std::vector<std::string>{"PodGroup default/gang"});
+    gang.priority = 2000;
+    store.Put(gang);
+    CHECK(free_below(1000).nodes[n1].free.empty());  // now above the group's 1000
+    CHECK(Preempted(r.model.Read(), members, 1000, lookup).empty());
+    CHECK(free_below(1000).nodes[*map.Find("b1-n1")].free.size() == 8);  // single pods as before
+  }
 }
 
 TEST_CASE("group preemption: the tiers cut above each priority below the group's, lowest first, at most 8") {
   Rig r;  // priorities 10 (four pods) and 1000
   auto PreemptionTiers = [&](const cluster::ClusterModel::Reader& reader, int32_t priority) {
     const DomainMap map = DomainMap::FromModel(r.model, testing::SmallLevels());  // every node, "many" too
-    return PreemptibleGpus(reader, map, priority).tiers();
+    return PreemptibleGpus(reader, map, priority, r.lookup).tiers();
   };
   CHECK(PreemptionTiers(r.model.Read(), 1000) == std::vector<int32_t>{1000});
   CHECK(PreemptionTiers(r.model.Read(), 10).empty());

@@ -20,4 +20,12 @@ Result<std::optional<GroupSpec>> PodGroupLookup::SpecOf(const cluster::PodReques
   return std::optional<GroupSpec>(std::move(*spec));
 }
 
+GroupLookup::Victim PodGroupLookup::VictimOf(const cluster::Holding& h) const {
+  if (h.pod_group.empty()) return GroupLookup::VictimOf(h);
+  const std::string_view namespace_ = std::string_view(h.pod).substr(0, h.pod.find('/'));
+  const auto group = store_.Find(k8s::PodGroupObject::Api::kWorkload, namespace_, h.pod_group);
+  if (!group || !group->disrupted_whole) return GroupLookup::VictimOf(h);
+  return {group->priority.value_or(0), fmt::format("PodGroup {}", group->key())};
+}
+
 }  // namespace topofit::groups

@@ -26,6 +26,7 @@ class PodGroupLookup final : public GroupLookup {
     return GroupLookup::IsMember(pod) || !pod.group_ref.empty();
   }
   Result<std::optional<GroupSpec>> SpecOf(const cluster::PodRequest& pod, int members_seen) const override;
+  Victim VictimOf(const cluster::Holding& h) const override;
 
  private:
   const cluster::PodGroupStore& store_;

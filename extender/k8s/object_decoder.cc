@@ -357,6 +357,8 @@ void DecodePodGroupSpec(dom::element v, const Path& path, PodGroupObject& group)
       const int64_t priority = json::Int(value, p);
       if (priority < INT32_MIN || priority > INT32_MAX) json::Fail(p, "out of range");
       group.priority = int32_t(priority);
+    } else if (KeyIs(key, "disruptionMode") && !json::IsNull(value)) {
+      group.disrupted_whole = json::String(value, p) == "PodGroup";
     }
   });
   if (group.api == PodGroupObject::Api::kWorkload && !policy_stated)

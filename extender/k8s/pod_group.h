@@ -54,6 +54,10 @@ struct PodGroupObject {
   // spec.priorityClassName): the priority kube-scheduler's workload-aware preemption gives the whole
   // group (0 there when absent: its util.PodGroupPriority).
   std::optional<int32_t> priority;
+  // spec.disruptionMode == "PodGroup" (Workload API, gate WorkloadAwarePreemption): kube-scheduler's
+  // workload-aware preemption takes the group's pods as one victim, of the group's priority, and
+  // preempts all of them or none. "Pod" or absent: each pod is a victim of its own priority.
+  bool disrupted_whole = false;
   std::string key() const { return namespace_ + "/" + name; }
   friend bool operator==(const PodGroupObject&, const PodGroupObject&) = default;
 };

@@ -37,11 +37,13 @@ TEST_CASE("pod group: a Workload API PodGroup") {
   CHECK(g->min_count == 4);
   CHECK(g->topology_key == "network.topology.nvidia.com/block");
   CHECK_FALSE(g->priority);  // Without the WorkloadAwarePreemption gate kube-apiserver sets none.
+  CHECK(g->disrupted_whole);
   auto ranked = DecodePodGroup(R"({"metadata":{"name":"r","namespace":"ml"},
     "spec":{"schedulingPolicy":{"gang":{"minCount":2}},"priorityClassName":"high","priority":1000}})",
                                PodGroupObject::Api::kWorkload);
   REQUIRE(ranked.ok());
   CHECK(ranked->priority == 1000);
+  CHECK_FALSE(ranked->disrupted_whole);  // disruptionMode absent: Pod
   auto basic = DecodePodGroup(R"({"metadata":{"name":"b","namespace":"ml"},"spec":{"schedulingPolicy":{"basic":{}}}})",
                               PodGroupObject::Api::kWorkload);
   REQUIRE(basic.ok());

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1alpha2 "k8s.io/api/scheduling/v1alpha2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"topofit.dev/e2e/harness"
@@ -93,6 +95,89 @@ func groupPreemption(t *testing.T, groupClass string, gates ...string) {
 	}
 	for _, l := range harness.GrepFile(ext.LogPath(), "group=e2e/wap ") {
 		t.Log(l)
+	}
+}
+
+// TestTopofitPodGroupsPreemptionVictimGangs: workload-aware preemption weighs a PodGroup with
+// disruptionMode PodGroup as one victim of the PodGroup's priority, whatever its pods' own priorities
+// (v1.36.3, framework/preemption/types.go), and preempts all of its pods or none. Three NVLink racks of
+// two 8-GPU nodes, every GPU held:
+//
+//	r1: both members of PodGroup "protected" (priority 2000; its pods state none, so 0);
+//	r2: r2-n1 a member of PodGroup "lowgang" (priority 10; its pods again 0), r2-n2 a single pod of 10;
+//	r3: r3-n1 lowgang's other member, r3-n2 a single pod of 1000.
+//
+// A gang of two 8-GPU pods of priority 1000, one rack required, can only have r2: r1's gang outranks
+// it, r3 keeps a pod of its own priority. Counting the pods' priorities, topofit would lead it into r1
+// (the only rack whose pods are all below 1000), which kube-scheduler never frees: the gang would stay
+// Pending. It must bind whole in r2, with lowgang gone whole (its member in r3 too) and the rest kept.
+// The gang members that hold GPUs are bound by spec.nodeName, without a scheduler.
+func TestTopofitPodGroupsPreemptionVictimGangs(t *testing.T) {
+	ext := &harness.TopofitExtender{Binary: harness.TopofitBinary(t)}
+	c := harness.Start(t, workloadAPI(ext, "WorkloadAwarePreemption=true"))
+	ctx := context.Background()
+	c.CreateNodes(ctx, rackNodes(3, 2)...)
+	time.Sleep(500 * time.Millisecond)
+	createPriorityClasses(t, c, map[string]int32{"e2e-low": 10, "e2e-high": 1000, "e2e-top": 2000})
+	whole := schedulingv1alpha2.DisruptionModePodGroup
+	for name, class := range map[string]string{"protected": "e2e-top", "lowgang": "e2e-low"} {
+		pg := workloadPodGroup(c, name, 2)
+		pg.Spec.PriorityClassName = class
+		pg.Spec.DisruptionMode = &whole
+		createPodGroup(t, c, pg)
+	}
+	bindMember(t, c, "protected", "protected-0", "r1-n1")
+	bindMember(t, c, "protected", "protected-1", "r1-n2")
+	bindMember(t, c, "lowgang", "lowgang-0", "r2-n1")
+	bindMember(t, c, "lowgang", "lowgang-1", "r3-n1")
+	for name, at := range map[string][2]string{"low-single": {"r2-n2", "e2e-low"}, "keeper": {"r3-n2", "e2e-high"}} {
+		spec := harness.GPUPod(name, 8)
+		spec.NodeName, spec.PriorityClassName = at[0], at[1]
+		mustCreate(t, c, spec)
+		scheduled(t, c, name, 8, 8)
+	}
+
+	pg := workloadPodGroup(c, "wap", 2)
+	pg.Spec.PriorityClassName = "e2e-high"
+	createPodGroup(t, c, pg)
+	level := map[string]string{"topofit.io/group-level": "accelerator", "topofit.io/group-policy": "required"}
+	createWorkloadMembers(t, c, "wap", 2, harness.PodSpec{GPUs: 8, Annotations: level, PriorityClassName: "e2e-high"})
+	used := map[string]string{}
+	for i := 0; i < 2; i++ {
+		pod := fmt.Sprintf("wap-%d", i)
+		node, _ := scheduled(t, c, pod, 8, 8)
+		if !strings.HasPrefix(node, "r2-") {
+			t.Errorf("member %s on %s: want both members in rack r2, the only rack preemption can free", pod, node)
+		}
+		if other, taken := used[node]; taken {
+			t.Fatalf("members %s and %s share node %s", pod, other, node)
+		}
+		used[node] = pod
+	}
+	for _, name := range []string{"lowgang-0", "lowgang-1", "low-single"} {
+		if p, err := c.GetPod(ctx, name); err == nil && p.DeletionTimestamp == nil {
+			t.Errorf("%s survived on %s", name, p.Spec.NodeName)
+		}
+	}
+	for _, name := range []string{"protected-0", "protected-1", "keeper"} {
+		if p, err := c.GetPod(ctx, name); err != nil || p.DeletionTimestamp != nil {
+			t.Errorf("%s (not below the gang's priority) was preempted: %v", name, err)
+		}
+	}
+	for _, l := range harness.GrepFile(ext.LogPath(), "group=e2e/wap ") {
+		t.Log(l)
+	}
+}
+
+// bindMember creates an 8-GPU pod `name` of PodGroup `group` already bound to `node` (spec.nodeName: no
+// scheduler places it).
+func bindMember(t *testing.T, c *harness.Cluster, group, name, node string) {
+	t.Helper()
+	pod := harness.PodObject(c.Namespace, harness.GPUPod(name, 8))
+	pod.Spec.NodeName = node
+	pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &group}
+	if _, err := c.Client.CoreV1().Pods(c.Namespace).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create bound member %s: %v", name, err)
 	}
 }
 
