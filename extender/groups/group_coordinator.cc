@@ -20,6 +20,17 @@ std::string_view ToString(GroupState state) {
 
 namespace {
 
+// "4 pods", "1 PodGroup and 1 pod": the victims Preempted names (a PodGroup's as "PodGroup ns/name").
+std::string Victims(const std::vector<std::string>& preempted) {
+  const auto groups = std::count_if(preempted.begin(), preempted.end(),
+                                    [](const std::string& v) { return v.starts_with("PodGroup "); });
+  const auto pods = static_cast<std::ptrdiff_t>(preempted.size()) - groups;
+  auto counted = [](std::ptrdiff_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); };
+  if (groups == 0) return counted(pods, "pod");
+  if (pods == 0) return counted(groups, "PodGroup");
+  return counted(groups, "PodGroup") + " and " + counted(pods, "pod");
+}
+
 // "group train-7: 6 of 8 pods created", naming the min-count when it is less than the size.
 std::string Created(const GroupSpec& spec, size_t seen) {
   if (spec.min_count == spec.size) return fmt::format("group {}: {} of {} pods created", spec.name, seen, spec.size);
@@ -348,10 +359,9 @@ void GroupCoordinator::PlanIfPreempted(Unplanned& u, const cluster::PodRequest& 
   v.gpus = u.if_preempted.members[rank].gpus;
   v.preempted = u.preempted;
   const size_t shown = std::min<size_t>(u.preempted.size(), 3);
-  v.reason += fmt::format("; {} can take them if kube-scheduler preempts {} pod{} of priority below {} ({}{}): "
+  v.reason += fmt::format("; {} can take them if kube-scheduler preempts {} of priority below {} ({}{}): "
                           "each member passes its node there alone, for kube-scheduler's workload-aware preemption",
-                          u.if_preempted_domain, u.preempted.size(), u.preempted.size() == 1 ? "" : "s",
-                          u.spec.priority, fmt::join(u.preempted.begin(), u.preempted.begin() + shown, ", "),
+                          u.if_preempted_domain, Victims(u.preempted), u.spec.priority, fmt::join(u.preempted.begin(), u.preempted.begin() + shown, ", "),
                           u.preempted.size() > shown ? fmt::format(" and {} more", u.preempted.size() - shown) : "");
 }
 

@@ -141,6 +141,44 @@ TEST_CASE("group coordinator: a group preempts the lowest priorities that make r
   CHECK(v.preempted == std::vector<std::string>{"default/pod-low-b2-n1", "default/pod-low-b2-n2"});
 }
 
+TEST_CASE("group coordinator: the reason counts a PodGroup disrupted whole as one victim, by name") {
+  testing::CoordinatorRig r(2, 2);
+  cluster::PodGroupStore store;
+  const PodGroupLookup lookup(testing::SmallLevels(), store);
+  GroupCoordinator groups(r.pipeline, lookup);
+  store.Put(k8s::PodGroupObject{.namespace_ = "default", .name = "gang", .min_count = 2, .priority = 10,
+                                .disrupted_whole = true});
+  auto gang_member = [&](const char* uid, const char* node) {
+    k8s::PodObject p = MakePod(uid, 8, node, "0,1,2,3,4,5,6,7", 10);
+    p.group_ref.pod_group_name = "gang";
+    r.model.ApplyPod(p);
+  };
+  std::string victims;
+  SUBCASE("the gang alone in the way") {  // b1: the gang; b2: a pod of 1000 and a pod of 10
+    gang_member("gang-0", "b1-n1");
+    gang_member("gang-1", "b1-n2");
+    r.model.ApplyPod(MakePod("keeper", 8, "b2-n1", "0,1,2,3,4,5,6,7", 1000));
+    r.model.ApplyPod(MakePod("low", 8, "b2-n2", "0,1,2,3,4,5,6,7", 10));
+    victims = "1 PodGroup of priority below 1000 (PodGroup default/gang)";
+  }
+  SUBCASE("a gang and a pod in the way, the gang's other member elsewhere") {  // b1: gang-0, a pod of 10
+    gang_member("gang-0", "b1-n1");
+    r.model.ApplyPod(MakePod("low", 8, "b1-n2", "0,1,2,3,4,5,6,7", 10));
+    r.model.ApplyPod(MakePod("keeper", 8, "b2-n1", "0,1,2,3,4,5,6,7", 1000));
+    gang_member("gang-1", "b2-n2");
+    victims = "1 PodGroup and 1 pod of priority below 1000 (PodGroup default/gang, default/pod-low)";
+  }
+  GroupVerdict v;
+  for (const char* uid : {"a", "b"}) {
+    const k8s::PodObject m = Member(uid, "urgent", 1000);
+    r.model.ApplyPod(m);
+    v = groups.Filter(cluster::MakePodRequest(m));
+  }
+  CHECK(v.node.starts_with("b1-"));
+  INFO(v.reason);
+  CHECK(v.reason.find("block s1/b1 can take them if kube-scheduler preempts " + victims) != std::string::npos);
+}
+
 TEST_CASE("group coordinator: a group with no plan is led to where preemption would make room, reserving nothing") {
   Rig r;
   r.Filter(Member("a", "urgent", 1000));
