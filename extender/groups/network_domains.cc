@@ -11,15 +11,16 @@ namespace topofit::groups {
 DomainLevels DomainLevels::Defaults() {
   return DomainLevels{{
       {"datacenter",
-       {"network.topology.nvidia.com/datacenter", "network.topology.nvidia.com/core",
+       {"network.topology.nvidia.com/datacenter", "network.topology.nvidia.com/core", "fabric.topograph.run/tier-2",
         "topology.k8s.aws/network-node-layer-1"}},
       {"spine",
-       {"network.topology.nvidia.com/spine", "cloud.google.com/gce-topology-block",
+       {"network.topology.nvidia.com/spine", "fabric.topograph.run/tier-1", "cloud.google.com/gce-topology-block",
         "topology.k8s.aws/network-node-layer-2"}},
       {"block",
-       {"network.topology.nvidia.com/block", "network.topology.nvidia.com/leaf",
+       {"network.topology.nvidia.com/block", "network.topology.nvidia.com/leaf", "fabric.topograph.run/tier-0",
         "cloud.google.com/gce-topology-subblock", "topology.k8s.aws/network-node-layer-3"}},
-      {"accelerator", {"nvidia.com/gpu.clique", "network.topology.nvidia.com/accelerator"}},
+      {"accelerator",
+       {"nvidia.com/gpu.clique", "network.topology.nvidia.com/accelerator", "accelerator.topograph.run/domain"}},
       {"host", {"cloud.google.com/gce-topology-host", "kubernetes.io/hostname"}},
   }};
 }

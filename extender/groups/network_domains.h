@@ -4,13 +4,18 @@
 //
 // DomainLevels is the ordered list of levels, broadest first; each level is one or more label keys,
 // tried in order (the first key the node carries names its domain there). The defaults cover NVIDIA
-// topograph (both its label generations), GKE, EKS and the NVIDIA GPU operator:
-//   datacenter   network.topology.nvidia.com/datacenter, .../core, topology.k8s.aws/network-node-layer-1
-//   spine        network.topology.nvidia.com/spine, cloud.google.com/gce-topology-block,
-//                topology.k8s.aws/network-node-layer-2
-//   block        network.topology.nvidia.com/block, .../leaf, cloud.google.com/gce-topology-subblock,
-//                topology.k8s.aws/network-node-layer-3
-//   accelerator  nvidia.com/gpu.clique, network.topology.nvidia.com/accelerator   (the NVLink domain)
+// topograph (its three label generations: network.topology.nvidia.com/block, spine, datacenter; .../leaf,
+// spine, core; and since v1.0 fabric.topograph.run/tier-N, tier 0 the switch closest to the node, with
+// accelerator.topograph.run/domain), GKE, EKS and the NVIDIA GPU operator:
+//   datacenter   network.topology.nvidia.com/datacenter, .../core, fabric.topograph.run/tier-2,
+//                topology.k8s.aws/network-node-layer-1
+//   spine        network.topology.nvidia.com/spine, fabric.topograph.run/tier-1,
+//                cloud.google.com/gce-topology-block, topology.k8s.aws/network-node-layer-2
+//   block        network.topology.nvidia.com/block, .../leaf, fabric.topograph.run/tier-0,
+//                cloud.google.com/gce-topology-subblock, topology.k8s.aws/network-node-layer-3
+//   accelerator  nvidia.com/gpu.clique, network.topology.nvidia.com/accelerator,
+//                accelerator.topograph.run/domain   (the NVLink domain; the GPU operator's clique first,
+//                the finer NVL partition, as topograph's documentation advises)
 //   host         cloud.google.com/gce-topology-host, kubernetes.io/hostname
 //
 // A domain is identified by its path, not its label value alone: two racks both labelled "r1" in

@@ -32,6 +32,12 @@ TEST_CASE("network domains: the defaults, broadest first, each level with its ke
   CHECK(d.Find("cloud.google.com/gce-topology-block") == 1);  // GKE's block is a spine-level domain
   CHECK(d.Find("topology.k8s.aws/network-node-layer-3") == 2);
   CHECK(d.Find(kClique) == 3);
+  // topograph v1.x: fabric tiers from the node outwards, and its accelerator domain.
+  CHECK(d.Find("fabric.topograph.run/tier-0") == 2);
+  CHECK(d.Find("fabric.topograph.run/tier-1") == 1);
+  CHECK(d.Find("fabric.topograph.run/tier-2") == 0);
+  CHECK(d.Find("accelerator.topograph.run/domain") == 3);
+  CHECK(d.levels[3].keys.front() == kClique);  // the GPU operator's clique before topograph's domain
   CHECK(d.Find("rack") == -1);
   CHECK(d.Find("Block") == -1);  // names and keys are case-sensitive
 }
@@ -121,6 +127,34 @@ TEST_CASE("network domains: read from the model's nodes and their labels") {
   CHECK(m.domain_name(accel, m.id(2, accel)) == "uuid.2");
   CHECK(m.domain_count(host) == 3);
   CHECK(m.domain_name(host, m.id(0, host)) == "uuid.1/g1");
+}
+
+TEST_CASE("network domains: topograph v1.x's fabric tiers and accelerator domain, as its labeler writes them") {
+  // Values as in topograph's own labeler test (pkg/engines/k8s/labeler_test.go): tier 0 the switch
+  // closest to the node, a long switch name hashed to "x" + 16 hex digits.
+  auto node = [](const std::string& name, const std::string& leaf, const std::string& domain) {
+    return MakeNode(name, 8, "hgx-h100-8",
+                    {{"fabric.topograph.run/tier-0", leaf}, {"fabric.topograph.run/tier-1", "S1"},
+                     {"fabric.topograph.run/tier-2", "IB2"}, {"accelerator.topograph.run/domain", domain},
+                     {kHostname, name}});
+  };
+  cluster::ClusterModel model;
+  model.ApplyNode(node("Node201", "S2", "B1"));
+  model.ApplyNode(node("Node202", "S2", "B1"));
+  model.ApplyNode(node("Node304", "xf946c4acef2d5939", "B2"));
+  const DomainMap m = DomainMap::FromModel(model, DomainLevels::Defaults());
+  REQUIRE(m.size() == 3);
+  const int datacenter = 0, spine = 1, block = 2, accel = 3;
+  const int n201 = static_cast<int>(*m.Find("Node201")), n202 = static_cast<int>(*m.Find("Node202")),
+            n304 = static_cast<int>(*m.Find("Node304"));
+  CHECK(m.domain_count(datacenter) == 1);
+  CHECK(m.domain_count(spine) == 1);
+  CHECK(m.domain_name(spine, m.id(n201, spine)) == "IB2/S1");
+  CHECK(m.domain_count(block) == 2);
+  CHECK(m.id(n201, block) == m.id(n202, block));
+  CHECK(m.domain_name(block, m.id(n304, block)) == "IB2/S1/xf946c4acef2d5939");
+  CHECK(m.domain_name(accel, m.id(n201, accel)) == "IB2/S1/S2/B1");
+  CHECK(m.id(n201, accel) != m.id(n304, accel));
 }
 
 TEST_CASE("network domains: a name given twice keeps its last labels") {

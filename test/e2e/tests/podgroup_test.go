@@ -134,11 +134,16 @@ func plannedCount(logPath, key string) int {
 // blockNodes: fake 8-GPU nodes r<block>-n<n> (hgx-h100-8), `perBlock` in each of blocks r1..r<blocks>
 // (network.topology.nvidia.com/block).
 func blockNodes(blocks, perBlock int) []harness.NodeSpec {
+	return labelledBlockNodes(blockLabel, blocks, perBlock)
+}
+
+// labelledBlockNodes: blockNodes with the block named by label `key`.
+func labelledBlockNodes(key string, blocks, perBlock int) []harness.NodeSpec {
 	var nodes []harness.NodeSpec
 	for r := 1; r <= blocks; r++ {
 		for n := 1; n <= perBlock; n++ {
 			node := harness.GPUNode(fmt.Sprintf("r%d-n%d", r, n), 8, "hgx-h100-8")
-			node.Labels = map[string]string{blockLabel: fmt.Sprintf("r%d", r)}
+			node.Labels = map[string]string{key: fmt.Sprintf("r%d", r)}
 			nodes = append(nodes, node)
 		}
 	}

@@ -13,8 +13,9 @@ import (
 )
 
 // TestTopofitPodGroupsTopologyAware: kube-scheduler v1.36.3 with TopologyAwareWorkloadScheduling on
-// besides the Workload API gates. A PodGroup whose schedulingConstraints.topology names the block label
-// is tried by kube-scheduler one domain at a time (each block's nodes alone), calling topofit's filter
+// besides the Workload API gates. The blocks carry topograph v1.x's label for the switch closest to the
+// node, fabric.topograph.run/tier-0 (topofit's default block level). A PodGroup whose
+// schedulingConstraints.topology names that label is tried by kube-scheduler one domain at a time (each block's nodes alone), calling topofit's filter
 // for each; topofit plans the group once, in the first whole block (r1 has a node taken), and its
 // members must land there whole - the domains kube-scheduler tries first, without the slot's node,
 // must not make topofit plan the group elsewhere or twice.
@@ -22,7 +23,8 @@ func TestTopofitPodGroupsTopologyAware(t *testing.T) {
 	ext := &harness.TopofitExtender{Binary: harness.TopofitBinary(t)}
 	c := harness.Start(t, workloadAPI(ext, "TopologyAwareWorkloadScheduling=true"))
 	ctx := context.Background()
-	c.CreateNodes(ctx, blockNodes(3, 2)...)
+	const tier0 = "fabric.topograph.run/tier-0"
+	c.CreateNodes(ctx, labelledBlockNodes(tier0, 3, 2)...)
 	time.Sleep(500 * time.Millisecond)
 	solo := harness.GPUPod("solo", 8)
 	solo.NodeName = "r1-n1"
@@ -31,7 +33,7 @@ func TestTopofitPodGroupsTopologyAware(t *testing.T) {
 
 	pg := workloadPodGroup(c, "tas", 2)
 	pg.Spec.SchedulingConstraints = &schedulingv1alpha2.PodGroupSchedulingConstraints{
-		Topology: []schedulingv1alpha2.TopologyConstraint{{Key: blockLabel}}}
+		Topology: []schedulingv1alpha2.TopologyConstraint{{Key: tier0}}}
 	createPodGroup(t, c, pg)
 	createWorkloadMembers(t, c, "tas", 2, harness.PodSpec{GPUs: 8})
 	rack := ""
