@@ -40,16 +40,13 @@ class GroupLookup {
 
   const DomainLevels& levels() const { return levels_; }
 
-  // What kube-scheduler's workload-aware preemption weighs when it would take a bound pod's GPUs: a
-  // victim of `priority`, named `name` ("namespace/pod"). Here the pod alone, of its own priority;
+  // What kube-scheduler's workload-aware preemption weighs when it would take a bound pod's GPUs: the
+  // victim's priority, and its name. Here the pod alone: its own priority, "namespace/pod".
   // PodGroupLookup: for a member of a Workload API PodGroup disrupted whole (disruptionMode: PodGroup),
-  // the PodGroup ("PodGroup namespace/name"), of the PodGroup's priority (0 when it states none) - as
-  // v1.36.3 builds its victims (framework/preemption/types.go, newDomainForWorkloadPreemption).
-  struct Victim {
-    int32_t priority = 0;
-    std::string name;
-  };
-  virtual Victim VictimOf(const cluster::Holding& h) const { return {h.priority, h.pod}; }
+  // the PodGroup: its priority (0 when it states none), "PodGroup namespace/name" - as v1.36.3 builds
+  // its victims (framework/preemption/types.go, newDomainForWorkloadPreemption).
+  virtual int32_t VictimPriority(const cluster::Holding& h) const { return h.priority; }
+  virtual std::string VictimName(const cluster::Holding& h) const { return h.pod; }
 
  private:
   DomainLevels levels_;

@@ -7,12 +7,12 @@
 namespace topofit::groups {
 namespace {
 
-// The victim `h` belongs to, when preemption for a group of `priority` may take it.
-std::optional<GroupLookup::Victim> Preemptible(const cluster::Holding& h, int32_t priority, const GroupLookup& lookup) {
+// The priority of the victim `h` belongs to, when preemption for a group of `priority` may take it.
+std::optional<int32_t> Preemptible(const cluster::Holding& h, int32_t priority, const GroupLookup& lookup) {
   if (h.kind == cluster::HoldingKind::kReserved) return std::nullopt;
-  GroupLookup::Victim v = lookup.VictimOf(h);
-  if (v.priority >= priority) return std::nullopt;
-  return v;
+  const int32_t victim = lookup.VictimPriority(h);
+  if (victim >= priority) return std::nullopt;
+  return victim;
 }
 
 // Where to cut among the distinct priorities `below` (all under `priority`): see the header.
@@ -41,8 +41,8 @@ PreemptibleGpus::PreemptibleGpus(const cluster::ClusterModel::Reader& reader, co
     for (const cluster::Holding& h : state->Holdings()) {
       const auto victim = Preemptible(h, priority, lookup);
       if (!victim) continue;
-      pods_[i].push_back({victim->priority, h.gpus & node.usable});
-      below.insert(victim->priority);
+      pods_[i].push_back({*victim, h.gpus & node.usable});
+      below.insert(*victim);
     }
   }
   tiers_ = Tiers(below, priority);
@@ -64,8 +64,9 @@ std::vector<std::string> Preempted(const cluster::ClusterModel::Reader& reader, 
     if (!state) continue;
     for (const cluster::Holding& h : state->Holdings()) {
       if ((h.gpus & m.gpus).empty()) continue;
-      const auto victim = Preemptible(h, priority, lookup);
-      if (victim && std::find(pods.begin(), pods.end(), victim->name) == pods.end()) pods.push_back(victim->name);
+      if (!Preemptible(h, priority, lookup)) continue;
+      std::string name = lookup.VictimName(h);
+      if (std::find(pods.begin(), pods.end(), name) == pods.end()) pods.push_back(std::move(name));
     }
   }
   return pods;

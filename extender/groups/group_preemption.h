@@ -9,7 +9,7 @@
 // never pass that trial. GroupCoordinator plans such a group a second time on these nodes and leads
 // each member to its slot there, reserving nothing (group_coordinator.h, step 3).
 //
-// A pod's priority here is its victim's, as `lookup` says (GroupLookup::VictimOf): the pod's own, or,
+// A pod's priority here is its victim's, as `lookup` says (GroupLookup::VictimPriority): the pod's own, or,
 // for a member of a PodGroup disrupted whole, the PodGroup's - the priority kube-scheduler compares.
 // PreemptibleGpus: the pods of priority below `priority` on the nodes of `domains` that preemption can
 //   take - bound pods and binds confirmed, whatever their state on the node; never a reservation (a
@@ -22,7 +22,7 @@
 //   IfPreempted(tier): the nodes as read (ReadGroupNodes), with the GPUs of those pods of priority
 //   below `tier` counted free as well.
 // Preempted: the victims of priority below `priority` whose GPUs a member's set overlaps, in the order
-//   of the members, each once (VictimOf's name: "namespace/name", or "PodGroup namespace/name", which
+//   of the members, each once (GroupLookup::VictimName: "namespace/name", or "PodGroup namespace/name", which
 //   kube-scheduler preempts whole, its members elsewhere too). Not an error: a member on a node the
 //   model no longer knows (nothing there to preempt).
 

@@ -20,12 +20,22 @@ Result<std::optional<GroupSpec>> PodGroupLookup::SpecOf(const cluster::PodReques
   return std::optional<GroupSpec>(std::move(*spec));
 }
 
-GroupLookup::Victim PodGroupLookup::VictimOf(const cluster::Holding& h) const {
-  if (h.pod_group.empty()) return GroupLookup::VictimOf(h);
+std::optional<k8s::PodGroupObject> PodGroupLookup::DisruptedWhole(const cluster::Holding& h) const {
+  if (h.pod_group.empty()) return std::nullopt;
   const std::string_view namespace_ = std::string_view(h.pod).substr(0, h.pod.find('/'));
-  const auto group = store_.Find(k8s::PodGroupObject::Api::kWorkload, namespace_, h.pod_group);
-  if (!group || !group->disrupted_whole) return GroupLookup::VictimOf(h);
-  return {group->priority.value_or(0), fmt::format("PodGroup {}", group->key())};
+  auto group = store_.Find(k8s::PodGroupObject::Api::kWorkload, namespace_, h.pod_group);
+  if (!group || !group->disrupted_whole) return std::nullopt;
+  return group;
+}
+
+int32_t PodGroupLookup::VictimPriority(const cluster::Holding& h) const {
+  const auto group = DisruptedWhole(h);
+  return group ? group->priority.value_or(0) : h.priority;
+}
+
+std::string PodGroupLookup::VictimName(const cluster::Holding& h) const {
+  const auto group = DisruptedWhole(h);
+  return group ? fmt::format("PodGroup {}", group->key()) : h.pod;
 }
 
 }  // namespace topofit::groups

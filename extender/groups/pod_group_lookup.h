@@ -26,9 +26,13 @@ class PodGroupLookup final : public GroupLookup {
     return GroupLookup::IsMember(pod) || !pod.group_ref.empty();
   }
   Result<std::optional<GroupSpec>> SpecOf(const cluster::PodRequest& pod, int members_seen) const override;
-  Victim VictimOf(const cluster::Holding& h) const override;
+  int32_t VictimPriority(const cluster::Holding& h) const override;
+  std::string VictimName(const cluster::Holding& h) const override;
 
  private:
+  // The Workload API PodGroup `h`'s pod names, when it is disrupted whole.
+  std::optional<k8s::PodGroupObject> DisruptedWhole(const cluster::Holding& h) const;
+
   const cluster::PodGroupStore& store_;
 };
 
