@@ -107,6 +107,9 @@ struct GroupStatus {
   int members_bound = 0;
   std::string domain;
   std::string reason;             // Why it waits ("" when planned or bound).
+  // Waiting: the victims kube-scheduler's workload-aware preemption would take for it, as its members
+  // were last led (GroupVerdict::preempted: "namespace/pod", "PodGroup namespace/name"); empty when none.
+  std::vector<std::string> preempting;
   std::vector<std::string> notes; // The plan's notes.
   double waiting_seconds = 0;     // Since its first member was seen, until planned (then: how long it took).
 };
@@ -189,6 +192,7 @@ class GroupCoordinator {
     std::string domain;
     std::string reason;
     std::vector<std::string> notes;
+    std::vector<std::string> preempting;  // The last verdict's GroupVerdict::preempted.
   };
   // The member's slot of a live reservation (assigning one); nullopt when there is none to have.
   std::optional<cluster::GroupSlot> SlotFor(const std::string& key, const cluster::PodRequest& pod);

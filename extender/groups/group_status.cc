@@ -29,6 +29,7 @@ void GroupCoordinator::Track(const std::string& key, const std::optional<GroupSp
     t.domain = v.domain;
   }
   t.reason = v.reason;
+  t.preempting = v.preempted;
   if (status_.size() <= kMaxGroups) return;
   auto oldest = std::min_element(status_.begin(), status_.end(), [](const auto& a, const auto& b) {
     return a.second.last_seen < b.second.last_seen;
@@ -73,7 +74,10 @@ std::vector<GroupStatus> GroupCoordinator::Groups() const {
       s.state = GroupState::kPlanned;
     }
     if (s.state != GroupState::kWaiting) s.domain = t.domain;
-    if (s.state == GroupState::kWaiting) s.reason = t.reason;
+    if (s.state == GroupState::kWaiting) {
+      s.reason = t.reason;
+      s.preempting = t.preempting;
+    }
     s.notes = refusals_.Notes(key, now);  // Kept while recent, bound or not: why it went where it did.
     const bool placed = t.planned_at && s.state != GroupState::kWaiting;
     s.waiting_seconds = Seconds((placed ? *t.planned_at : now) - t.first_seen);

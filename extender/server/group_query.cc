@@ -28,6 +28,7 @@ json StatusJson(const groups::GroupStatus& g, const groups::DomainLevels& levels
           {"domain", g.domain},
           {"reason", g.reason},
           {"notes", g.notes},
+          {"preempting", g.preempting},
           {"waitingSeconds", g.waiting_seconds}};
 }
 

@@ -117,6 +117,32 @@ TEST_CASE("group verbs: explain of a member shows every block's room and why the
   CHECK(srv.app->model().Totals().reserved_gpus == 0);
 }
 
+TEST_CASE("group verbs: a group waiting for kube-scheduler's preemption names its victims, and /metrics counts it") {
+  k8s::Snapshot snapshot = TwoBlocks();  // b1 held by two pods of priority 10, b2-n1 by one of 1000
+  snapshot.pods.push_back(cluster::testing::MakePod("low-1", 8, "b1-n1", "0,1,2,3,4,5,6,7", 10));
+  snapshot.pods.push_back(cluster::testing::MakePod("low-2", 8, "b1-n2", "0,1,2,3,4,5,6,7", 10));
+  snapshot.pods.push_back(cluster::testing::MakePod("keeper", 8, "b2-n1", "0,1,2,3,4,5,6,7", 1000));
+  LiveServer srv(ServeConfig{}, snapshot);
+  auto urgent = [](const std::string& name) {
+    std::string pod = GpuPod(name, 8, kMember);
+    return pod.replace(pod.find(R"("spec":{)"), 8, R"("spec":{"priority":1000,)");
+  };
+  (void)Call(srv, "filter", urgent("a"));
+  json b = Call(srv, "filter", urgent("b"));
+  REQUIRE(b["NodeNames"].size() == 1);  // led to its slot in b1, for the preemption trial
+  CHECK(b["NodeNames"][0].get<std::string>().starts_with("b1-"));
+  auto groups = srv.client->Get("/api/v1/groups");
+  REQUIRE(groups);
+  json g = json::parse(groups->body)["groups"];
+  REQUIRE(g.size() == 1);
+  CHECK(g[0]["state"] == "waiting");
+  CHECK(g[0]["preempting"] == json::array({"default/pod-low-1", "default/pod-low-2"}));
+  auto metrics = srv.client->Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(metrics->body.find("topofit_groups{state=\"waiting\"} 1") != std::string::npos);
+  CHECK(metrics->body.find("topofit_groups_preempting 1") != std::string::npos);
+}
+
 // Three blocks of two 8-GPU nodes; b3-n1 full (a pod of no group holds its 8 GPUs).
 k8s::Snapshot ThreeBlocksOneFull() {
   k8s::Snapshot s;

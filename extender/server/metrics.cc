@@ -214,6 +214,11 @@ void Metrics::AppendGroups(std::string& out) const {
   out += fmt::format("topofit_groups{{state=\"waiting\"}} {}\n", counts.waiting);
   out += fmt::format("topofit_groups{{state=\"planned\"}} {}\n", counts.planned);
   out += fmt::format("topofit_groups{{state=\"bound\"}} {}\n", counts.bound);
+  out += "# HELP topofit_groups_preempting Waiting groups whose members topofit leads to where kube-scheduler's "
+         "workload-aware preemption of lower priorities would make room (GET /api/v1/groups: preempting names the "
+         "victims); one that stays means kube-scheduler does not preempt for it.\n"
+         "# TYPE topofit_groups_preempting gauge\n";
+  out += fmt::format("topofit_groups_preempting {}\n", counts.preempting);
   out += "# HELP topofit_group_time_to_place_seconds From a group's first member seen to its plan reserved whole.\n"
          "# TYPE topofit_group_time_to_place_seconds histogram\n";
   group_placed_.AppendTo(out, "topofit_group_time_to_place_seconds");

@@ -56,6 +56,7 @@ class Metrics {
   void ObserveGroupPlaced(double seconds) { group_placed_.Observe(seconds); }
   struct GroupCounts {
     int waiting = 0, planned = 0, bound = 0;
+    int preempting = 0;  // Of the waiting: led to where kube-scheduler's preemption would make room.
   };
   void SetGroupCounts(std::function<GroupCounts()> counts);
 

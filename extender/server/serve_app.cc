@@ -13,7 +13,10 @@ Metrics::GroupCounts CountGroups(const groups::GroupCoordinator& groups) {
   Metrics::GroupCounts counts;
   for (const groups::GroupStatus& g : groups.Groups()) {
     switch (g.state) {
-      case groups::GroupState::kWaiting: ++counts.waiting; break;
+      case groups::GroupState::kWaiting:
+        ++counts.waiting;
+        counts.preempting += !g.preempting.empty();
+        break;
       case groups::GroupState::kPlanned: ++counts.planned; break;
       case groups::GroupState::kBound: ++counts.bound; break;
     }
