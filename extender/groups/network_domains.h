@@ -6,13 +6,16 @@
 // tried in order (the first key the node carries names its domain there). The defaults cover NVIDIA
 // topograph (its three label generations: network.topology.nvidia.com/block, spine, datacenter; .../leaf,
 // spine, core; and since v1.0 fabric.topograph.run/tier-N, tier 0 the switch closest to the node, with
-// accelerator.topograph.run/domain), GKE, EKS and the NVIDIA GPU operator:
+// accelerator.topograph.run/domain), GKE, EKS, OKE (OCI's RDMA tiers: HPC island, network block,
+// local block) and the NVIDIA GPU operator:
 //   datacenter   network.topology.nvidia.com/datacenter, .../core, fabric.topograph.run/tier-2,
-//                topology.k8s.aws/network-node-layer-1
+//                topology.k8s.aws/network-node-layer-1, oci.oraclecloud.com/rdma.hpc_island_id
 //   spine        network.topology.nvidia.com/spine, fabric.topograph.run/tier-1,
-//                cloud.google.com/gce-topology-block, topology.k8s.aws/network-node-layer-2
+//                cloud.google.com/gce-topology-block, topology.k8s.aws/network-node-layer-2,
+//                oci.oraclecloud.com/rdma.network_block_id
 //   block        network.topology.nvidia.com/block, .../leaf, fabric.topograph.run/tier-0,
-//                cloud.google.com/gce-topology-subblock, topology.k8s.aws/network-node-layer-3
+//                cloud.google.com/gce-topology-subblock, topology.k8s.aws/network-node-layer-3,
+//                oci.oraclecloud.com/rdma.local_block_id
 //   accelerator  nvidia.com/gpu.clique, network.topology.nvidia.com/accelerator,
 //                accelerator.topograph.run/domain   (the NVLink domain; the GPU operator's clique first,
 //                the finer NVL partition, as topograph's documentation advises)

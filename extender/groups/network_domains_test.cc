@@ -38,6 +38,10 @@ TEST_CASE("network domains: the defaults, broadest first, each level with its ke
   CHECK(d.Find("fabric.topograph.run/tier-2") == 0);
   CHECK(d.Find("accelerator.topograph.run/domain") == 3);
   CHECK(d.levels[3].keys.front() == kClique);  // the GPU operator's clique before topograph's domain
+  // OKE: OCI's RDMA latency bands, local block (tier 0), network block (tier 1), HPC island (tier 2).
+  CHECK(d.Find("oci.oraclecloud.com/rdma.local_block_id") == 2);
+  CHECK(d.Find("oci.oraclecloud.com/rdma.network_block_id") == 1);
+  CHECK(d.Find("oci.oraclecloud.com/rdma.hpc_island_id") == 0);
   CHECK(d.Find("rack") == -1);
   CHECK(d.Find("Block") == -1);  // names and keys are case-sensitive
 }
