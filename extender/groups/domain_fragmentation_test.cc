@@ -62,6 +62,11 @@ GroupShapeSnapshot Shapes(std::vector<GroupShape> shapes) {
   return s;
 }
 
+// Four shapes at all three levels, one- and many-member, for the equivalence tests.
+GroupShapeSnapshot ThreeLevelShapes() {
+  return Shapes({{1, 4, kHost, 0.2}, {3, 8, kBlock, 0.2}, {2, 2, kSpine, 0.3}, {4, 1, kBlock, 0.3}});
+}
+
 TEST_CASE("domain fragmentation: the loss is the GPUs of the expected groups whose room a placement takes") {
   // b1: 4 whole free nodes (room for one 4 x 8 group); b2: 4 nodes, one with GPU 0 held (room for none).
   Fixture f(4, 4, {{"b2-n1", GpuSet::Of({0})}});
@@ -136,8 +141,7 @@ TEST_CASE("domain fragmentation: FGD's frag changes by the loss minus the GPUs t
 
 TEST_CASE("domain fragmentation: SetFree node by node scores as a PreScore of the nodes as they are") {
   std::mt19937_64 rng(29);
-  const GroupShapeSnapshot shapes = Shapes({{1, 4, kHost, 0.2}, {3, 8, kBlock, 0.2}, {2, 2, kSpine, 0.3},
-                                            {4, 1, kBlock, 0.3}});
+  const GroupShapeSnapshot shapes = ThreeLevelShapes();
   for (int round = 0; round < 100; ++round) {
     Fixture f(5, 5, RandomHeldFive(rng, 0.3));
     GroupNodes nodes = ReadGroupNodes(f.model, f.map);
@@ -168,8 +172,7 @@ TEST_CASE("domain fragmentation: SetFree node by node scores as a PreScore of th
 
 TEST_CASE("domain fragmentation: ScoreNodes scores every node as ScoreNode does, one per class and free count") {
   std::mt19937_64 rng(30);
-  const GroupShapeSnapshot shapes = Shapes({{1, 4, kHost, 0.2}, {3, 8, kBlock, 0.2}, {2, 2, kSpine, 0.3},
-                                            {4, 1, kBlock, 0.3}});
+  const GroupShapeSnapshot shapes = ThreeLevelShapes();
   for (int round = 0; round < 100; ++round) {
     Fixture f(5, 5, RandomHeldFive(rng, 0.5));
     GroupNodes nodes = ReadGroupNodes(f.model, f.map);

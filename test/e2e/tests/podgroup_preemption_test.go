@@ -63,27 +63,12 @@ func groupPreemption(t *testing.T, groupClass string, gates ...string) {
 	mustCreate(t, c, keeper)
 	scheduled(t, c, "keeper", 8, 8)
 
-	pg := workloadPodGroup(c, "wap", 2)
-	pg.Spec.PriorityClassName = groupClass // the group's priority: what workload-aware preemption compares
-	createPodGroup(t, c, pg)
+	createRackGang(t, c, "wap", groupClass) // the group's priority: what workload-aware preemption compares
 	if got, err := c.Client.SchedulingV1alpha2().PodGroups(c.Namespace).Get(ctx, "wap", metav1.GetOptions{}); groupClass != "" &&
 		(err != nil || got.Spec.Priority == nil || *got.Spec.Priority != 1000) {
 		t.Fatalf("PodGroup wap: spec.priority not set to 1000 from its PriorityClass (%v)", err)
 	}
-	level := map[string]string{"topofit.io/group-level": "accelerator", "topofit.io/group-policy": "required"}
-	createWorkloadMembers(t, c, "wap", 2, harness.PodSpec{GPUs: 8, Annotations: level, PriorityClassName: "e2e-high"})
-	used := map[string]string{}
-	for i := 0; i < 2; i++ {
-		pod := fmt.Sprintf("wap-%d", i)
-		node, _ := scheduled(t, c, pod, 8, 8)
-		if !strings.HasPrefix(node, "r1-") {
-			t.Errorf("member %s on %s: want both members in rack r1, the only rack that can hold them", pod, node)
-		}
-		if other, taken := used[node]; taken {
-			t.Fatalf("members %s and %s share node %s", pod, other, node)
-		}
-		used[node] = pod
-	}
+	wantGangInRack(t, c, "wap", "r1", "the only rack that can hold them")
 	for i := 0; i < 4; i++ {
 		name := fmt.Sprintf("low-%d", i)
 		if p, err := c.GetPod(ctx, name); err == nil && p.DeletionTimestamp == nil {
@@ -137,23 +122,8 @@ func TestTopofitPodGroupsPreemptionVictimGangs(t *testing.T) {
 		scheduled(t, c, name, 8, 8)
 	}
 
-	pg := workloadPodGroup(c, "wap", 2)
-	pg.Spec.PriorityClassName = "e2e-high"
-	createPodGroup(t, c, pg)
-	level := map[string]string{"topofit.io/group-level": "accelerator", "topofit.io/group-policy": "required"}
-	createWorkloadMembers(t, c, "wap", 2, harness.PodSpec{GPUs: 8, Annotations: level, PriorityClassName: "e2e-high"})
-	used := map[string]string{}
-	for i := 0; i < 2; i++ {
-		pod := fmt.Sprintf("wap-%d", i)
-		node, _ := scheduled(t, c, pod, 8, 8)
-		if !strings.HasPrefix(node, "r2-") {
-			t.Errorf("member %s on %s: want both members in rack r2, the only rack preemption can free", pod, node)
-		}
-		if other, taken := used[node]; taken {
-			t.Fatalf("members %s and %s share node %s", pod, other, node)
-		}
-		used[node] = pod
-	}
+	createRackGang(t, c, "wap", "e2e-high")
+	wantGangInRack(t, c, "wap", "r2", "the only rack preemption can free")
 	for _, name := range []string{"lowgang-0", "lowgang-1", "low-single"} {
 		if p, err := c.GetPod(ctx, name); err == nil && p.DeletionTimestamp == nil {
 			t.Errorf("%s survived on %s", name, p.Spec.NodeName)
@@ -166,6 +136,36 @@ func TestTopofitPodGroupsPreemptionVictimGangs(t *testing.T) {
 	}
 	for _, l := range harness.GrepFile(ext.LogPath(), "group=e2e/wap ") {
 		t.Log(l)
+	}
+}
+
+// createRackGang creates Workload API PodGroup `name` (a gang of 2, of PriorityClass `class`; "" for
+// none) and its members <name>-0 and <name>-1: 8 GPUs each, PriorityClass e2e-high, each asking topofit
+// for one NVLink rack (required).
+func createRackGang(t *testing.T, c *harness.Cluster, name, class string) {
+	t.Helper()
+	pg := workloadPodGroup(c, name, 2)
+	pg.Spec.PriorityClassName = class
+	createPodGroup(t, c, pg)
+	level := map[string]string{"topofit.io/group-level": "accelerator", "topofit.io/group-policy": "required"}
+	createWorkloadMembers(t, c, name, 2, harness.PodSpec{GPUs: 8, Annotations: level, PriorityClassName: "e2e-high"})
+}
+
+// wantGangInRack waits for both members of `group` to bind, and fails unless each has a node of its
+// own in rack `rack` (`why` says why that rack).
+func wantGangInRack(t *testing.T, c *harness.Cluster, group, rack, why string) {
+	t.Helper()
+	used := map[string]string{}
+	for i := 0; i < 2; i++ {
+		pod := fmt.Sprintf("%s-%d", group, i)
+		node, _ := scheduled(t, c, pod, 8, 8)
+		if !strings.HasPrefix(node, rack+"-") {
+			t.Errorf("member %s on %s: want both members in rack %s, %s", pod, node, rack, why)
+		}
+		if other, taken := used[node]; taken {
+			t.Fatalf("members %s and %s share node %s", pod, other, node)
+		}
+		used[node] = pod
 	}
 }
 
