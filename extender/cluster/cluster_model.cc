@@ -114,6 +114,7 @@ void ClusterModel::ApplyNode(const k8s::NodeObject& node, const DraNodeGpus* dra
   if (it != nodes_.end()) {
     for (Holding& h : it->second->Holdings()) fresh->Upsert(std::move(h));
     DetachFreeCounterLocked(*it->second);
+    fresh->AssignSlot(it->second->slot());
     AttachFreeCounterLocked(*fresh);
     by_name_.Put(fresh.get());
     it->second = std::move(fresh);
@@ -127,6 +128,12 @@ void ClusterModel::ApplyNode(const k8s::NodeObject& node, const DraNodeGpus* dra
       }
     }
     for (Holding& h : parked) fresh->Upsert(std::move(h));
+    if (free_slots_.empty()) {
+      fresh->AssignSlot(slot_bound_++);
+    } else {
+      fresh->AssignSlot(free_slots_.back());
+      free_slots_.pop_back();
+    }
     AttachFreeCounterLocked(*fresh);
     by_name_.Put(fresh.get());
     nodes_.emplace(name, std::move(fresh));
@@ -140,7 +147,7 @@ void ClusterModel::AttachFreeCounterLocked(NodeState& node) {
   if (!node.topology()) return;
   auto& counter = free_by_product_[node.product_id()];
   if (!counter) counter = std::make_unique<std::atomic<int64_t>>(0);
-  node.AttachFreeCounter(counter.get(), &gpu_generation_);
+  node.AttachFreeCounter(counter.get(), &free_changes_);
   ++node_types_[{node.topology(), node.usable().mask(), node.product_id()}];
 }
 
@@ -157,6 +164,7 @@ void ClusterModel::DeleteNode(std::string_view name) {
   if (it == nodes_.end()) return;
   std::vector<Holding> holdings = it->second->Holdings();
   DetachFreeCounterLocked(*it->second);
+  free_slots_.push_back(it->second->slot());
   std::string key(name);
   by_name_.Erase(name);
   nodes_.erase(it);

@@ -41,6 +41,7 @@
 #include "extender/k8s/objects.h"
 #include "extender/cluster/capacity_waits.h"
 #include "extender/cluster/clock.h"
+#include "extender/cluster/free_change_log.h"
 #include "extender/cluster/free_shapes.h"
 #include "extender/cluster/free_gpus.h"
 #include "extender/cluster/group_members.h"
@@ -151,6 +152,9 @@ class ClusterModel {
     // nodes; reservations past their expiry count as held until a reader or ExpireReservations sweeps them.
     FreeGpus FreeByProduct() const;
     size_t size() const { return model_->nodes_.size(); }
+    // One more than the highest NodeState::slot() of the model's nodes (0 without nodes): a vector of
+    // this size has a place for every node's slot. Changes only with node_generation().
+    uint32_t slot_bound() const { return model_->slot_bound_; }
 
    private:
     friend class ClusterModel;
@@ -175,7 +179,9 @@ class ClusterModel {
   // Changes whenever some node's free GPUs change (a reservation, a bind, a release, an expiry, a pod
   // leaving): with node_generation, a view of every node's free GPUs read after seeing G is still right
   // while it is G.
-  uint64_t gpu_generation() const { return gpu_generation_.load(std::memory_order_acquire); }
+  uint64_t gpu_generation() const { return free_changes_.generation(); }
+  // Which nodes (NodeState::slot) those changes were, by generation.
+  const FreeChangeLog& free_changes() const { return free_changes_; }
   std::optional<PodGpuInfo> PodByUid(std::string_view uid) const;
   std::optional<PodGpuInfo> PodByName(std::string_view namespace_, std::string_view name) const;
   ClusterTotals Totals() const;
@@ -222,7 +228,10 @@ class ClusterModel {
   // are added under nodes_mu_ held exclusively and never removed, so readers may hold it shared;
   // declared before nodes_ so that the counters outlive the nodes.
   std::unordered_map<uint32_t, std::unique_ptr<std::atomic<int64_t>>> free_by_product_;
-  std::atomic<uint64_t> gpu_generation_{0};  // Bumped by the nodes (NodeState::AttachFreeCounter).
+  FreeChangeLog free_changes_;  // Recorded by the nodes (NodeState::AttachFreeCounter).
+  // NodeState::slot: the slots of deleted nodes, given again first; one more than the highest given.
+  std::vector<uint32_t> free_slots_;  // Guarded by nodes_mu_.
+  uint32_t slot_bound_ = 0;           // Guarded by nodes_mu_.
   // Nodes with GPUs by (topology, usable GPUs, GPU model), for FreeByProduct's node types.
   std::map<std::tuple<const Topology*, uint64_t, uint32_t>, int> node_types_;
   struct SvHash {

@@ -83,7 +83,7 @@ NodeState::NodeState(std::string name, ResolvedTopology spec, NodeResources allo
                 "the hot and warm fields must fit the two lines FindAll prefetches");
 }
 
-void NodeState::AttachFreeCounter(std::atomic<int64_t>* counter, std::atomic<uint64_t>* changes) {
+void NodeState::AttachFreeCounter(std::atomic<int64_t>* counter, FreeChangeLog* changes) {
   std::lock_guard lock(mu_);
   if (free_counter_) free_counter_->fetch_sub(free().size(), std::memory_order_relaxed);
   free_counter_ = counter;

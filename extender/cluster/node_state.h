@@ -27,6 +27,7 @@
 
 #include "base/status.h"
 #include "extender/cluster/clock.h"
+#include "extender/cluster/free_change_log.h"
 #include "extender/cluster/holding.h"
 #include "extender/cluster/model_views.h"
 #include "extender/cluster/pod_intent.h"
@@ -64,6 +65,11 @@ class alignas(64) NodeState {
   GpuSet usable() const { return usable_; }
   // The GPU model, interned (GpuProductId); 0 when unknown.
   uint32_t product_id() const { return product_id_; }
+  // A small number, unique among the nodes of one ClusterModel at a time, that the model gives
+  // (ClusterModel::Reader::slot_bound): a node replaced by one of a new topology keeps it, a deleted
+  // node's goes to a later node. kNoSlot for a node no model holds.
+  static constexpr uint32_t kNoSlot = std::numeric_limits<uint32_t>::max();
+  uint32_t slot() const { return slot_; }
 
   // Lock-free.
   GpuSet free() const { return GpuSet(free_.load(std::memory_order_acquire)); }
@@ -117,10 +123,12 @@ class alignas(64) NodeState {
   // From Attach until Detach, *counter follows this node's free GPU count: Attach adds the count now,
   // every change adds its difference, Detach takes the count off. One counter at a time; the
   // ClusterModel attaches a node while it is part of the model (its free GPUs by GPU model).
-  // `counter` gets the node's free GPUs added (and follows them); `changes`, when given, is bumped
-  // each time the free GPUs change.
-  void AttachFreeCounter(std::atomic<int64_t>* counter, std::atomic<uint64_t>* changes = nullptr);
+  // `counter` gets the node's free GPUs added (and follows them); `changes`, when given, records
+  // slot() each time the free GPUs change.
+  void AttachFreeCounter(std::atomic<int64_t>* counter, FreeChangeLog* changes = nullptr);
   void DetachFreeCounter();
+  // ClusterModel only, under its exclusive lock and before the node is published.
+  void AssignSlot(uint32_t slot) { slot_ = slot; }
 
   // Copies, under mu_.
   std::vector<Holding> Holdings() const;
@@ -157,10 +165,11 @@ class alignas(64) NodeState {
   // Cold.
   const std::string name_;
   const ResolvedTopology spec_;
+  uint32_t slot_ = kNoSlot;
 
   mutable std::mutex mu_;
   std::atomic<int64_t>* free_counter_ = nullptr;  // Guarded by mu_.
-  std::atomic<uint64_t>* free_changes_ = nullptr;  // Guarded by mu_.
+  FreeChangeLog* free_changes_ = nullptr;  // Guarded by mu_.
   std::vector<Holding> holdings_;     // In seq order.
   std::vector<std::string> holding_warnings_;
   static std::atomic<uint64_t> next_seq_;

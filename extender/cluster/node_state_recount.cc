@@ -287,7 +287,7 @@ void NodeState::PublishLocked(GpuSet free) {
   free_.store(free.mask(), std::memory_order_release);
   next_expiry_.store(next, std::memory_order_release);
   version_.fetch_add(1, std::memory_order_acq_rel);
-  if (changed && free_changes_) free_changes_->fetch_add(1, std::memory_order_acq_rel);  // After the store.
+  if (changed && free_changes_) free_changes_->Record(slot_);  // After the store.
 }
 
 }  // namespace topofit::cluster

@@ -1,65 +1,25 @@
 #include "extender/groups/domain_loss.h"
 
 #include <algorithm>
-#include <bit>
+#include <shared_mutex>
 
 #include "extender/groups/domain_fragmentation.h"
 #include "extender/groups/group_nodes.h"
 
 namespace topofit::groups {
-namespace {
 
-// NodeState -> index into the DomainMap, for the nodes read through one Reader: open addressing on
-// the pointer, so that a band of thousands of nodes costs one probe each, not a name lookup.
-class StateIndex {
- public:
-  explicit StateIndex(size_t n) : slots_(std::bit_ceil(std::max<size_t>(16, 2 * n))) {}
-  void Put(const cluster::NodeState* state, uint32_t index) {
-    for (size_t s = Slot(state);; s = (s + 1) & (slots_.size() - 1)) {
-      if (!slots_[s].state || slots_[s].state == state) {
-        slots_[s] = {state, index};
-        return;
-      }
-    }
-  }
-  // -1 when `state` was not put.
-  int Find(const cluster::NodeState* state) const {
-    for (size_t s = Slot(state);; s = (s + 1) & (slots_.size() - 1)) {
-      if (slots_[s].state == state) return static_cast<int>(slots_[s].index);
-      if (!slots_[s].state) return -1;
-    }
-  }
-
- private:
-  size_t Slot(const cluster::NodeState* state) const {
-    const uint64_t h = (reinterpret_cast<uintptr_t>(state) >> 4) * 0x9E3779B97F4A7C15ull;
-    return (h >> 32) & (slots_.size() - 1);
-  }
-  struct Entry {
-    const cluster::NodeState* state = nullptr;
-    uint32_t index = 0;
-  };
-  std::vector<Entry> slots_;
-};
-
-}  // namespace
-
-// What every band's losses are read from while neither the nodes, their free GPUs nor the shapes
-// change: the score's PreScore over every mapped node, and each node's index in the map.
+// What every band's losses are read from while neither the nodes nor the shapes change: the score's
+// PreScore over every mapped node, brought up to date in place as their free GPUs change (under mu),
+// and where each node is in the map.
 struct DomainLoss::Prepared {
   std::shared_ptr<const DomainMap> map;
   std::shared_ptr<const GroupShapeSnapshot> shapes;
-  uint64_t gpu_generation = 0;
   uint64_t node_generation = 0;
-  // The mapped nodes' states: the same objects while node_generation is, shared by the Prepared
-  // brought up to date from this one.
-  struct States {
-    explicit States(size_t n) : index(n), of(n, nullptr) {}
-    StateIndex index;
-    std::vector<const cluster::NodeState*> of;  // Per map index.
-  };
-  std::shared_ptr<const States> states;
-  DomainFragmentationScore score;  // Only ScoreNodes is called on it once shared: const, reads only.
+  std::vector<int> index_of_slot;              // Per NodeState::slot: its map index, or -1.
+  std::vector<const cluster::NodeState*> of;   // Per map index: the node (nullptr: not in the model).
+  std::shared_mutex mu;  // Shared: ScoreNodes; exclusive: SetFree, gpu_generation.
+  uint64_t gpu_generation = 0;  // Every change up to it is in `score`.
+  DomainFragmentationScore score;  // Only ScoreNodes and SetFree are called on it once shared.
 };
 
 DomainLoss::DomainLoss(const DomainMapCache& maps, const GroupLookup& lookup, const GroupShapeEstimate& expected)
@@ -77,52 +37,79 @@ bool DomainLoss::Enabled(const cluster::PodRequest& pod) const {
 void DomainLoss::Losses(const cluster::ClusterModel::Reader& reader, const cluster::PodRequest& pod,
                         std::span<const cluster::NodeState* const> nodes, std::span<double> out) const {
   std::fill(out.begin(), out.end(), 0.0);
-  const std::shared_ptr<const Prepared> p = PreparedNow(reader);
-  if (!p || !p->score.enabled()) return;
+  // Read before the nodes: a change after it leaves newer GPUs under an older generation (read
+  // again next time), never older GPUs under a newer one.
+  const uint64_t gpus = maps_.model().gpu_generation();
+  const std::shared_ptr<Prepared> p = PreparedNow(reader, gpus);
+  if (!p) return;
+  std::shared_lock lock(p->mu);
+  if (p->gpu_generation < gpus) {
+    lock.unlock();
+    BringUpToDate(*p, gpus);
+    lock.lock();
+  }
+  if (!p->score.enabled()) return;
   std::vector<int> mapped(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) mapped[i] = p->states->index.Find(nodes[i]);
+  for (size_t i = 0; i < nodes.size(); ++i) mapped[i] = IndexOf(*p, nodes[i]);
   p->score.ScoreNodes(mapped, pod.gpus, out);
 }
 
-std::shared_ptr<const DomainLoss::Prepared> DomainLoss::PreparedNow(const cluster::ClusterModel::Reader& reader) const {
+int DomainLoss::IndexOf(const Prepared& p, const cluster::NodeState* node) {
+  const uint32_t slot = node->slot();
+  if (slot >= p.index_of_slot.size()) return -1;
+  const int i = p.index_of_slot[slot];
+  return i >= 0 && p.of[i] == node ? i : -1;
+}
+
+std::shared_ptr<DomainLoss::Prepared> DomainLoss::PreparedNow(const cluster::ClusterModel::Reader& reader,
+                                                              uint64_t gpus) const {
   const std::shared_ptr<const DomainMap> map = maps_.Peek();
   const std::shared_ptr<const GroupShapeSnapshot> shapes = expected_.Snapshot();
   if (!map || shapes->shapes.empty()) return nullptr;
-  // Read before the nodes: a change after it leaves newer GPUs under an older generation (read
-  // again next time), never older GPUs under a newer one.
-  const uint64_t gpus = maps_.model().gpu_generation(), nodes = maps_.model().node_generation();
-  std::shared_ptr<const Prepared> last;
+  const uint64_t nodes = maps_.model().node_generation();
   {
     std::lock_guard lock(mu_);
-    if (prepared_ && prepared_->map == map && prepared_->shapes == shapes && prepared_->node_generation == nodes) {
-      if (prepared_->gpu_generation == gpus) return prepared_;
-      if (incremental_) last = prepared_;
-    }
+    if (prepared_ && prepared_->map == map && prepared_->shapes == shapes && prepared_->node_generation == nodes &&
+        (incremental_ || prepared_->gpu_generation == gpus))
+      return prepared_;
   }
-  auto p = last ? Updated(*last, gpus) : Read(reader, map, shapes, gpus, nodes);
+  auto p = Read(reader, map, shapes, gpus, nodes);
   std::lock_guard lock(mu_);
   prepared_ = p;
   return p;
 }
 
-// The same nodes as `last` (the caller holds a Reader, and the node generation is last's): only the
-// nodes whose free GPUs changed are scored again.
-std::shared_ptr<const DomainLoss::Prepared> DomainLoss::Updated(const Prepared& last, uint64_t gpus) {
-  auto p = std::make_shared<Prepared>(last);
-  p->gpu_generation = gpus;
-  for (size_t i = 0; i < p->states->of.size(); ++i) {
-    const cluster::NodeState* node = p->states->of[i];
-    if (node && node->topology()) p->score.SetFree(static_cast<int>(i), (node->free() & node->usable()).size());
+// The nodes are those of p (the caller holds a Reader, and the node generation is p's): only the
+// nodes whose free GPUs changed since p's generation are scored again, or every node when the model
+// no longer knows which (FreeChangeLog::ChangedSince).
+void DomainLoss::BringUpToDate(Prepared& p, uint64_t gpus) const {
+  std::unique_lock lock(p.mu);
+  if (p.gpu_generation >= gpus) return;  // Another call did it.
+  auto set_free = [&p](int i) {
+    const cluster::NodeState* node = p.of[i];
+    if (node && node->topology()) p.score.SetFree(i, (node->free() & node->usable()).size());
+  };
+  std::vector<uint32_t> slots;
+  if (maps_.model().free_changes().ChangedSince(p.gpu_generation, gpus, &slots)) {
+    for (uint32_t slot : slots)
+      if (slot < p.index_of_slot.size() && p.index_of_slot[slot] >= 0) set_free(p.index_of_slot[slot]);
+  } else {
+    for (size_t i = 0; i < p.of.size(); ++i) set_free(static_cast<int>(i));
   }
-  return p;
+  p.gpu_generation = gpus;
 }
 
-std::shared_ptr<const DomainLoss::Prepared> DomainLoss::Read(const cluster::ClusterModel::Reader& reader,
-                                                             const std::shared_ptr<const DomainMap>& map,
-                                                             const std::shared_ptr<const GroupShapeSnapshot>& shapes,
-                                                             uint64_t gpus, uint64_t nodes) const {
-  auto states = std::make_shared<Prepared::States>(map->size());
-  auto p = std::make_shared<Prepared>(Prepared{map, shapes, gpus, nodes, states, {}});
+std::shared_ptr<DomainLoss::Prepared> DomainLoss::Read(const cluster::ClusterModel::Reader& reader,
+                                                       const std::shared_ptr<const DomainMap>& map,
+                                                       const std::shared_ptr<const GroupShapeSnapshot>& shapes,
+                                                       uint64_t gpus, uint64_t nodes) const {
+  auto p = std::make_shared<Prepared>();
+  p->map = map;
+  p->shapes = shapes;
+  p->node_generation = nodes;
+  p->gpu_generation = gpus;
+  p->index_of_slot.assign(reader.slot_bound(), -1);
+  p->of.assign(map->size(), nullptr);
   GroupNodes all;
   all.domains = map.get();
   all.nodes.resize(map->size());
@@ -130,8 +117,8 @@ std::shared_ptr<const DomainLoss::Prepared> DomainLoss::Read(const cluster::Clus
   for (size_t i = 0; i < map->size(); ++i) names[i] = map->name(i);
   reader.FindEach(names, [&](uint32_t i, const cluster::NodeState* node) {
     if (!node) return;
-    states->index.Put(node, i);
-    states->of[i] = node;
+    if (node->slot() < p->index_of_slot.size()) p->index_of_slot[node->slot()] = static_cast<int>(i);
+    p->of[i] = node;
     if (node->topology()) all.nodes[i] = GroupNode{node->topology(), node->usable(), node->free()};
   });
   p->score.PreScore(all, *shapes);

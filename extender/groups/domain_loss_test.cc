@@ -122,6 +122,8 @@ TEST_CASE("with no group shape learnt, single pods score exactly as without the 
 }
 
 TEST_CASE("after binds and deletions the losses brought up to date equal those read afresh") {
+  // Brought up to date by the nodes the model logged as changed, or by every node after a burst of
+  // more changes than it keeps.
   std::mt19937_64 rng(31);
   Rig r(Blocks(3, 4));
   r.ExpectBlockGroups(3);
@@ -152,6 +154,13 @@ TEST_CASE("after binds and deletions the losses brought up to date equal those r
       const GpuSet held = testing::RandomHeld(rng, 8, 0.4);
       r.model.DeletePod(uid);
       if (!held.empty()) r.model.ApplyPod(cluster::testing::MakePod(uid, held.size(), names[node(rng)], held.ToString()));
+    }
+    if (round % 10 == 9) {  // More changes than the model keeps (FreeChangeLog::kKept): every node read again.
+      for (uint64_t i = 0; i < cluster::FreeChangeLog::kKept; ++i) {
+        r.model.ApplyPod(cluster::testing::MakePod("burst", 1, names[node(rng)], "7"));
+        r.model.DeletePod("burst");
+      }
+      r.model.ApplyPod(cluster::testing::MakePod("burst-left", 1, names[node(rng)], "6"));
     }
     DomainLoss fresh(r.maps, r.lookup, r.expected);
     for (int gpus : {1, 2, 4, 8}) {

@@ -93,8 +93,7 @@ void Pipeline::ToLevels(std::span<const double> totals, std::span<int> out,
   TieKey first = keys[0];
   for (const TieKey& k : keys)
     if (TieKey::Better(k, first)) first = k;
-  for (size_t j = 0; j < band.size(); ++j)
-    if (!TieKey::Tied(keys[j], first)) out[band[j]] = kBelowBest;
+  for (size_t j = 0; j < band.size(); ++j) out[band[j]] = TieKey::Tied(keys[j], first) ? 10 : kBelowBest;
 }
 
 Pipeline::~Pipeline() = default;

@@ -3,6 +3,7 @@
 // spreads without it).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -161,6 +162,27 @@ TEST_CASE("tie-break: absolute levels are not changed by it, nor nodes below the
   absolute_none.tie_break = TieBreak::kNone;
   Pipeline a(&model, absolute), b(&model, absolute_none);
   CHECK(Scores(a, pod, names) == Scores(b, pod, names));
+}
+
+TEST_CASE("TieKey::Tied is !Better(a, b) && !Better(b, a), at the tolerance's edges and with NaN") {
+  const double t = TieKey::kTie;
+  const std::vector<double> losses{0, t / 2, t, 1.5 * t, 3 * t, 1, 1 + t, std::nan("")};
+  const std::vector<double> shares{0, 0.5, 0.5 + t / 2, 0.5 + t, 0.5 + 2 * t, std::nan("")};
+  int pairs = 0, tied = 0;
+  for (double la : losses)
+    for (double lb : losses)
+      for (int fa : {0, 1})
+        for (int fb : {0, 1})
+          for (double sa : shares)
+            for (double sb : shares) {
+              const TieKey a{la, fa, sa}, b{lb, fb, sb};
+              const bool want = !TieKey::Better(a, b) && !TieKey::Better(b, a);
+              CHECK(TieKey::Tied(a, b) == want);
+              ++pairs;
+              tied += want;
+            }
+  CHECK(tied > 0);
+  CHECK(tied < pairs);
 }
 
 }  // namespace
