@@ -6,18 +6,23 @@
 // tried in order (the first key the node carries names its domain there). The defaults cover NVIDIA
 // topograph (its three label generations: network.topology.nvidia.com/block, spine, datacenter; .../leaf,
 // spine, core; and since v1.0 fabric.topograph.run/tier-N, tier 0 the switch closest to the node, with
-// accelerator.topograph.run/domain), GKE, EKS, OKE (OCI's RDMA tiers: HPC island, network block,
-// local block) and the NVIDIA GPU operator:
+// accelerator.topograph.run/domain), GKE, EKS (network node layers top down: a four-layer type's
+// layer 4 before layer 3; UltraServers), OKE (OCI's RDMA tiers: HPC island, network block, local block),
+// CoreWeave (backend fabric and leaf group, or the older InfiniBand fabric, superpod and leaf group;
+// NVL72 racks) and the NVIDIA GPU operator:
 //   datacenter   network.topology.nvidia.com/datacenter, .../core, fabric.topograph.run/tier-2,
-//                topology.k8s.aws/network-node-layer-1, oci.oraclecloud.com/rdma.hpc_island_id
+//                topology.k8s.aws/network-node-layer-1, oci.oraclecloud.com/rdma.hpc_island_id,
+//                backend.coreweave.cloud/fabric, ib.coreweave.cloud/fabric
 //   spine        network.topology.nvidia.com/spine, fabric.topograph.run/tier-1,
 //                cloud.google.com/gce-topology-block, topology.k8s.aws/network-node-layer-2,
-//                oci.oraclecloud.com/rdma.network_block_id
+//                oci.oraclecloud.com/rdma.network_block_id, ib.coreweave.cloud/superpod
 //   block        network.topology.nvidia.com/block, .../leaf, fabric.topograph.run/tier-0,
-//                cloud.google.com/gce-topology-subblock, topology.k8s.aws/network-node-layer-3,
-//                oci.oraclecloud.com/rdma.local_block_id
+//                cloud.google.com/gce-topology-subblock, topology.k8s.aws/network-node-layer-4, -3,
+//                oci.oraclecloud.com/rdma.local_block_id, backend.coreweave.cloud/leafgroup,
+//                ib.coreweave.cloud/leafgroup
 //   accelerator  nvidia.com/gpu.clique, network.topology.nvidia.com/accelerator,
-//                accelerator.topograph.run/domain   (the NVLink domain; the GPU operator's clique first,
+//                accelerator.topograph.run/domain, topology.k8s.aws/ultraserver-id,
+//                ds.coreweave.com/nvlink.domain   (the NVLink domain; the GPU operator's clique first,
 //                the finer NVL partition, as topograph's documentation advises)
 //   host         cloud.google.com/gce-topology-host, kubernetes.io/hostname
 //

@@ -42,6 +42,18 @@ TEST_CASE("network domains: the defaults, broadest first, each level with its ke
   CHECK(d.Find("oci.oraclecloud.com/rdma.local_block_id") == 2);
   CHECK(d.Find("oci.oraclecloud.com/rdma.network_block_id") == 1);
   CHECK(d.Find("oci.oraclecloud.com/rdma.hpc_island_id") == 0);
+  // EKS: network node layers top down (a 4-layer type's layer 4 is tried before layer 3), and the
+  // UltraServer's NVLink domain.
+  CHECK(d.Find("topology.k8s.aws/network-node-layer-4") == 2);
+  CHECK(d.Find("topology.k8s.aws/ultraserver-id") == 3);
+  // CoreWeave: fabric, superpod, leaf group (the backend fabric's labels and the older InfiniBand
+  // ones), and the NVL72 rack.
+  CHECK(d.Find("backend.coreweave.cloud/fabric") == 0);
+  CHECK(d.Find("ib.coreweave.cloud/fabric") == 0);
+  CHECK(d.Find("ib.coreweave.cloud/superpod") == 1);
+  CHECK(d.Find("backend.coreweave.cloud/leafgroup") == 2);
+  CHECK(d.Find("ib.coreweave.cloud/leafgroup") == 2);
+  CHECK(d.Find("ds.coreweave.com/nvlink.domain") == 3);
   CHECK(d.Find("rack") == -1);
   CHECK(d.Find("Block") == -1);  // names and keys are case-sensitive
 }
@@ -159,6 +171,66 @@ TEST_CASE("network domains: topograph v1.x's fabric tiers and accelerator domain
   CHECK(m.domain_name(block, m.id(n304, block)) == "IB2/S1/xf946c4acef2d5939");
   CHECK(m.domain_name(accel, m.id(n201, accel)) == "IB2/S1/S2/B1");
   CHECK(m.id(n201, accel) != m.id(n304, accel));
+}
+
+TEST_CASE("network domains: EKS nodes of three and of four network layers, and UltraServers") {
+  // cloud-provider-aws labels layer 1 as the top of the node set EC2's DescribeInstanceTopology gives
+  // (top down), so the highest layer a node carries is its closest switch: 3 or 4 by instance type.
+  auto node = [](const std::string& name, std::vector<std::string> layers, const std::string& ultraserver) {
+    std::map<std::string, std::string> labels{{kHostname, name}};
+    for (size_t i = 0; i < layers.size(); ++i)
+      labels["topology.k8s.aws/network-node-layer-" + std::to_string(i + 1)] = layers[i];
+    if (!ultraserver.empty()) labels["topology.k8s.aws/ultraserver-id"] = ultraserver;
+    return MakeNode(name, 4, "hgx-h100-8", labels);
+  };
+  const DomainMap m = DomainMap::Build(DomainLevels::Defaults(),
+                                       {{"p5-a", node("p5-a", {"nn-1", "nn-2", "nn-3"}, "").meta.labels},
+                                        {"p5-b", node("p5-b", {"nn-1", "nn-2", "nn-4"}, "").meta.labels},
+                                        {"gb-a", node("gb-a", {"nn-1", "nn-5", "nn-6", "nn-7"}, "us-1").meta.labels},
+                                        {"gb-b", node("gb-b", {"nn-1", "nn-5", "nn-6", "nn-7"}, "us-2").meta.labels},
+                                        {"gb-c", node("gb-c", {"nn-1", "nn-5", "nn-6", "nn-8"}, "us-2").meta.labels}});
+  const int spine = 1, block = 2, accel = 3;
+  auto at = [&](const char* name) { return static_cast<int>(*m.Find(name)); };  // Kept sorted by name.
+  CHECK(m.domain_of(at("p5-a"), block).value == "nn-3");
+  CHECK(m.domain_of(at("gb-a"), block).value == "nn-7");  // Layer 4, not layer 3.
+  CHECK(m.domain_of(at("gb-c"), block).value == "nn-8");
+  CHECK(m.id(at("gb-a"), block) == m.id(at("gb-b"), block));
+  CHECK(m.id(at("p5-a"), block) != m.id(at("p5-b"), block));
+  CHECK(m.id(at("p5-a"), spine) != m.id(at("gb-a"), spine));
+  CHECK(m.domain_of(at("gb-a"), accel).value == "us-1");
+  CHECK(m.id(at("gb-b"), accel) != m.id(at("gb-a"), accel));
+  CHECK(m.domain_of(at("p5-a"), accel).missing);  // A p5 is in no UltraServer: a domain of its own.
+}
+
+TEST_CASE("network domains: CoreWeave's fabric, superpod and leaf group labels, and its NVL72 racks") {
+  // Keys as CoreWeave's documentation lists them (InfiniBand and RoCE labels; topology scheduling).
+  // The backend fabric's labels name no superpod: a level no node carries is left out of the paths.
+  const DomainMap backend = DomainMap::Build(
+      DomainLevels::Defaults(),
+      {{"cw-1", {{"backend.coreweave.cloud/fabric", "us-east-02a"}, {"backend.coreweave.cloud/leafgroup", "lg7"},
+                 {"ds.coreweave.com/nvlink.domain", "DH4-016-US-EAST-02A"}, {kHostname, "cw-1"}}},
+       {"cw-2", {{"backend.coreweave.cloud/fabric", "us-east-02a"}, {"backend.coreweave.cloud/leafgroup", "lg7"},
+                 {"ds.coreweave.com/nvlink.domain", "DH4-017-US-EAST-02A"}, {kHostname, "cw-2"}}},
+       {"cw-3", {{"backend.coreweave.cloud/fabric", "us-east-02a"}, {"backend.coreweave.cloud/leafgroup", "lg8"},
+                 {"ds.coreweave.com/nvlink.domain", "DH4-017-US-EAST-02A"}, {kHostname, "cw-3"}}}});
+  const int datacenter = 0, spine = 1, block = 2, accel = 3;
+  CHECK_FALSE(backend.used(spine));
+  CHECK(backend.domain_count(datacenter) == 1);
+  CHECK(backend.domain_count(block) == 2);
+  CHECK(backend.id(0, block) == backend.id(1, block));
+  CHECK(backend.domain_name(block, backend.id(0, block)) == "us-east-02a/lg7");
+  CHECK(backend.id(0, accel) != backend.id(1, accel));
+  CHECK(backend.domain_name(accel, backend.id(1, accel)) == "us-east-02a/lg7/DH4-017-US-EAST-02A");
+  // The older InfiniBand labels: fabric, superpod, leaf group.
+  const DomainMap ib = DomainMap::Build(
+      DomainLevels::Defaults(),
+      {{"ib-1", {{"ib.coreweave.cloud/fabric", "ib-a"}, {"ib.coreweave.cloud/superpod", "3"},
+                 {"ib.coreweave.cloud/leafgroup", "12"}, {kHostname, "ib-1"}}},
+       {"ib-2", {{"ib.coreweave.cloud/fabric", "ib-a"}, {"ib.coreweave.cloud/superpod", "4"},
+                 {"ib.coreweave.cloud/leafgroup", "12"}, {kHostname, "ib-2"}}}});
+  CHECK(ib.domain_name(block, ib.id(0, block)) == "ib-a/3/12");
+  CHECK(ib.id(0, block) != ib.id(1, block));  // Leaf group 12 of superpod 3 is not that of superpod 4.
+  CHECK(ib.id(0, spine) != ib.id(1, spine));
 }
 
 TEST_CASE("network domains: a name given twice keeps its last labels") {
