@@ -2,9 +2,12 @@
 // table each - the tables of docs/groups.md.
 //   groups_bench [--shape h100-spine|gb200-nvl72] [--mix helios-fit|multi-node] [--seed N] [--load L]
 //                [--seeds N] [--churn N] [--group-half-life G] [--queue 1] [--pod-domain-loss 0] [--refusals 1]
+//                [--spread 1]
 // Without --shape or --mix, every shape or mix. --queue 1: the replay with a queue and its waits
 // (groups_queue.h) instead. --pod-domain-loss 0: topofit's pods of no group without the domain loss.
 // --refusals 1: also the GPUs refused while arrivals reach capacity, by whether the cluster had room.
+// --spread 1: after the tables, the two placement targets with their spread over the seeds
+// (groups_spread.h), one line per workload.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -12,6 +15,7 @@
 
 #include "bench/groups_queue.h"
 #include "bench/groups_replay.h"
+#include "bench/groups_spread.h"
 
 namespace {
 
@@ -20,12 +24,13 @@ struct Args {
   std::vector<std::string> mixes = {"helios-fit", "multi-node"};  // --mix openb+multi-node: asked by name.
   topofit::bench::GroupReplayOptions base;
   bool queue = false;
+  bool spread = false;
 };
 
 // False (after saying why) on an unknown flag or one without its value.
 bool Parse(int argc, char** argv, Args& args) {
   if (argc % 2 == 0) {
-    std::fprintf(stderr, "flags take a value: --shape, --mix, --seed, --seeds, --load, --churn, --group-half-life, --queue, --pod-domain-loss, --refusals\n");
+    std::fprintf(stderr, "flags take a value: --shape, --mix, --seed, --seeds, --load, --churn, --group-half-life, --queue, --pod-domain-loss, --refusals, --spread\n");
     return false;
   }
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -48,6 +53,8 @@ bool Parse(int argc, char** argv, Args& args) {
       args.base.refusals = value == "1";
     } else if (flag == "--queue") {
       args.queue = value == "1";
+    } else if (flag == "--spread") {
+      args.spread = value == "1";
     } else if (flag == "--churn") {
       args.base.churn_arrivals = std::atoi(value.c_str());
     } else {
@@ -58,15 +65,32 @@ bool Parse(int argc, char** argv, Args& args) {
   return true;
 }
 
-// One table; false (after saying why) on bad options.
-template <typename Run, typename Format>
-bool Print(const topofit::bench::GroupReplayOptions& o, Run run, Format format) {
-  auto rows = run(o);
+// The queue replay's table of one workload; false (after saying why) on bad options.
+bool PrintQueue(const topofit::bench::GroupReplayOptions& o) {
+  auto rows = topofit::bench::RunGroupQueue(o);
   if (!rows.ok()) {
     std::fprintf(stderr, "%s\n", rows.error().c_str());
     return false;
   }
-  std::printf("%s\n", format(o, *rows).c_str());
+  std::printf("%s\n", topofit::bench::FormatGroupQueue(o, *rows).c_str());
+  return true;
+}
+
+// The replay's table of one workload, and, when `spread` is given, its line of the targets' spread.
+bool PrintReplay(const topofit::bench::GroupReplayOptions& o, std::string* spread) {
+  auto rows = topofit::bench::RunGroupReplay(o);
+  if (!rows.ok()) {
+    std::fprintf(stderr, "%s\n", rows.error().c_str());
+    return false;
+  }
+  std::printf("%s\n", topofit::bench::FormatGroupReplay(o, *rows).c_str());
+  if (!spread) return true;
+  auto s = topofit::bench::SpreadOverSeeds(*rows);
+  if (!s.ok()) {
+    std::fprintf(stderr, "%s\n", s.error().c_str());
+    return false;
+  }
+  *spread += topofit::bench::FormatTargetSpread(o, *s);
   return true;
 }
 
@@ -75,15 +99,22 @@ bool Print(const topofit::bench::GroupReplayOptions& o, Run run, Format format) 
 int main(int argc, char** argv) {
   Args args;
   if (!Parse(argc, argv, args)) return 2;
+  std::string spread;
   for (const std::string& shape : args.shapes) {
     for (const std::string& mix : args.mixes) {
       topofit::bench::GroupReplayOptions o = args.base;
       o.shape = shape;
       o.mix = mix;
-      const bool ok = args.queue ? Print(o, topofit::bench::RunGroupQueue, topofit::bench::FormatGroupQueue)
-                                 : Print(o, topofit::bench::RunGroupReplay, topofit::bench::FormatGroupReplay);
+      const bool ok = args.queue ? PrintQueue(o) : PrintReplay(o, args.spread ? &spread : nullptr);
       if (!ok) return 1;
     }
+  }
+  if (!spread.empty()) {
+    std::printf("targets over the seeds: sums, and [2.5th, 97.5th] percentiles of 2,000 bootstrap resamples\n\n"
+                "| load, workload | unallocated, topofit / best gang baseline (target <= 0.8) "
+                "| spanning groups in one lowest domain, topofit - most of a baseline (target > 0) |\n"
+                "|---|---|---|\n%s\n",
+                spread.c_str());
   }
   return 0;
 }

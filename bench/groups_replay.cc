@@ -168,6 +168,8 @@ Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& opt
       GroupReplayRow r = Replay(s, *policies[p], options.churn_arrivals);
       GroupReplayRow& sum = rows[p];
       sum.policy = r.policy;
+      sum.gang = policies[p]->gang();
+      sum.by_seed.push_back(SeedCounts{r.unallocated, r.one_domain});
       sum.arrivals += r.arrivals;
       sum.placed += r.placed;
       sum.spanning += r.spanning;

@@ -50,8 +50,15 @@ struct GroupReplayOptions {
   bool refusals = false;        // FormatGroupReplay adds the fill's refusals, by cause.
 };
 
+// One seed's counts of the two targets (groups_spread.h).
+struct SeedCounts {
+  int64_t unallocated = 0;
+  int64_t one_domain = 0;
+};
+
 struct GroupReplayRow {
   std::string policy;
+  bool gang = true;  // The policy places a group whole or not at all (GroupPolicy::gang).
   int arrivals = 0;
   int placed = 0;
   int spanning = 0;    // Placed groups on more than one node that fit one lowest-level domain.
@@ -66,6 +73,7 @@ struct GroupReplayRow {
   // could have avoided, when it had not). What is unallocated at capacity is made of these refusals.
   int64_t refused_with_room = 0;
   int64_t refused_without_room = 0;
+  std::vector<SeedCounts> by_seed;  // Each seed's unallocated and one_domain, in seed order.
 };
 
 // The bus bandwidth a ring all-reduce over `members` can reach, GB/s a GPU one way: its slowest hop.

@@ -78,6 +78,12 @@ TEST_CASE("groups replay: the table names the run and every policy") {
   REQUIRE(sums.ok());
   CHECK((*sums)[0].capacity == 2 * 576);
   CHECK(FormatGroupReplay(two, *sums).find("seeds 1..2 (sums)") != std::string::npos);
+  for (const GroupReplayRow& r : *sums) {  // Each seed's counts kept for groups_spread.h, adding up to the sums.
+    REQUIRE(r.by_seed.size() == 2);
+    CHECK(r.by_seed[0].unallocated + r.by_seed[1].unallocated == r.unallocated);
+    CHECK(r.by_seed[0].one_domain + r.by_seed[1].one_domain == r.one_domain);
+    CHECK(r.gang == (r.policy != "no-gang"));
+  }
   CHECK(RunGroupReplay(GroupReplayOptions{"ring", "helios-fit"}).error() ==
         "unknown cluster shape 'ring': expected h100-spine or gb200-nvl72");
 }
