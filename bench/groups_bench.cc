@@ -2,10 +2,11 @@
 // table each - the tables of docs/groups.md.
 //   groups_bench [--shape h100-spine|gb200-nvl72] [--mix helios-fit|multi-node] [--seed N] [--load L]
 //                [--seeds N] [--churn N] [--group-half-life G] [--queue 1] [--pod-domain-loss 0] [--refusals 1]
-//                [--spread 1]
+//                [--spread 1] [--by-size 1]
 // Without --shape or --mix, every shape or mix. --queue 1: the replay with a queue and its waits
 // (groups_queue.h) instead. --pod-domain-loss 0: topofit's pods of no group without the domain loss.
 // --refusals 1: also the GPUs refused while arrivals reach capacity, by whether the cluster had room.
+// --by-size 1: also the groups placed by job size, and the GPUs they asked in all.
 // --spread 1: after the tables, the two placement targets with their spread over the seeds
 // (groups_spread.h), one line per workload.
 #include <cstdio>
@@ -30,7 +31,7 @@ struct Args {
 // False (after saying why) on an unknown flag or one without its value.
 bool Parse(int argc, char** argv, Args& args) {
   if (argc % 2 == 0) {
-    std::fprintf(stderr, "flags take a value: --shape, --mix, --seed, --seeds, --load, --churn, --group-half-life, --queue, --pod-domain-loss, --refusals, --spread\n");
+    std::fprintf(stderr, "flags take a value: --shape, --mix, --seed, --seeds, --load, --churn, --group-half-life, --queue, --pod-domain-loss, --refusals, --spread, --by-size\n");
     return false;
   }
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -53,6 +54,8 @@ bool Parse(int argc, char** argv, Args& args) {
       args.base.refusals = value == "1";
     } else if (flag == "--queue") {
       args.queue = value == "1";
+    } else if (flag == "--by-size") {
+      args.base.by_size = value == "1";
     } else if (flag == "--spread") {
       args.spread = value == "1";
     } else if (flag == "--churn") {
@@ -112,8 +115,9 @@ int main(int argc, char** argv) {
   if (!spread.empty()) {
     std::printf("targets over the seeds: sums, and [2.5th, 97.5th] percentiles of 2,000 bootstrap resamples\n\n"
                 "| load, workload | unallocated, topofit / best gang baseline (target <= 0.8) "
-                "| spanning groups in one lowest domain, topofit - most of a baseline (target > 0) |\n"
-                "|---|---|---|\n%s\n",
+                "| spanning groups in one lowest domain, topofit - most of a baseline (target > 0) "
+                "| GPUs of the groups placed, topofit / most of a gang baseline |\n"
+                "|---|---|---|---|\n%s\n",
                 spread.c_str());
   }
   return 0;

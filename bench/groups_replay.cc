@@ -27,9 +27,11 @@ struct Alive {
 // Counts one placement into `row`; true when the group got any member (it then holds GPUs).
 bool Count(const Setup& s, const GroupArrival& a, const std::vector<groups::MemberPlan>& members, GroupReplayRow& row) {
   row.arrivals++;
+  row.by_size[a.total_gpus].arrivals++;
   if (members.empty()) return false;
   if (static_cast<int>(members.size()) < a.spec.size) return true;
   row.placed++;
+  row.by_size[a.total_gpus].placed++;
   std::map<int, int> nodes;
   for (const auto& m : members) nodes[m.node]++;
   if (members.size() > 1) {
@@ -169,7 +171,9 @@ Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& opt
       GroupReplayRow& sum = rows[p];
       sum.policy = r.policy;
       sum.gang = policies[p]->gang();
-      sum.by_seed.push_back(SeedCounts{r.unallocated, r.one_domain});
+      int64_t gpus_placed = 0;
+      for (const auto& [gpus, c] : r.by_size) gpus_placed += static_cast<int64_t>(gpus) * c.placed;
+      sum.by_seed.push_back(SeedCounts{r.unallocated, r.one_domain, gpus_placed});
       sum.arrivals += r.arrivals;
       sum.placed += r.placed;
       sum.spanning += r.spanning;
@@ -181,10 +185,38 @@ Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& opt
       sum.allreduce_gbps += r.allreduce_gbps;
       sum.refused_with_room += r.refused_with_room;
       sum.refused_without_room += r.refused_without_room;
+      for (const auto& [gpus, c] : r.by_size) {
+        sum.by_size[gpus].arrivals += c.arrivals;
+        sum.by_size[gpus].placed += c.placed;
+      }
     }
   }
   return rows;
 }
+
+namespace {
+
+// The groups placed by job size, and the GPUs they asked in all: a policy that places fewer groups
+// may place more GPUs (larger jobs).
+std::string FormatBySize(const std::vector<GroupReplayRow>& rows) {
+  std::string out = "\n| policy |";
+  for (const auto& [gpus, _] : rows.front().by_size) out += fmt::format(" jobs of {} GPUs |", gpus);
+  out += " GPUs of the placed groups |\n|---|";
+  for (size_t i = 0; i <= rows.front().by_size.size(); ++i) out += "---|";
+  out += "\n";
+  for (const GroupReplayRow& r : rows) {
+    out += fmt::format("| {} |", r.policy);
+    int64_t gpus_placed = 0;
+    for (const auto& [gpus, c] : r.by_size) {
+      out += fmt::format(" {} of {} |", c.placed, c.arrivals);
+      gpus_placed += static_cast<int64_t>(gpus) * c.placed;
+    }
+    out += fmt::format(" {} |\n", gpus_placed);
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string FormatGroupReplay(const GroupReplayOptions& o, const std::vector<GroupReplayRow>& rows) {
   auto pct = [](int64_t a, int64_t b) { return b ? 100.0 * a / b : 0.0; };
@@ -201,6 +233,7 @@ std::string FormatGroupReplay(const GroupReplayOptions& o, const std::vector<Gro
                        pct(r.one_domain, r.spanning), r.partial_gpus, pct(r.partial_gpus, r.capacity), r.unallocated,
                        pct(r.unallocated, r.capacity), r.multi ? r.allreduce_gbps / r.multi : 0.0, r.multi);
   }
+  if (o.by_size) out += FormatBySize(rows);
   if (!o.refusals) return out;
   out += "\n| policy | unallocated GPUs at capacity | GPUs refused while arrivals reach capacity: the cluster had "
          "room for the members, domains aside | had not |\n|---|---|---|---|\n";

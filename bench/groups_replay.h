@@ -23,6 +23,7 @@
 // Deterministic for a seed. With several seeds, each policy's counts are the sums over the runs.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -48,12 +49,14 @@ struct GroupReplayOptions {
   double group_half_life = groups::GroupShapeOptions{}.half_life;  // topofit's estimate of group shapes.
   bool pod_domain_loss = true;  // topofit's pods of no group ordered by the domain loss (scoring.domainLoss).
   bool refusals = false;        // FormatGroupReplay adds the fill's refusals, by cause.
+  bool by_size = false;         // FormatGroupReplay adds the groups placed by job size (GPUs).
 };
 
 // One seed's counts of the two targets (groups_spread.h).
 struct SeedCounts {
   int64_t unallocated = 0;
   int64_t one_domain = 0;
+  int64_t gpus_placed = 0;  // The GPUs of the groups given every member.
 };
 
 struct GroupReplayRow {
@@ -74,6 +77,12 @@ struct GroupReplayRow {
   int64_t refused_with_room = 0;
   int64_t refused_without_room = 0;
   std::vector<SeedCounts> by_seed;  // Each seed's unallocated and one_domain, in seed order.
+  // By the job's GPUs: arrivals, and those given every member (both phases).
+  struct SizeCounts {
+    int arrivals = 0;
+    int placed = 0;
+  };
+  std::map<int, SizeCounts> by_size;
 };
 
 // The bus bandwidth a ring all-reduce over `members` can reach, GB/s a GPU one way: its slowest hop.

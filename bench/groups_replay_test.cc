@@ -83,7 +83,19 @@ TEST_CASE("groups replay: the table names the run and every policy") {
     CHECK(r.by_seed[0].unallocated + r.by_seed[1].unallocated == r.unallocated);
     CHECK(r.by_seed[0].one_domain + r.by_seed[1].one_domain == r.one_domain);
     CHECK(r.gang == (r.policy != "no-gang"));
+    int arrivals = 0, placed = 0;  // By job size, adding up to the row's counts.
+    for (const auto& [gpus, c] : r.by_size) {
+      arrivals += c.arrivals;
+      placed += c.placed;
+      CHECK(c.placed <= c.arrivals);
+    }
+    CHECK(arrivals == r.arrivals);
+    CHECK(placed == r.placed);
   }
+  two.by_size = true;
+  const std::string by_size = FormatGroupReplay(two, *sums);
+  CHECK(by_size.find("| jobs of 1 GPUs |") != std::string::npos);
+  CHECK(by_size.find("| GPUs of the placed groups |") != std::string::npos);
   CHECK(RunGroupReplay(GroupReplayOptions{"ring", "helios-fit"}).error() ==
         "unknown cluster shape 'ring': expected h100-spine or gb200-nvl72");
 }

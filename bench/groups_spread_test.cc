@@ -16,10 +16,10 @@ GroupReplayRow Row(const std::string& policy, bool gang, std::vector<SeedCounts>
 }
 
 TEST_CASE("spread over seeds: seeds alike give the sums' values, with no spread") {
-  const std::vector<GroupReplayRow> rows = {Row("topofit", true, {{10, 5}, {10, 5}, {10, 5}, {10, 5}}),
-                                            Row("no-gang", false, {{0, 1}, {0, 1}, {0, 1}, {0, 1}}),
-                                            Row("kueue-bestfit", true, {{20, 4}, {20, 4}, {20, 4}, {20, 4}}),
-                                            Row("volcano-tier", true, {{30, 2}, {30, 2}, {30, 2}, {30, 2}})};
+  const std::vector<GroupReplayRow> rows = {Row("topofit", true, {{10, 5, 90}, {10, 5, 90}, {10, 5, 90}, {10, 5, 90}}),
+                                            Row("no-gang", false, {{0, 1, 500}, {0, 1, 500}, {0, 1, 500}, {0, 1, 500}}),
+                                            Row("kueue-bestfit", true, {{20, 4, 80}, {20, 4, 80}, {20, 4, 80}, {20, 4, 80}}),
+                                            Row("volcano-tier", true, {{30, 2, 60}, {30, 2, 60}, {30, 2, 60}, {30, 2, 60}})};
   const auto s = SpreadOverSeeds(rows);
   REQUIRE(s.ok());
   // no-gang's 0 unallocated is not a gang baseline's; its one-domain count is a baseline's.
@@ -29,6 +29,8 @@ TEST_CASE("spread over seeds: seeds alike give the sums' values, with no spread"
   CHECK(s->one_domain_more == doctest::Approx(4));  // 20 - 16.
   CHECK(s->one_domain_lo == doctest::Approx(4));
   CHECK(s->one_domain_hi == doctest::Approx(4));
+  CHECK(s->placed_ratio == doctest::Approx(90.0 / 80));  // no-gang's 500 is not a gang baseline's.
+  CHECK(s->placed_lo == doctest::Approx(90.0 / 80));
 }
 
 TEST_CASE("spread over seeds: seeds that disagree give an interval around the sums' value") {
