@@ -1,6 +1,6 @@
 // DomainLoss under concurrency: prioritizes of pods of no group reading the shared PreScore while
-// binds change GPUs, nodes are relabelled (the domain map rebuilt) and groups are observed. Also in
-// tsan_tests (test/tsan/), where ThreadSanitizer checks the sharing.
+// binds change GPUs, nodes are relabelled (the domain map rebuilt), deleted and added again, and
+// groups are observed. Also in tsan_tests (test/tsan/), where ThreadSanitizer checks the sharing.
 #include <atomic>
 #include <random>
 #include <thread>
@@ -51,10 +51,16 @@ TEST_CASE("domain loss: concurrent prioritizes, binds, relabels and group shapes
       model.DeletePod("churn-" + std::to_string((i + 4) % 8));
     }
   });
-  threads.emplace_back([&] {  // Relabels (the map rebuilt) and new group shapes.
+  threads.emplace_back([&] {  // Relabels (the map rebuilt), a node deleted and back, and new group shapes.
     for (int i = 0; !stop; ++i) {
       model.ApplyNode(cluster::testing::MakeNode(
           "b1-n1", 8, "hgx-h100-8", {{"spine", "s1"}, {"block", i % 2 ? "b1" : "b9"}, {"host", "b1-n1"}}));
+      if (i % 2) {  // Its NodeState freed while the losses may hold the last PreScore read with it.
+        model.DeleteNode("b2-n2");
+      } else {
+        model.ApplyNode(cluster::testing::MakeNode("b2-n2", 8, "hgx-h100-8",
+                                                   {{"spine", "s1"}, {"block", "b2"}, {"host", "b2-n2"}}));
+      }
       GroupSpec spec;
       spec.name = "g" + std::to_string(i);
       spec.size = spec.min_count = 1 + i % 6;

@@ -173,6 +173,40 @@ TEST_CASE("after binds and deletions the losses brought up to date equal those r
   CHECK(some_loss);
 }
 
+TEST_CASE("a node deleted, one added in its slot, and one re-resolved: the losses kept equal those read afresh") {
+  Rig r(Blocks(3, 4));
+  r.ExpectBlockGroups(3);
+  auto losses = [&](const DomainLoss& loss) {
+    REQUIRE(loss.Enabled(cluster::testing::Request("p", 1)));
+    const std::vector<std::string> names = r.model.NodeNames();
+    auto reader = r.model.Read();
+    std::vector<const cluster::NodeState*> states;
+    for (const std::string& n : names) states.push_back(reader.Find(n));
+    std::vector<double> out(states.size());
+    loss.Losses(reader, cluster::testing::Request("p", 1), states, out);
+    return out;
+  };
+  auto check = [&](const char* what) {
+    INFO(what);
+    DomainLoss fresh(r.maps, r.lookup, r.expected);
+    const std::vector<double> kept = losses(r.loss), read = losses(fresh);
+    REQUIRE(kept.size() == read.size());
+    for (size_t i = 0; i < kept.size(); ++i) CHECK(kept[i] == doctest::Approx(read[i]));
+  };
+  losses(r.loss);  // Prepared once.
+  const uint32_t slot = r.model.Read().Find("b1-n1")->slot();
+  r.model.DeleteNode("b1-n1");
+  r.model.ApplyNode(cluster::testing::MakeNode("b3-n9", 8, "hgx-h100-8",
+                                               {{"spine", "s1"}, {"block", "b3"}, {"host", "b3-n9"}}));
+  REQUIRE(r.model.Read().Find("b3-n9")->slot() == slot);  // The deleted node's slot, in another block.
+  r.model.ApplyPod(cluster::testing::MakePod("on-new", 8, "b3-n9", "0,1,2,3,4,5,6,7"));
+  check("a node added in a deleted node's slot, then its GPUs taken");
+  r.model.ApplyNode(cluster::testing::MakeNode("b2-n1", 4, "hgx-h100-4",  // A new topology: a new NodeState.
+                                               {{"spine", "s1"}, {"block", "b2"}, {"host", "b2-n1"}}));
+  r.model.ApplyPod(cluster::testing::MakePod("on-b2", 2, "b2-n2", "0,1"));
+  check("a node re-resolved, then another's GPUs taken");
+}
+
 TEST_CASE("the domain map is rebuilt when a node's labels change, and only then") {
   cluster::ClusterModel model;
   AddNodes(model, Blocks(1, 2), "hgx-h100-8", 8);
