@@ -6,7 +6,8 @@
 // Without --shape or --mix, every shape or mix. --queue 1: the replay with a queue and its waits
 // (groups_queue.h) instead. --pod-domain-loss 0: topofit's pods of no group without the domain loss.
 // --refusals 1: also the GPUs refused while arrivals reach capacity, by whether the cluster had room.
-// --by-size 1: also the groups placed by job size, and the GPUs they asked in all.
+// --by-size 1: also the groups placed by job size, and the GPUs they asked in all (with --queue 1: the
+// waits by job size).
 // --spread 1: after the tables, the two placement targets with their spread over the seeds
 // (groups_spread.h), one line per workload.
 #include <cstdio>

@@ -46,6 +46,9 @@ class QueueReplay {
     for (const Queued& q : queue_) {
       row.waiting++;
       row.waits.push_back(steps - q.arrived);
+      GroupQueueRow::SizeWaits& size = row.by_size[q.arrival->total_gpus];
+      size.waits.push_back(steps - q.arrived);
+      size.waiting++;
       row.partial_gpus += GpusOf(q.members);
     }
     std::sort(row.waits.begin(), row.waits.end());
@@ -90,6 +93,7 @@ class QueueReplay {
       }
       row.started++;
       row.waits.push_back(t - q.arrived);
+      row.by_size[q.arrival->total_gpus].waits.push_back(t - q.arrived);
       leaving_.emplace(t + q.arrival->lifetime, std::move(q.members));
       it = queue_.erase(it);
     }
@@ -134,11 +138,41 @@ Result<std::vector<GroupQueueRow>> RunGroupQueue(const GroupReplayOptions& optio
       sum.steps += r.steps;
       sum.capacity += r.capacity;
       sum.waits.insert(sum.waits.end(), r.waits.begin(), r.waits.end());
+      for (auto& [gpus, w] : r.by_size) {
+        GroupQueueRow::SizeWaits& to = sum.by_size[gpus];
+        to.waits.insert(to.waits.end(), w.waits.begin(), w.waits.end());
+        to.waiting += w.waiting;
+      }
     }
   }
-  for (GroupQueueRow& r : rows) std::sort(r.waits.begin(), r.waits.end());
+  for (GroupQueueRow& r : rows) {
+    std::sort(r.waits.begin(), r.waits.end());
+    for (auto& [_, w] : r.by_size) std::sort(w.waits.begin(), w.waits.end());
+  }
   return rows;
 }
+
+namespace {
+
+// Per job size: the waits' p50 / p90 / max, and the groups still waiting at the end.
+std::string FormatWaitsBySize(const std::vector<GroupQueueRow>& rows) {
+  std::string out = "\nwaits by job size (arrivals): p50 / p90 / max, (still waiting at the end)\n\n| policy |";
+  for (const auto& [gpus, _] : rows.front().by_size) out += fmt::format(" jobs of {} GPUs |", gpus);
+  out += "\n|---|";
+  for (size_t i = 0; i < rows.front().by_size.size(); ++i) out += "---|";
+  out += "\n";
+  for (const GroupQueueRow& r : rows) {
+    out += fmt::format("| {} |", r.policy);
+    for (const auto& [gpus, w] : r.by_size) {
+      const auto at = [&](double q) { return w.waits[std::min(w.waits.size() - 1, static_cast<size_t>(q * w.waits.size()))]; };
+      out += w.waits.empty() ? " - |" : fmt::format(" {} / {} / {} ({}) |", at(0.5), at(0.9), w.waits.back(), w.waiting);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string FormatGroupQueue(const GroupReplayOptions& o, const std::vector<GroupQueueRow>& rows) {
   auto pct = [](int64_t a, int64_t b) { return b ? 100.0 * a / b : 0.0; };
@@ -155,6 +189,7 @@ std::string FormatGroupQueue(const GroupReplayOptions& o, const std::vector<Grou
                        r.waits.empty() ? 0 : r.waits.back(), idle, r.capacity ? 100.0 * idle * o.seeds / r.capacity : 0.0,
                        r.partial_gpus, pct(r.partial_gpus, r.capacity));
   }
+  if (o.by_size) out += FormatWaitsBySize(rows);
   return out;
 }
 

@@ -16,9 +16,11 @@
 //   partial_gpus   GPUs held at the end by groups given some members but not all (no-gang only).
 //   idle_gpu_steps GPUs held by such groups, summed over the steps (after each step's placements):
 //                  GPUs doing nothing while their group waits; over steps, the mean held.
+//   by_size        the waits and the groups still waiting, by the job's GPUs.
 // Deterministic for a seed; with several seeds the counts add up and the waits are pooled.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,13 @@ struct GroupQueueRow {
   int64_t capacity = 0;
   std::vector<int> waits;  // One per arrival, sorted.
   int WaitAt(double q) const;  // The q-quantile of waits (0 when none).
+  // By the job's GPUs: each arrival's wait (sorted), and how many still wait at the end - where a
+  // large job starves behind small ones (FormatGroupQueue with options.by_size).
+  struct SizeWaits {
+    std::vector<int> waits;
+    int waiting = 0;
+  };
+  std::map<int, SizeWaits> by_size;
 };
 
 Result<std::vector<GroupQueueRow>> RunGroupQueue(const GroupReplayOptions& options);

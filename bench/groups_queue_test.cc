@@ -33,8 +33,25 @@ TEST_CASE("groups queue: every arrival started or still waiting, one wait each, 
       if (r.policy != "no-gang") CHECK(r.partial_gpus == 0);
       if (r.policy != "no-gang") CHECK(r.idle_gpu_steps == 0);
       CHECK(r.steps == 300);
+      size_t waits = 0;  // By job size: the same waits and waiting groups, split.
+      int waiting = 0;
+      for (const auto& [gpus, w] : r.by_size) {
+        waits += w.waits.size();
+        waiting += w.waiting;
+        CHECK(std::is_sorted(w.waits.begin(), w.waits.end()));
+        CHECK(w.waiting <= static_cast<int>(w.waits.size()));
+      }
+      CHECK(waits == r.waits.size());
+      CHECK(waiting == r.waiting);
     }
   }
+  GroupReplayOptions o = Small(1.5);
+  o.by_size = true;
+  auto rows = RunGroupQueue(o);
+  REQUIRE(rows.ok());
+  const std::string table = FormatGroupQueue(o, *rows);
+  CHECK(table.find("waits by job size (arrivals)") != std::string::npos);
+  CHECK(table.find("| jobs of 128 GPUs |") != std::string::npos);
 }
 
 TEST_CASE("groups queue: more load, longer waits, and a light load barely waits") {
