@@ -15,7 +15,12 @@ struct DomainLoss::Prepared {
   std::shared_ptr<const DomainMap> map;
   std::shared_ptr<const GroupShapeSnapshot> shapes;
   uint64_t node_generation = 0;
-  std::vector<int> index_of_slot;              // Per NodeState::slot: its map index, or -1.
+  // Per NodeState::slot: the node there when read, and its map index (-1: none) - one load per band node.
+  struct SlotEntry {
+    const cluster::NodeState* node = nullptr;
+    int index = -1;
+  };
+  std::vector<SlotEntry> by_slot;
   std::vector<const cluster::NodeState*> of;   // Per map index: the node (nullptr: not in the model).
   std::shared_mutex mu;  // Shared: ScoreNodes; exclusive: SetFree, gpu_generation.
   uint64_t gpu_generation = 0;  // Every change up to it is in `score`.
@@ -56,9 +61,9 @@ void DomainLoss::Losses(const cluster::ClusterModel::Reader& reader, const clust
 
 int DomainLoss::IndexOf(const Prepared& p, const cluster::NodeState* node) {
   const uint32_t slot = node->slot();
-  if (slot >= p.index_of_slot.size()) return -1;
-  const int i = p.index_of_slot[slot];
-  return i >= 0 && p.of[i] == node ? i : -1;
+  if (slot >= p.by_slot.size()) return -1;
+  const Prepared::SlotEntry& e = p.by_slot[slot];
+  return e.node == node ? e.index : -1;
 }
 
 std::shared_ptr<DomainLoss::Prepared> DomainLoss::PreparedNow(const cluster::ClusterModel::Reader& reader,
@@ -92,7 +97,7 @@ void DomainLoss::BringUpToDate(Prepared& p, uint64_t gpus) const {
   std::vector<uint32_t> slots;
   if (maps_.model().free_changes().ChangedSince(p.gpu_generation, gpus, &slots)) {
     for (uint32_t slot : slots)
-      if (slot < p.index_of_slot.size() && p.index_of_slot[slot] >= 0) set_free(p.index_of_slot[slot]);
+      if (slot < p.by_slot.size() && p.by_slot[slot].index >= 0) set_free(p.by_slot[slot].index);
   } else {
     for (size_t i = 0; i < p.of.size(); ++i) set_free(static_cast<int>(i));
   }
@@ -108,7 +113,7 @@ std::shared_ptr<DomainLoss::Prepared> DomainLoss::Read(const cluster::ClusterMod
   p->shapes = shapes;
   p->node_generation = nodes;
   p->gpu_generation = gpus;
-  p->index_of_slot.assign(reader.slot_bound(), -1);
+  p->by_slot.assign(reader.slot_bound(), {});
   p->of.assign(map->size(), nullptr);
   GroupNodes all;
   all.domains = map.get();
@@ -117,7 +122,7 @@ std::shared_ptr<DomainLoss::Prepared> DomainLoss::Read(const cluster::ClusterMod
   for (size_t i = 0; i < map->size(); ++i) names[i] = map->name(i);
   reader.FindEach(names, [&](uint32_t i, const cluster::NodeState* node) {
     if (!node) return;
-    if (node->slot() < p->index_of_slot.size()) p->index_of_slot[node->slot()] = static_cast<int>(i);
+    if (node->slot() < p->by_slot.size()) p->by_slot[node->slot()] = {node, static_cast<int>(i)};
     p->of[i] = node;
     if (node->topology()) all.nodes[i] = GroupNode{node->topology(), node->usable(), node->free()};
   });

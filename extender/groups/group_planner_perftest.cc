@@ -242,6 +242,35 @@ void BM_ScoreBand(benchmark::State& state) {
 }
 BENCHMARK(BM_ScoreBand)->Arg(0)->Arg(1)->Iterations(300)->Unit(benchmark::kMillisecond);
 
+// DomainLoss::Losses alone, as the pipeline asks it: the 4,987 nodes of a 1-GPU pod's band (every node
+// with a free GPU), found through one Reader, 7 shapes learned, nothing changed between calls (the
+// kept PreScore; its read is not timed). What a pod of no group pays for the domain loss beyond the
+// band's tie-break.
+void BM_DomainLossBand(benchmark::State& state) {
+  Cluster& c = Shared();
+  const DomainLevels levels{{{"spine", {"spine"}}, {"block", {"block"}}, {"host", {"host"}}}};
+  GroupLookup lookup(levels);
+  GroupShapeEstimate expected;
+  Learn(expected);
+  DomainMapCache maps(c.model, levels);
+  DomainLoss loss(maps, lookup, expected);
+  const cluster::PodRequest pod = cluster::testing::Request("single", 1);
+  if (!loss.Enabled(pod)) state.SkipWithError("the domain loss is not enabled");
+  auto reader = c.model.Read();
+  std::vector<const cluster::NodeState*> band;
+  for (const std::string& n : c.names)
+    if (const cluster::NodeState* node = reader.Find(n); node && !(node->free() & node->usable()).empty())
+      band.push_back(node);
+  std::vector<double> out(band.size());
+  loss.Losses(reader, pod, band, out);  // The PreScore read once, then kept.
+  Percentiles(state, [&] {
+    loss.Losses(reader, pod, band, out);
+    benchmark::DoNotOptimize(out.data());
+  });
+  state.SetLabel(std::to_string(band.size()) + " band nodes");
+}
+BENCHMARK(BM_DomainLossBand)->Iterations(300)->Unit(benchmark::kMillisecond);
+
 // GroupCoordinator::Filter of the members of a group that fits nowhere (32 members of 8 GPUs, required
 // in one block of 32 nodes, about half of them partly held), round-robin, as kube-scheduler v1.36.3 retries such a gang without backoff
 // while its queue is otherwise empty. range(0) = 1: before each call one node's GPUs change, so the
