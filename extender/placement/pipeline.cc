@@ -90,9 +90,9 @@ void Pipeline::ToLevels(std::span<const double> totals, std::span<int> out,
     losses(band, loss);
     for (size_t j = 0; j < band.size(); ++j) keys[j].band_loss = loss[j];
   }
-  TieKey first = keys[0];
-  for (const TieKey& k : keys)
-    if (TieKey::Better(k, first)) first = k;
+  size_t first_at = 0;  // The first by the rule: an index chosen without a branch.
+  for (size_t j = 1; j < keys.size(); ++j) first_at = TieKey::Better(keys[j], keys[first_at]) ? j : first_at;
+  const TieKey first = keys[first_at];
   for (size_t j = 0; j < band.size(); ++j) out[band[j]] = TieKey::Tied(keys[j], first) ? 10 : kBelowBest;
 }
 

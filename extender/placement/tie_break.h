@@ -40,11 +40,13 @@ struct TieKey {
   double share_after = 0;   // The allocated share after placing the pod, in [0, 1] (may pass 1 when over-committed).
 
   // The rule's order: a before b.
+  // The band loss first (lower; within kTie, equal), then fewer free GPUs after, then the larger
+  // share: every comparison made, joined without branches, so that a scan of a band whose losses
+  // differ node by node mispredicts none (the two loss tests cannot both hold).
   static bool Better(const TieKey& a, const TieKey& b) {
-    if (a.band_loss < b.band_loss - kTie) return true;
-    if (b.band_loss < a.band_loss - kTie) return false;
-    if (a.free_gpus_after != b.free_gpus_after) return a.free_gpus_after < b.free_gpus_after;
-    return a.share_after > b.share_after + kTie;
+    const bool lower = a.band_loss < b.band_loss - kTie, higher = b.band_loss < a.band_loss - kTie;
+    const bool fewer = a.free_gpus_after < b.free_gpus_after, same = a.free_gpus_after == b.free_gpus_after;
+    return lower | (!higher & (fewer | (same & (a.share_after > b.share_after + kTie))));
   }
   // !Better(a, b) && !Better(b, a), the same comparisons joined without branches: a band of
   // thousands of nodes whose losses differ by block mispredicts none of them.

@@ -164,6 +164,34 @@ TEST_CASE("tie-break: absolute levels are not changed by it, nor nodes below the
   CHECK(Scores(a, pod, names) == Scores(b, pod, names));
 }
 
+// TieKey::Better as it was written with branches: the order the branch-free form must keep.
+bool BetterByBranches(const TieKey& a, const TieKey& b) {
+  if (a.band_loss < b.band_loss - TieKey::kTie) return true;
+  if (b.band_loss < a.band_loss - TieKey::kTie) return false;
+  if (a.free_gpus_after != b.free_gpus_after) return a.free_gpus_after < b.free_gpus_after;
+  return a.share_after > b.share_after + TieKey::kTie;
+}
+
+TEST_CASE("TieKey::Better without branches orders every pair as the branches did, at the edges and with NaN") {
+  const double t = TieKey::kTie;
+  const std::vector<double> losses{0, t / 2, t, 1.5 * t, 3 * t, 1, 1 + t, std::nan("")};
+  const std::vector<double> shares{0, 0.5, 0.5 + t / 2, 0.5 + t, 0.5 + 2 * t, std::nan("")};
+  int better = 0, pairs = 0;
+  for (double la : losses)
+    for (double lb : losses)
+      for (int fa : {0, 1, 2})
+        for (int fb : {0, 1, 2})
+          for (double sa : shares)
+            for (double sb : shares) {
+              const TieKey a{la, fa, sa}, b{lb, fb, sb};
+              CHECK(TieKey::Better(a, b) == BetterByBranches(a, b));
+              better += BetterByBranches(a, b);
+              ++pairs;
+            }
+  CHECK(better > 0);
+  CHECK(better < pairs);
+}
+
 TEST_CASE("TieKey::Tied is !Better(a, b) && !Better(b, a), at the tolerance's edges and with NaN") {
   const double t = TieKey::kTie;
   const std::vector<double> losses{0, t / 2, t, 1.5 * t, 3 * t, 1, 1 + t, std::nan("")};
