@@ -110,10 +110,7 @@ class QueueReplay {
 
 }  // namespace
 
-int GroupQueueRow::WaitAt(double q) const {
-  if (waits.empty()) return 0;
-  return waits[std::min(waits.size() - 1, static_cast<size_t>(q * waits.size()))];
-}
+int GroupQueueRow::WaitAt(double q) const { return QuantileOf(waits, q); }
 
 Result<std::vector<GroupQueueRow>> RunGroupQueue(const GroupReplayOptions& options) {
   ReplayCluster c;
@@ -164,8 +161,9 @@ std::string FormatWaitsBySize(const std::vector<GroupQueueRow>& rows) {
   for (const GroupQueueRow& r : rows) {
     out += fmt::format("| {} |", r.policy);
     for (const auto& [gpus, w] : r.by_size) {
-      const auto at = [&](double q) { return w.waits[std::min(w.waits.size() - 1, static_cast<size_t>(q * w.waits.size()))]; };
-      out += w.waits.empty() ? " - |" : fmt::format(" {} / {} / {} ({}) |", at(0.5), at(0.9), w.waits.back(), w.waiting);
+      out += w.waits.empty() ? " - |"
+                             : fmt::format(" {} / {} / {} ({}) |", QuantileOf(w.waits, 0.5), QuantileOf(w.waits, 0.9),
+                                           w.waits.back(), w.waiting);
     }
     out += "\n";
   }

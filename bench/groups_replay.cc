@@ -104,6 +104,12 @@ GroupReplayRow Replay(const Setup& s, GroupPolicy& policy, int churn) {
 
 }  // namespace
 
+int64_t GroupReplayRow::GpusPlaced() const {
+  int64_t n = 0;
+  for (const auto& [gpus, c] : by_size) n += static_cast<int64_t>(gpus) * c.placed;
+  return n;
+}
+
 int64_t FreeGpus(const groups::GroupNodes& nodes) {
   int64_t n = 0;
   for (const groups::GroupNode& g : nodes.nodes) n += (g.free & g.usable).size();
@@ -171,9 +177,7 @@ Result<std::vector<GroupReplayRow>> RunGroupReplay(const GroupReplayOptions& opt
       GroupReplayRow& sum = rows[p];
       sum.policy = r.policy;
       sum.gang = policies[p]->gang();
-      int64_t gpus_placed = 0;
-      for (const auto& [gpus, c] : r.by_size) gpus_placed += static_cast<int64_t>(gpus) * c.placed;
-      sum.by_seed.push_back(SeedCounts{r.unallocated, r.one_domain, gpus_placed});
+      sum.by_seed.push_back(SeedCounts{r.unallocated, r.one_domain, r.GpusPlaced()});
       sum.arrivals += r.arrivals;
       sum.placed += r.placed;
       sum.spanning += r.spanning;
@@ -206,12 +210,8 @@ std::string FormatBySize(const std::vector<GroupReplayRow>& rows) {
   out += "\n";
   for (const GroupReplayRow& r : rows) {
     out += fmt::format("| {} |", r.policy);
-    int64_t gpus_placed = 0;
-    for (const auto& [gpus, c] : r.by_size) {
-      out += fmt::format(" {} of {} |", c.placed, c.arrivals);
-      gpus_placed += static_cast<int64_t>(gpus) * c.placed;
-    }
-    out += fmt::format(" {} |\n", gpus_placed);
+    for (const auto& [_, c] : r.by_size) out += fmt::format(" {} of {} |", c.placed, c.arrivals);
+    out += fmt::format(" {} |\n", r.GpusPlaced());
   }
   return out;
 }

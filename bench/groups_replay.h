@@ -22,6 +22,7 @@
 // plans are then played forward on a copy of its free GPUs (groups::Take), not written to the model.
 // Deterministic for a seed. With several seeds, each policy's counts are the sums over the runs.
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -52,6 +53,14 @@ struct GroupReplayOptions {
   bool by_size = false;         // FormatGroupReplay adds the groups placed by job size (GPUs).
 };
 
+// The q-quantile (0 <= q <= 1) of `sorted`, ascending: the element at q x size, the last for q = 1.
+// T{} when empty.
+template <typename T>
+T QuantileOf(const std::vector<T>& sorted, double q) {
+  if (sorted.empty()) return T{};
+  return sorted[std::min(sorted.size() - 1, static_cast<size_t>(q * sorted.size()))];
+}
+
 // One seed's counts of the two targets (groups_spread.h).
 struct SeedCounts {
   int64_t unallocated = 0;
@@ -76,13 +85,14 @@ struct GroupReplayRow {
   // could have avoided, when it had not). What is unallocated at capacity is made of these refusals.
   int64_t refused_with_room = 0;
   int64_t refused_without_room = 0;
-  std::vector<SeedCounts> by_seed;  // Each seed's unallocated and one_domain, in seed order.
+  std::vector<SeedCounts> by_seed;  // Each seed's counts, in seed order.
   // By the job's GPUs: arrivals, and those given every member (both phases).
   struct SizeCounts {
     int arrivals = 0;
     int placed = 0;
   };
   std::map<int, SizeCounts> by_size;
+  int64_t GpusPlaced() const;  // The GPUs of the groups given every member: by_size's placed x GPUs.
 };
 
 // The bus bandwidth a ring all-reduce over `members` can reach, GB/s a GPU one way: its slowest hop.

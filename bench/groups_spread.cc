@@ -41,7 +41,7 @@ Values Targets(const std::vector<GroupReplayRow>& rows, size_t topofit, const st
 
 double Quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(q * v.size()))];
+  return QuantileOf(v, q);
 }
 
 }  // namespace

@@ -172,43 +172,40 @@ bool BetterByBranches(const TieKey& a, const TieKey& b) {
   return a.share_after > b.share_after + TieKey::kTie;
 }
 
-TEST_CASE("TieKey::Better without branches orders every pair as the branches did, at the edges and with NaN") {
+// Every pair of keys whose losses and shares lie at the tolerance's edges (and NaN), with 0-2 free
+// GPUs after: f(a, b) for each.
+template <typename F>
+void ForEachEdgePair(F f) {
   const double t = TieKey::kTie;
   const std::vector<double> losses{0, t / 2, t, 1.5 * t, 3 * t, 1, 1 + t, std::nan("")};
   const std::vector<double> shares{0, 0.5, 0.5 + t / 2, 0.5 + t, 0.5 + 2 * t, std::nan("")};
-  int better = 0, pairs = 0;
   for (double la : losses)
     for (double lb : losses)
       for (int fa : {0, 1, 2})
         for (int fb : {0, 1, 2})
           for (double sa : shares)
-            for (double sb : shares) {
-              const TieKey a{la, fa, sa}, b{lb, fb, sb};
-              CHECK(TieKey::Better(a, b) == BetterByBranches(a, b));
-              better += BetterByBranches(a, b);
-              ++pairs;
-            }
+            for (double sb : shares) f(TieKey{la, fa, sa}, TieKey{lb, fb, sb});
+}
+
+TEST_CASE("TieKey::Better without branches orders every pair as the branches did, at the edges and with NaN") {
+  int better = 0, pairs = 0;
+  ForEachEdgePair([&](const TieKey& a, const TieKey& b) {
+    CHECK(TieKey::Better(a, b) == BetterByBranches(a, b));
+    better += BetterByBranches(a, b);
+    ++pairs;
+  });
   CHECK(better > 0);
   CHECK(better < pairs);
 }
 
 TEST_CASE("TieKey::Tied is !Better(a, b) && !Better(b, a), at the tolerance's edges and with NaN") {
-  const double t = TieKey::kTie;
-  const std::vector<double> losses{0, t / 2, t, 1.5 * t, 3 * t, 1, 1 + t, std::nan("")};
-  const std::vector<double> shares{0, 0.5, 0.5 + t / 2, 0.5 + t, 0.5 + 2 * t, std::nan("")};
   int pairs = 0, tied = 0;
-  for (double la : losses)
-    for (double lb : losses)
-      for (int fa : {0, 1})
-        for (int fb : {0, 1})
-          for (double sa : shares)
-            for (double sb : shares) {
-              const TieKey a{la, fa, sa}, b{lb, fb, sb};
-              const bool want = !TieKey::Better(a, b) && !TieKey::Better(b, a);
-              CHECK(TieKey::Tied(a, b) == want);
-              ++pairs;
-              tied += want;
-            }
+  ForEachEdgePair([&](const TieKey& a, const TieKey& b) {
+    const bool want = !TieKey::Better(a, b) && !TieKey::Better(b, a);
+    CHECK(TieKey::Tied(a, b) == want);
+    ++pairs;
+    tied += want;
+  });
   CHECK(tied > 0);
   CHECK(tied < pairs);
 }
