@@ -80,6 +80,7 @@ void Pipeline::ToLevels(std::span<const double> totals, std::span<int> out,
   if (config_.tie_break == TieBreak::kNone && !losses) return;
   // The band: the first by band loss, then by the rule, keep 10; the others drop to kBelowBest (tie_break.h).
   std::vector<size_t> band;
+  band.reserve(totals.size());  // Often most of the nodes (a 1-GPU pod's band): grown once, not doubled.
   for (size_t i = 0; i < totals.size(); ++i)
     if (out[i] == 10) band.push_back(i);
   if (band.size() < 2) return;

@@ -119,8 +119,8 @@ void GpuTerms(const Placer& placer, const Topology& topology, GpuSet usable, Gpu
   if (whole.ring_mbps > 0) *q = std::min(1.0f, float(here.ring_mbps) / float(whole.ring_mbps));
 }
 
-double FragOf(const FragmentationCycle& fc, int free, uint64_t allowed, const std::vector<float>& n,
-              const std::vector<float>& q, double cpu, double mem) {
+double FragOf(const FragmentationCycle& fc, int free, uint64_t allowed, const float* n, const float* q, double cpu,
+              double mem) {
   double usable = 0;
   for (size_t i = 0; i < fc.shapes.size(); ++i) {
     if (!((allowed >> i) & 1)) continue;
@@ -176,8 +176,9 @@ uint64_t AllowedShapes(const std::vector<PodShape>& shapes, size_t m, uint32_t p
 // c's set.
 // On a node that shares its GPUs, fragmentation is of whole physical GPUs (a GPU is free when all
 // its devices are) on the physical topology: replicas and MIG devices are not GPUs with links.
-void FillGpuTerms(FragmentationCycle::Terms& t, const FragmentationCycle& fc, const Placer& placer, const NodeView& v,
+void FillGpuTerms(FragmentationCycle::Terms& t, FragmentationCycle& fc, const Placer& placer, const NodeView& v,
                   const PlacerChoice& c) {
+  using F = FragmentationCycle;
   const size_t groups = fc.groups.size();
   const Topology* topology = v.topology();
   GpuSet usable = v.usable(), free = v.free;
@@ -190,19 +191,20 @@ void FillGpuTerms(FragmentationCycle::Terms& t, const FragmentationCycle& fc, co
   }
   t.free_before = free.size();
   t.free_after = after.size();
-  t.n_before.assign(groups, 0);
-  t.q_before.assign(groups, 1);
-  t.n_after.assign(groups, 0);
-  t.q_after.assign(groups, 1);
+  t.at = static_cast<uint32_t>(fc.values.size());
+  for (F::Part part : {F::kNBefore, F::kQBefore, F::kNAfter, F::kQAfter})
+    fc.values.insert(fc.values.end(), groups, part == F::kQBefore || part == F::kQAfter ? 1.0f : 0.0f);
+  float *n_before = fc.Of(t, F::kNBefore), *q_before = fc.Of(t, F::kQBefore);
+  float *n_after = fc.Of(t, F::kNAfter), *q_after = fc.Of(t, F::kQAfter);
   for (size_t g = 0; g < groups; ++g)
-    GpuTerms(placer, *topology, usable, free, fc.groups[g], &t.n_before[g], &t.q_before[g]);
+    GpuTerms(placer, *topology, usable, free, fc.groups[g], &n_before[g], &q_before[g]);
   if (after == free) {  // A pod without GPUs: the GPU side stays as it is.
-    t.n_after = t.n_before;
-    t.q_after = t.q_before;
+    std::copy_n(n_before, groups, n_after);
+    std::copy_n(q_before, groups, q_after);
     return;
   }
   for (size_t g = 0; g < groups; ++g)
-    GpuTerms(placer, *topology, usable, after, fc.groups[g], &t.n_after[g], &t.q_after[g]);
+    GpuTerms(placer, *topology, usable, after, fc.groups[g], &n_after[g], &q_after[g]);
 }
 
 // ProductShortfall::Delta of the cycle's pod's GPUs by GPU model, each model's computed once; none
@@ -228,6 +230,38 @@ class ShortfallDeltas {
 
 }  // namespace
 
+void FragmentationCycle::Reserve(size_t states) {
+  entries_.reserve(states);
+  size_t n = 16;
+  while (n < 2 * states) n *= 2;  // At most half full.
+  if (n > slots_.size()) {
+    slots_.assign(n, 0);
+    for (uint32_t i = 0; i < entries_.size(); ++i) slots_[SlotOf(entries_[i].first)] = i + 1;
+  }
+}
+
+size_t FragmentationCycle::SlotOf(const Key& key) const {
+  const size_t mask = slots_.size() - 1;
+  size_t at = KeyHash{}(key) & mask;
+  while (slots_[at] != 0 && !(entries_[slots_[at] - 1].first == key)) at = (at + 1) & mask;
+  return at;
+}
+
+std::pair<FragmentationCycle::Terms*, bool> FragmentationCycle::Add(const Key& key) {
+  if (2 * (entries_.size() + 1) > slots_.size()) Reserve(std::max<size_t>(8, 2 * entries_.size()));
+  const size_t at = SlotOf(key);
+  if (slots_[at] != 0) return {&entries_[slots_[at] - 1].second, false};
+  entries_.emplace_back(key, Terms{});
+  slots_[at] = static_cast<uint32_t>(entries_.size());
+  return {&entries_.back().second, true};
+}
+
+const FragmentationCycle::Terms* FragmentationCycle::Find(const Key& key) const {
+  if (slots_.empty()) return nullptr;
+  const uint32_t slot = slots_[SlotOf(key)];
+  return slot == 0 ? nullptr : &entries_[slot - 1].second;
+}
+
 void FragmentationGradientScore::PreScore(CycleState& state, std::span<const NodeView> nodes,
                                           std::span<const PlacerChoice> candidates) const {
   auto fc = std::make_shared<FragmentationCycle>();
@@ -240,6 +274,8 @@ void FragmentationGradientScore::PreScore(CycleState& state, std::span<const Nod
   const size_t m = std::min<size_t>(shapes->size(), 64);
   AddShapes(*fc, *shapes, m);
   ShortfallDeltas shortfall(state, *shapes);
+  fc->Reserve(nodes.size());  // At most one Terms per node given (the pipeline gives one per class).
+  fc->values.reserve(nodes.size() * 4 * fc->groups.size());
   int most_gpus = 1;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const NodeView& v = nodes[i];
@@ -249,9 +285,9 @@ void FragmentationGradientScore::PreScore(CycleState& state, std::span<const Nod
     const cluster::SharedDevices& shared = v.node->spec().shared;  // Whole GPUs, as FillGpuTerms counts them.
     most_gpus = std::max(most_gpus, shared.shared() ? shared.GpusOf(v.usable()).size() : v.usable().size());
     FragmentationCycle::Key key{v.topology(), v.free.mask(), v.node->product_id()};
-    auto [it, added] = fc->terms.try_emplace(key);
+    auto [terms, added] = fc->Add(key);
     if (!added) continue;  // Terms depend only on the GPU state: computed once per state.
-    FragmentationCycle::Terms& t = it->second;
+    FragmentationCycle::Terms& t = *terms;
     if (shortfall.any()) t.shortfall_delta = shortfall.Of(key.product);
     t.allowed = AllowedShapes(*shapes, m, key.product);
     FillGpuTerms(t, *fc, state.placer(), v, c);
@@ -268,14 +304,15 @@ std::pair<double, double> FragmentationGradientScore::Frag(const CycleState& sta
                                                            const PlacerChoice& c) {
   const FragmentationCycle* fc = state.fragmentation.get();
   if (!fc || !node.topology()) return {0, 0};
-  auto it = fc->terms.find({node.topology(), node.free.mask(), node.node->product_id()});
-  if (it == fc->terms.end()) return {0, 0};
-  const FragmentationCycle::Terms& t = it->second;
+  const FragmentationCycle::Terms* found = fc->Find({node.topology(), node.free.mask(), node.node->product_id()});
+  if (!found) return {0, 0};
+  const FragmentationCycle::Terms& t = *found;
   const cluster::PodRequest& pod = state.pod();
   const double cpu = double(node.free_cpu_milli()), mem = double(node.free_memory_bytes());
-  const double before = FragOf(*fc, t.free_before, t.allowed, t.n_before, t.q_before, cpu, mem);
-  const double after = FragOf(*fc, t.free_after, t.allowed, t.n_after, t.q_after, cpu - double(pod.cpu_milli),
-                              mem - double(pod.memory_bytes));
+  using F = FragmentationCycle;
+  const double before = FragOf(*fc, t.free_before, t.allowed, fc->Of(t, F::kNBefore), fc->Of(t, F::kQBefore), cpu, mem);
+  const double after = FragOf(*fc, t.free_after, t.allowed, fc->Of(t, F::kNAfter), fc->Of(t, F::kQAfter),
+                              cpu - double(pod.cpu_milli), mem - double(pod.memory_bytes));
   return {before, after + t.shortfall_delta};
 }
 

@@ -130,8 +130,10 @@ struct FragmentationCycle {
     int free_before, free_after;
     uint64_t allowed = 0;     // Bit j: shape j may use this node's GPU model.
     double shortfall_delta = 0;  // ProductShortfall::Delta for the pod's GPUs on this node's model.
-    std::vector<float> n_before, q_before, n_after, q_after;  // Per group; n > 0: k GPUs (meeting the policy) fit.
+    uint32_t at = 0;             // Its n and q in `values` (Of): no allocation per GPU state.
   };
+  // n and q per group, before or after the pod takes its set; n > 0: k GPUs (meeting the policy) fit.
+  enum Part : uint32_t { kNBefore, kQBefore, kNAfter, kQAfter };
   struct Key {
     const Topology* topology;
     uint64_t free;
@@ -147,10 +149,24 @@ struct FragmentationCycle {
   };
   std::vector<Shape> shapes;  // At most 64.
   std::vector<Group> groups;
-  std::unordered_map<Key, Terms, KeyHash> terms;
   double scale = 1;           // 1 / (2 G), or 1 / (2 (G + R k)) for a multi-GPU pod under a finite R
   int most_gpus = 1;          // G
   uint32_t best_ring_mbps = 0;
+
+  // The Terms of each GPU state, in a flat table: a prioritize makes some hundreds of them, and a
+  // node-based map's allocations (with four vectors per Terms) were a visible share of a 5,000-node call.
+  void Reserve(size_t states);                    // Room for this many states without regrowing.
+  std::pair<Terms*, bool> Add(const Key& key);    // The key's Terms (a new one zeroed), and whether new;
+                                                  // the pointer lives until the next Add.
+  const Terms* Find(const Key& key) const;        // nullptr: never added.
+  std::vector<float> values;  // Every Terms' four parts, groups.size() floats each, from Terms::at.
+  float* Of(const Terms& t, Part part) { return values.data() + t.at + part * groups.size(); }
+  const float* Of(const Terms& t, Part part) const { return values.data() + t.at + part * groups.size(); }
+
+ private:
+  size_t SlotOf(const Key& key) const;  // The slot holding key, or the empty one where it would go.
+  std::vector<std::pair<Key, Terms>> entries_;
+  std::vector<uint32_t> slots_;         // Open addressing, linear probing: entries_ index + 1; 0 is empty.
 };
 
 }  // namespace topofit::placement

@@ -46,7 +46,7 @@ struct TieKey {
   static bool Better(const TieKey& a, const TieKey& b) {
     const bool lower = a.band_loss < b.band_loss - kTie, higher = b.band_loss < a.band_loss - kTie;
     const bool fewer = a.free_gpus_after < b.free_gpus_after, same = a.free_gpus_after == b.free_gpus_after;
-    return lower | (!higher & (fewer | (same & (a.share_after > b.share_after + kTie))));
+    return lower | ((!higher) & (fewer | (same & (a.share_after > b.share_after + kTie))));
   }
   // !Better(a, b) && !Better(b, a), the same comparisons joined without branches: a band of
   // thousands of nodes whose losses differ by block mispredicts none of them.
