@@ -265,7 +265,7 @@ TEST_CASE("monitoring: dashboard and alert expressions use only metrics topofit 
   for (const char* want : {"TopofitDown", "TopofitExtenderErrors", "TopofitVerbLatencyNearTimeout",
                            "TopofitWatchDisconnected", "TopofitNodeTopologyUnknown", "TopofitNodeDown",
                            "TopofitNodeNotReady", "TopofitNodePlanMismatches", "TopofitNodePlanFallbacks",
-                           "TopofitGpuModelShort"}) {
+                           "TopofitGpuModelShort", "TopofitGroupWaitingForRoom"}) {
     CAPTURE(std::string(want));
     CHECK(alerts.count(want) == 1);
   }

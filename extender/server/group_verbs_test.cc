@@ -1,6 +1,10 @@
 // A group of pods through the verbs over HTTP: held at filter with the reason, planned whole, each
 // member led to its slot (filter, prioritize), bound with its slot's GPUs, the bind event naming the
 // domain; GET /api/v1/groups, explain and /metrics show it. A pod of no group beside it is placed as before.
+#include <chrono>
+#include <string>
+#include <thread>
+
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -208,6 +212,43 @@ TEST_CASE("group verbs: with scoring.domainLoss false a pod of no group is order
   int best = 0;
   for (const auto& s : call("prioritize", GpuPod("solo", 1))) best += s["Score"] == 10;
   CHECK(best == 3);  // The spare block's two nodes and b3-n2, as before any group.
+}
+
+}  // namespace
+}  // namespace topofit::server
+
+namespace topofit::server {
+namespace {
+
+// The value of the /metrics line that starts with `series` ("name{labels}"), or -1 when absent.
+double MetricValue(const std::string& body, const std::string& series) {
+  const size_t at = body.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(body.substr(at + series.size() + 2));
+}
+
+TEST_CASE("group verbs: /metrics gives the longest wait of a group waiting for members and of one waiting for room") {
+  LiveServer srv(ServeConfig{}, TwoBlocks());
+  const std::string room = R"(topofit_group_longest_wait_seconds{waiting_for="room"})";
+  const std::string members = R"(topofit_group_longest_wait_seconds{waiting_for="members"})";
+  auto metrics = srv.client->Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(MetricValue(metrics->body, room) == 0);  // Nobody waits.
+  CHECK(MetricValue(metrics->body, members) == 0);
+
+  const std::string big = R"({"topofit.io/group":"big","topofit.io/group-size":"3","topofit.io/group-level":"block",
+                              "topofit.io/group-policy":"required"})";
+  for (const char* name : {"x", "y", "z"}) (void)Call(srv, "filter", GpuPod(name, 8, big));  // All there, no block fits.
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  const std::string late = R"({"topofit.io/group":"late","topofit.io/group-size":"2"})";
+  (void)Call(srv, "filter", GpuPod("l1", 8, late));  // 1 of 2 created.
+  metrics = srv.client->Get("/metrics");
+  REQUIRE(metrics);
+  const double for_room = MetricValue(metrics->body, room), for_members = MetricValue(metrics->body, members);
+  CHECK(for_room >= 0.06);        // big, complete, since its first member: at least the sleep.
+  CHECK(for_members >= 0);
+  CHECK(for_members < for_room);  // late's first member came after the sleep.
+  CHECK(metrics->body.find("topofit_groups{state=\"waiting\"} 2") != std::string::npos);
 }
 
 }  // namespace

@@ -219,6 +219,13 @@ void Metrics::AppendGroups(std::string& out) const {
          "victims); one that stays means kube-scheduler does not preempt for it.\n"
          "# TYPE topofit_groups_preempting gauge\n";
   out += fmt::format("topofit_groups_preempting {}\n", counts.preempting);
+  out += "# HELP topofit_group_longest_wait_seconds The longest a waiting group has waited since its first member "
+         "was seen: for members (fewer than its min-count created) or for room (all there, no plan yet); 0 when "
+         "none waits. A large job starving behind small ones grows the second.\n"
+         "# TYPE topofit_group_longest_wait_seconds gauge\n";
+  out += fmt::format("topofit_group_longest_wait_seconds{{waiting_for=\"members\"}} {:.3f}\n",
+                     counts.longest_wait_for_members);
+  out += fmt::format("topofit_group_longest_wait_seconds{{waiting_for=\"room\"}} {:.3f}\n", counts.longest_wait_for_room);
   out += "# HELP topofit_group_time_to_place_seconds From a group's first member seen to its plan reserved whole.\n"
          "# TYPE topofit_group_time_to_place_seconds histogram\n";
   group_placed_.AppendTo(out, "topofit_group_time_to_place_seconds");

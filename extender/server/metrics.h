@@ -57,6 +57,10 @@ class Metrics {
   struct GroupCounts {
     int waiting = 0, planned = 0, bound = 0;
     int preempting = 0;  // Of the waiting: led to where kube-scheduler's preemption would make room.
+    // The longest a waiting group has waited since its first member was seen (GroupStatus::waiting_seconds),
+    // among those with fewer than min-count members (waiting for its controller) and those with them
+    // all (waiting for room: a large job starving shows here long before it is placed); 0: none waits.
+    double longest_wait_for_members = 0, longest_wait_for_room = 0;
   };
   void SetGroupCounts(std::function<GroupCounts()> counts);
 

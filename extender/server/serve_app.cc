@@ -1,5 +1,7 @@
 #include "extender/server/serve_app.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "base/json_writer.h"
@@ -13,10 +15,14 @@ Metrics::GroupCounts CountGroups(const groups::GroupCoordinator& groups) {
   Metrics::GroupCounts counts;
   for (const groups::GroupStatus& g : groups.Groups()) {
     switch (g.state) {
-      case groups::GroupState::kWaiting:
+      case groups::GroupState::kWaiting: {
         ++counts.waiting;
         counts.preempting += !g.preempting.empty();
+        const bool complete = g.spec && g.members_seen >= g.spec->min_count;
+        double& longest = complete ? counts.longest_wait_for_room : counts.longest_wait_for_members;
+        longest = std::max(longest, g.waiting_seconds);
         break;
+      }
       case groups::GroupState::kPlanned: ++counts.planned; break;
       case groups::GroupState::kBound: ++counts.bound; break;
     }
