@@ -79,7 +79,10 @@ TEST_CASE("group preemption: a PodGroup disrupted whole is one victim, of the Po
     p.group_ref.pod_group_name = "gang";
     r.model.ApplyPod(p);
   }
-  k8s::PodGroupObject gang{.namespace_ = "default", .name = "gang", .min_count = 2};
+  k8s::PodGroupObject gang;
+  gang.namespace_ = "default";
+  gang.name = "gang";
+  gang.min_count = 2;
   const DomainMap map = DomainMap::FromModel(r.model, testing::SmallLevels());
   const int n1 = static_cast<int>(*map.Find("b2-n1"));
   auto free_below = [&](int32_t priority) { return PreemptibleGpus(r.model.Read(), map, priority, lookup).IfPreempted(priority); };
@@ -146,8 +149,13 @@ TEST_CASE("group coordinator: the reason counts a PodGroup disrupted whole as on
   cluster::PodGroupStore store;
   const PodGroupLookup lookup(testing::SmallLevels(), store);
   GroupCoordinator groups(r.pipeline, lookup);
-  store.Put(k8s::PodGroupObject{.namespace_ = "default", .name = "gang", .min_count = 2, .priority = 10,
-                                .disrupted_whole = true});
+  k8s::PodGroupObject disrupted_whole;
+  disrupted_whole.namespace_ = "default";
+  disrupted_whole.name = "gang";
+  disrupted_whole.min_count = 2;
+  disrupted_whole.priority = 10;
+  disrupted_whole.disrupted_whole = true;
+  store.Put(disrupted_whole);
   auto gang_member = [&](const char* uid, const char* node) {
     k8s::PodObject p = MakePod(uid, 8, node, "0,1,2,3,4,5,6,7", 10);
     p.group_ref.pod_group_name = "gang";
