@@ -112,6 +112,9 @@ struct GroupStatus {
   std::vector<std::string> preempting;
   std::vector<std::string> notes; // The plan's notes.
   double waiting_seconds = 0;     // Since its first member was seen, until planned (then: how long it took).
+  // Its min-count members are there (as the coordinator's step 2 counts them): a waiting group that is
+  // complete waits for room, one that is not waits for its controller.
+  bool complete() const { return spec && members_seen >= spec->min_count; }
 };
 
 // One domain's verdict for a group's members, for explain.

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/testing/prometheus_sample.h"
 #include "extender/cluster/testing/builders.h"
 #include "extender/server/server_test_util.h"
 
@@ -17,6 +18,7 @@ namespace {
 using nlohmann::json;
 using testing::GpuPod;
 using testing::LiveServer;
+using ::topofit::testing::SampleValue;
 
 // Two blocks of two 8-GPU nodes (network.topology.nvidia.com/block).
 k8s::Snapshot TwoBlocks() {
@@ -214,27 +216,14 @@ TEST_CASE("group verbs: with scoring.domainLoss false a pod of no group is order
   CHECK(best == 3);  // The spare block's two nodes and b3-n2, as before any group.
 }
 
-}  // namespace
-}  // namespace topofit::server
-
-namespace topofit::server {
-namespace {
-
-// The value of the /metrics line that starts with `series` ("name{labels}"), or -1 when absent.
-double MetricValue(const std::string& body, const std::string& series) {
-  const size_t at = body.find("\n" + series + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(body.substr(at + series.size() + 2));
-}
-
 TEST_CASE("group verbs: /metrics gives the longest wait of a group waiting for members and of one waiting for room") {
   LiveServer srv(ServeConfig{}, TwoBlocks());
   const std::string room = R"(topofit_group_longest_wait_seconds{waiting_for="room"})";
   const std::string members = R"(topofit_group_longest_wait_seconds{waiting_for="members"})";
   auto metrics = srv.client->Get("/metrics");
   REQUIRE(metrics);
-  CHECK(MetricValue(metrics->body, room) == 0);  // Nobody waits.
-  CHECK(MetricValue(metrics->body, members) == 0);
+  CHECK(SampleValue(metrics->body, room) == 0);  // Nobody waits.
+  CHECK(SampleValue(metrics->body, members) == 0);
 
   const std::string big = R"({"topofit.io/group":"big","topofit.io/group-size":"3","topofit.io/group-level":"block",
                               "topofit.io/group-policy":"required"})";
@@ -244,7 +233,7 @@ TEST_CASE("group verbs: /metrics gives the longest wait of a group waiting for m
   (void)Call(srv, "filter", GpuPod("l1", 8, late));  // 1 of 2 created.
   metrics = srv.client->Get("/metrics");
   REQUIRE(metrics);
-  const double for_room = MetricValue(metrics->body, room), for_members = MetricValue(metrics->body, members);
+  const double for_room = SampleValue(metrics->body, room), for_members = SampleValue(metrics->body, members);
   CHECK(for_room >= 0.06);        // big, complete, since its first member: at least the sleep.
   CHECK(for_members >= 0);
   CHECK(for_members < for_room);  // late's first member came after the sleep.

@@ -18,8 +18,7 @@ Metrics::GroupCounts CountGroups(const groups::GroupCoordinator& groups) {
       case groups::GroupState::kWaiting: {
         ++counts.waiting;
         counts.preempting += !g.preempting.empty();
-        const bool complete = g.spec && g.members_seen >= g.spec->min_count;
-        double& longest = complete ? counts.longest_wait_for_room : counts.longest_wait_for_members;
+        double& longest = g.complete() ? counts.longest_wait_for_room : counts.longest_wait_for_members;
         longest = std::max(longest, g.waiting_seconds);
         break;
       }

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "base/testing/prometheus_sample.h"
 #include "extender/node/plugin/node_ops.h"
 #include "extender/node/plugin/node_service.h"
 #include "extender/node/plugin/testing/fake_kubelet.h"
@@ -26,15 +27,7 @@ using testing::TestPod;
 
 using testing::Eventually;
 
-// The value of one series ("name" or "name{labels}") in the exposition text; -1 when absent.
-double Value(const std::string& text, const std::string& series) {
-  size_t at = 0;
-  while ((at = text.find(series + " ", at)) != std::string::npos) {
-    if (at == 0 || text[at - 1] == '\n') return std::stod(text.substr(at + series.size() + 1));
-    at += series.size();
-  }
-  return -1;
-}
+using ::topofit::testing::SampleValue;
 
 struct Recorder : ActualPublisher {
   std::mutex mu;
@@ -60,7 +53,7 @@ struct Rig : testing::NodeRig {
     REQUIRE(service->Start().ok());
   }
   std::string Metrics() const { return RenderNodeMetrics(service->State()); }
-  double Metric(const std::string& series) const { return Value(Metrics(), series); }
+  double Metric(const std::string& series) const { return SampleValue(Metrics(), series); }
   double Outcome(const std::string& outcome) const {
     return Metric("topofit_node_preferred_allocations_total{outcome=\"" + outcome + "\"}");
   }
@@ -161,7 +154,7 @@ TEST_CASE("ops: GetPreferredAllocation outcomes, latency, Allocate, PodResources
   REQUIRE(rig.kubelet->WaitForDevices(10s));
   const std::string text = rig.Metrics();
   for (const char* outcome : {"plan", "partial_plan", "foreign", "backend_fallback", "timeout"}) CHECK(rig.Outcome(outcome) == 0);
-  CHECK(Value(text, "topofit_node_preferred_allocation_duration_seconds_count") == 0);
+  CHECK(SampleValue(text, "topofit_node_preferred_allocation_duration_seconds_count") == 0);
   CHECK(text.find("# TYPE topofit_node_preferred_allocation_duration_seconds histogram\n") != std::string::npos);
 
   // plan: the container's whole plan; one Get names the pod; Allocate forwarded, as planned.
